@@ -1,0 +1,103 @@
+#include "ember/backends/flex/allocator.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+#include "ember/error.h"
+
+namespace ember::flex {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t size_class(size_t n) {
+  if (n <= kAlign) return kAlign;
+  if (n < (size_t(1) << 20)) {  // powers of two below 1 MiB
+    size_t c = kAlign;
+    while (c < n) c <<= 1;
+    return c;
+  }
+  constexpr size_t kMiB = size_t(1) << 20;  // whole MiB above
+  return (n + kMiB - 1) / kMiB * kMiB;
+}
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<size_t, std::vector<void*>> free;
+  size_t held = 0;
+  size_t limit = [] {
+    if (const char* e = std::getenv("EMBER_FLEX_CACHE_MB")) return size_t(std::atoll(e)) << 20;
+    return size_t(4096) << 20;
+  }();
+
+  void* take(size_t cls) {
+    {
+      std::lock_guard lock(mu);
+      auto it = free.find(cls);
+      if (it != free.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        held -= cls;
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(kAlign, cls);
+    if (!p) {
+      release_all();
+      p = std::aligned_alloc(kAlign, cls);
+    }
+    if (!p)
+      detail::throw_value("empty", "out of host memory allocating " + std::to_string(cls) +
+                                       " bytes");
+    return p;
+  }
+  void give(void* p, size_t cls) {
+    {
+      std::lock_guard lock(mu);
+      if (held + cls <= limit) {
+        free[cls].push_back(p);
+        held += cls;
+        return;
+      }
+    }
+    std::free(p);
+  }
+  void release_all() {
+    std::lock_guard lock(mu);
+    for (auto& [c, v] : free)
+      for (void* p : v) std::free(p);
+    free.clear();
+    held = 0;
+  }
+};
+
+Cache& cache() {
+  static Cache* c = new Cache;  // never destroyed: storages may outlive static destruction
+  return *c;
+}
+
+void free_block(void*, void* data, size_t nbytes) {
+  if (data) cache().give(data, size_class(nbytes));
+}
+
+}  // namespace
+
+std::shared_ptr<Storage> allocate_host(size_t nbytes, Device place) {
+  auto s = std::make_shared<Storage>();
+  s->nbytes = nbytes;
+  s->place = place.without_layers();
+  s->data = cache().take(size_class(nbytes));
+  s->free_fn = free_block;
+  return s;
+}
+
+void empty_cache() { cache().release_all(); }
+size_t cached_bytes() {
+  std::lock_guard lock(cache().mu);
+  return cache().held;
+}
+
+}  // namespace ember::flex

@@ -1,0 +1,129 @@
+#pragma once
+// The flex reduction engine: reduces `x` over a set of dims into a contiguous output, choosing
+// between a contiguous inner reduction (vectorised lanes), a column reduction (kept inner dim
+// contiguous) and a general strided walk. Parallel over outputs, or over the reduction itself
+// when there are few outputs.
+#include <algorithm>
+#include <vector>
+
+#include "ember/backends/flex/loops.h"
+#include "ember/backends/flex/thread_pool.h"
+
+namespace ember::flex {
+
+/// Dims split into kept and reduced groups, each coalesced, strides in elements.
+struct ReduceGeom {
+  Shape kept_sizes, kept_strides;  // outer to inner
+  Shape red_sizes, red_strides;    // outer to inner
+  int64_t n_out = 1, n_red = 1;
+};
+ReduceGeom reduce_geom(const Tensor& x, const Shape& dims);
+
+/// Element offset of linear index `i` over (sizes, strides).
+inline int64_t offset_of(int64_t i, const Shape& sizes, const Shape& strides) {
+  int64_t o = 0;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    o += (i % sizes[d]) * strides[d];
+    i /= sizes[d];
+  }
+  return o;
+}
+
+/// Op concept: using Acc; Acc init() const; Acc step(Acc, Acc x) const (x already converted);
+/// Acc merge(Acc, Acc) const; Out done(Acc, int64_t n) const.
+template <class T, class Out, class Op>
+void reduce_run(const Tensor& x, const Shape& dims, const Tensor& out, const Op& op) {
+  using Acc = typename Op::Acc;
+  const ReduceGeom g = reduce_geom(x, dims);
+  const T* xp = static_cast<const T*>(x.numel() ? x.raw_data() : nullptr);
+  Out* op_ = static_cast<Out*>(out.raw_data());
+  const int64_t n_out = g.n_out, n_red = g.n_red;
+  if (n_out == 0) return;
+  if (n_red == 0) {
+    for (int64_t o = 0; o < n_out; ++o) op_[o] = op.done(op.init(), 0);
+    return;
+  }
+  const bool inner_contig = !g.red_strides.empty() && g.red_strides.back() == 1;
+  // Reduces `len` contiguous elements starting at p with 16 independent lanes.
+  auto contiguous_block = [&](const T* p, int64_t len) {
+    constexpr int L = 16;
+    Acc lanes[L];
+    for (int j = 0; j < L; ++j) lanes[j] = op.init();
+    int64_t i = 0;
+    for (; i + L <= len; i += L)
+      for (int j = 0; j < L; ++j) lanes[j] = op.step(lanes[j], Acc(compute_t<T>(p[i + j])));
+    for (; i < len; ++i) lanes[0] = op.step(lanes[0], Acc(compute_t<T>(p[i])));
+    for (int w = L / 2; w > 0; w /= 2)
+      for (int j = 0; j < w; ++j) lanes[j] = op.merge(lanes[j], lanes[j + w]);
+    return lanes[0];
+  };
+  const int64_t inner_len = inner_contig ? g.red_sizes.back() : 1;
+  const int64_t outer_red = n_red / inner_len;
+  Shape outer_sizes = g.red_sizes, outer_strides = g.red_strides;
+  if (inner_contig) {
+    outer_sizes.resize(outer_sizes.size() - 1);
+    outer_strides.resize(outer_strides.size() - 1);
+  }
+  // Reduces the whole reduction set for output o (sequentially).
+  auto reduce_one = [&](int64_t o) {
+    const T* base = xp + offset_of(o, g.kept_sizes, g.kept_strides);
+    Acc acc = op.init();
+    if (inner_contig) {
+      for (int64_t r = 0; r < outer_red; ++r)
+        acc = op.merge(acc, contiguous_block(base + offset_of(r, outer_sizes, outer_strides), inner_len));
+    } else {
+      for (int64_t r = 0; r < n_red; ++r)
+        acc = op.step(acc, Acc(compute_t<T>(base[offset_of(r, g.red_sizes, g.red_strides)])));
+    }
+    return acc;
+  };
+  const int nt = num_threads();
+  if (n_out < nt && n_red >= 65536 && inner_contig && outer_red == 1) {
+    // Few outputs, long contiguous reductions: split each one across threads in blocks.
+    constexpr int64_t kBlock = 8192;
+    for (int64_t o = 0; o < n_out; ++o) {
+      const T* base = xp + offset_of(o, g.kept_sizes, g.kept_strides);
+      int64_t nblocks = (inner_len + kBlock - 1) / kBlock;
+      std::vector<Acc> partial(static_cast<size_t>(nblocks));
+      parallel_for(nblocks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k)
+          partial[size_t(k)] = contiguous_block(base + k * kBlock, std::min(kBlock, inner_len - k * kBlock));
+      });
+      Acc acc = op.init();
+      for (const Acc& p : partial) acc = op.merge(acc, p);
+      op_[o] = op.done(acc, n_red);
+    }
+    return;
+  }
+  const bool column = !inner_contig && !g.kept_strides.empty() && g.kept_strides.back() == 1 &&
+                      g.kept_sizes.back() >= 16;
+  if (column) {
+    // Kept inner dim contiguous: sweep the reduced index outside, the kept run inside.
+    const int64_t run = g.kept_sizes.back();
+    const int64_t outer_kept = n_out / run;
+    Shape ok_sizes = g.kept_sizes, ok_strides = g.kept_strides;
+    ok_sizes.resize(ok_sizes.size() - 1);
+    ok_strides.resize(ok_strides.size() - 1);
+    parallel_for(outer_kept * ((run + 255) / 256), 1, [&](int64_t b, int64_t e) {
+      std::vector<Acc> acc(256);
+      for (int64_t t = b; t < e; ++t) {
+        int64_t ko = t / ((run + 255) / 256), j0 = (t % ((run + 255) / 256)) * 256;
+        int64_t len = std::min<int64_t>(256, run - j0);
+        const T* base = xp + offset_of(ko, ok_sizes, ok_strides) + j0;
+        std::fill(acc.begin(), acc.begin() + len, op.init());
+        for (int64_t r = 0; r < n_red; ++r) {
+          const T* row = base + offset_of(r, g.red_sizes, g.red_strides);
+          for (int64_t j = 0; j < len; ++j) acc[size_t(j)] = op.step(acc[size_t(j)], Acc(compute_t<T>(row[j])));
+        }
+        for (int64_t j = 0; j < len; ++j) op_[ko * run + j0 + j] = op.done(acc[size_t(j)], n_red);
+      }
+    });
+    return;
+  }
+  parallel_for(n_out, std::max<int64_t>(1, 32768 / std::max<int64_t>(n_red, 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t o = b; o < e; ++o) op_[o] = op.done(reduce_one(o), n_red);
+               });
+}
+
+}  // namespace ember::flex

@@ -1,0 +1,131 @@
+#include "ember/backends/flex/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ember::flex {
+namespace {
+
+thread_local bool t_in_worker = false;
+
+class Pool {
+ public:
+  explicit Pool(int n) { start(n); }
+  ~Pool() { stop(); }
+
+  int size() const { return int(workers_.size()) + 1; }
+
+  void resize(int n) {
+    std::lock_guard submit(submit_mu_);
+    stop();
+    start(n);
+  }
+
+  // Runs fn over [0, n) split into chunks; returns false when the pool is busy (caller runs inline).
+  bool run(int64_t n, int64_t grain, detail::RangeFn fn, const void* ctx) {
+    std::unique_lock submit(submit_mu_, std::try_to_lock);
+    if (!submit.owns_lock() || workers_.empty()) return false;
+    int64_t parts = std::min<int64_t>(size(), (n + grain - 1) / grain);
+    // A few chunks per thread balance uneven work without much overhead.
+    int64_t chunks = std::min<int64_t>(parts * 4, (n + grain - 1) / grain);
+    {
+      std::lock_guard lock(mu_);
+      fn_ = fn;
+      ctx_ = ctx;
+      n_ = n;
+      chunks_ = chunks;
+      next_.store(0);
+      pending_.store(chunks);
+      ++generation_;
+    }
+    cv_.notify_all();
+    t_in_worker = true;  // nested parallel_for from inside fn runs inline
+    work();
+    t_in_worker = false;
+    std::unique_lock lock(mu_);
+    done_cv_.wait(lock, [&] { return pending_.load() == 0; });
+    return true;
+  }
+
+ private:
+  void start(int n) {
+    quit_ = false;
+    for (int i = 1; i < n; ++i)
+      workers_.emplace_back([this] {
+        t_in_worker = true;
+        uint64_t seen = 0;
+        for (;;) {
+          {
+            std::unique_lock lock(mu_);
+            cv_.wait(lock, [&] { return quit_ || generation_ != seen; });
+            if (quit_) return;
+            seen = generation_;
+          }
+          work();
+        }
+      });
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+  }
+  void work() {
+    for (;;) {
+      int64_t c = next_.fetch_add(1);
+      if (c >= chunks_) return;
+      int64_t b = n_ * c / chunks_, e = n_ * (c + 1) / chunks_;
+      if (b < e) fn_(ctx_, b, e);
+      if (pending_.fetch_sub(1) == 1) {
+        std::lock_guard lock(mu_);
+        done_cv_.notify_all();
+      }
+    }
+  }
+
+  std::mutex submit_mu_, mu_;
+  std::condition_variable cv_, done_cv_;
+  std::vector<std::thread> workers_;
+  bool quit_ = false;
+  uint64_t generation_ = 0;
+  detail::RangeFn fn_ = nullptr;
+  const void* ctx_ = nullptr;
+  int64_t n_ = 0, chunks_ = 0;
+  std::atomic<int64_t> next_{0}, pending_{0};
+};
+
+int default_threads() {
+  if (const char* e = std::getenv("EMBER_NUM_THREADS")) {
+    int n = std::atoi(e);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+Pool& pool() {
+  static Pool p(default_threads());
+  return p;
+}
+
+}  // namespace
+
+int num_threads() { return pool().size(); }
+void set_num_threads(int n) { pool().resize(std::max(1, n)); }
+
+namespace detail {
+void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, const void* ctx) {
+  grain = std::max<int64_t>(grain, 1);
+  if (n <= grain || t_in_worker || !pool().run(n, grain, fn, ctx)) fn(ctx, 0, n);
+}
+}  // namespace detail
+
+}  // namespace ember::flex

@@ -1,0 +1,108 @@
+#include "ember/device.h"
+
+#include <deque>
+#include <mutex>
+#include <ostream>
+#include <vector>
+
+#include "ember/backends/backend.h"
+#include "ember/error.h"
+
+namespace ember {
+
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::Flex: return "flex";
+    case Backend::Cpu: return "cpu";
+    case Backend::Cuda: return "cuda";
+    case Backend::Remote: return "remote";
+  }
+  return "?";
+}
+
+namespace {
+// Interned layer stacks: a Device stores a 16-bit id so it stays trivially copyable.
+struct LayerStacks {
+  std::mutex mu;
+  std::deque<std::vector<std::shared_ptr<Layer>>> owners{{}};
+  std::deque<std::vector<Layer*>> raw{{}};
+  uint16_t intern(std::vector<std::shared_ptr<Layer>> stack) {
+    std::lock_guard lock(mu);
+    for (size_t i = 0; i < owners.size(); ++i)
+      if (owners[i] == stack) return uint16_t(i);
+    if (owners.size() >= 65535) detail::throw_value("Device", "too many distinct layer stacks");
+    std::vector<Layer*> r;
+    for (auto& l : stack) r.push_back(l.get());
+    owners.push_back(std::move(stack));
+    raw.push_back(std::move(r));
+    return uint16_t(owners.size() - 1);
+  }
+  std::vector<std::shared_ptr<Layer>> get(uint16_t id) {
+    std::lock_guard lock(mu);
+    return owners[id];
+  }
+};
+LayerStacks& stacks() {
+  static LayerStacks s;
+  return s;
+}
+Device g_default_device;
+}  // namespace
+
+Device Device::flex() { return Device(Backend::Flex, 0, 0); }
+
+Device Device::cpu() {
+  detail::init();
+  if (!backend_for(Backend::Cpu)) detail::throw_device("Device::cpu", "the cpu backend was not built");
+  return Device(Backend::Cpu, 0, 0);
+}
+
+Device Device::cuda(int index) {
+  detail::init();
+  if (!backend_for(Backend::Cuda))
+    detail::throw_device("Device::cuda", "cuda:" + std::to_string(index) +
+                                             " requested, but this build of ember has no CUDA "
+                                             "backend (configure with EMBER_CUDA=ON on a machine "
+                                             "with the CUDA toolkit)");
+  return Device(Backend::Cuda, int16_t(index), 0);
+}
+
+Device Device::remote(const std::string& url) {
+  detail::init();
+  if (!backend_for(Backend::Remote))
+    detail::throw_device("Device::remote", "'" + url +
+                                               "' requested, but this build of ember has no "
+                                               "remote backend");
+  return Device(Backend::Remote, 0, 0);
+}
+
+Device Device::with_layer(std::shared_ptr<Layer> layer) const {
+  if (!layer) detail::throw_value("Device::with_layer", "expected a layer, found null");
+  auto s = stacks().get(stack_);
+  s.push_back(std::move(layer));
+  return Device(backend_, index_, stacks().intern(std::move(s)));
+}
+
+Device Device::without_layers() const { return Device(backend_, index_, 0); }
+
+std::span<Layer* const> Device::layers() const {
+  if (stack_ == 0) return {};
+  auto& s = stacks();
+  std::lock_guard lock(s.mu);
+  const auto& r = s.raw[stack_];
+  return {r.data(), r.size()};
+}
+
+std::string Device::str() const {
+  std::string s = backend_name(backend_);
+  if (backend_ == Backend::Cuda) s += ":" + std::to_string(index_);
+  for (Layer* l : layers()) s += std::string("+") + l->name();
+  return s;
+}
+
+std::ostream& operator<<(std::ostream& os, Device d) { return os << d.str(); }
+
+Device default_device() { return g_default_device; }
+void set_default_device(Device d) { g_default_device = d; }
+
+}  // namespace ember

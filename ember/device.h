@@ -1,0 +1,73 @@
+#pragma once
+// Device: a small value naming a backend (flex, cpu, cuda:N, remote) plus its stack of layers.
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace ember {
+
+class Layer;
+
+/// The backends ember knows about; which are built is a build option.
+enum class Backend : uint8_t { Flex, Cpu, Cuda, Remote };
+inline constexpr int kNumBackends = 4;
+const char* backend_name(Backend b);
+
+class Device {
+ public:
+  /// The portable C++ backend: no dependency beyond the standard library.
+  static Device flex();
+  /// The native CPU backend (runs flex kernels until the native CPU backend lands).
+  static Device cpu();
+  /// CUDA device `index`; throws DeviceError when CUDA was not built or the GPU is absent.
+  static Device cuda(int index = 0);
+  /// A remote ember server; throws DeviceError until the remote backend lands.
+  static Device remote(const std::string& url);
+
+  Backend backend() const { return backend_; }
+  int index() const { return index_; }
+  /// A copy of this device whose ops also pass through `layer` (outermost last).
+  Device with_layer(std::shared_ptr<Layer> layer) const;
+  /// The same backend with no layers.
+  Device without_layers() const;
+  /// The layers an op passes through, outermost first.
+  std::span<Layer* const> layers() const;
+  bool has_layers() const { return stack_ != 0; }
+
+  /// Same backend and index (layers may differ): data can be shared without a copy.
+  bool same_place(Device o) const { return backend_ == o.backend_ && index_ == o.index_; }
+  friend bool operator==(Device a, Device b) {
+    return a.backend_ == b.backend_ && a.index_ == b.index_ && a.stack_ == b.stack_;
+  }
+  /// "flex", "cpu", "cuda:0", with "+layer" suffixes.
+  std::string str() const;
+
+  Device() = default;  // flex
+
+ private:
+  Device(Backend b, int16_t i, uint16_t s) : backend_(b), index_(i), stack_(s) {}
+  Backend backend_ = Backend::Flex;
+  int16_t index_ = 0;
+  uint16_t stack_ = 0;  // interned layer stack; 0 = none
+};
+std::ostream& operator<<(std::ostream& os, Device d);
+
+/// The device creation ops use when none is given (flex unless set).
+Device default_device();
+void set_default_device(Device d);
+
+/// Sets the default device for the current scope and restores the old one on exit.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(Device d) : old_(default_device()) { set_default_device(d); }
+  ~DeviceGuard() { set_default_device(old_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  Device old_;
+};
+
+}  // namespace ember

@@ -1,0 +1,16 @@
+#pragma once
+// The common set: tensors, devices, dtypes, errors and every op.
+#include "ember/device.h"
+#include "ember/dtype.h"
+#include "ember/error.h"
+#include "ember/nn/functional.h"
+#include "ember/ops/binary.h"
+#include "ember/ops/creation.h"
+#include "ember/ops/index.h"
+#include "ember/ops/layout.h"
+#include "ember/ops/linalg.h"
+#include "ember/ops/reduce.h"
+#include "ember/ops/unary.h"
+#include "ember/scalar.h"
+#include "ember/shape.h"
+#include "ember/tensor.h"

@@ -1,0 +1,38 @@
+// Start-up: registers every op family and every built backend, once, explicitly.
+#include <mutex>
+
+#include "ember/backends/flex/flex.h"
+
+namespace ember::ops {
+void register_creation_ops();
+void register_view_ops();
+void register_unary_ops();
+void register_binary_ops();
+void register_reduce_ops();
+void register_linalg_ops();
+void register_index_ops();
+void register_layout_ops();
+void register_nn_ops();
+}  // namespace ember::ops
+
+namespace ember::detail {
+
+void init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ops::register_creation_ops();
+    ops::register_view_ops();
+    ops::register_unary_ops();
+    ops::register_binary_ops();
+    ops::register_reduce_ops();
+    ops::register_linalg_ops();
+    ops::register_index_ops();
+    ops::register_layout_ops();
+    ops::register_nn_ops();
+    register_backend(Backend::Flex, flex::make_flex_backend(Backend::Flex));
+    // The native CPU backend runs the flex kernels until its own issue lands.
+    register_backend(Backend::Cpu, flex::make_flex_backend(Backend::Cpu));
+  });
+}
+
+}  // namespace ember::detail

@@ -1,0 +1,102 @@
+#pragma once
+// Generic scalar math: the one definition of each elementwise function. Eager loops instantiate it
+// with T = float/double; the kernel language later instantiates it with an expression type.
+// Rules: branch-free (select, not if), maths through kl:: overloads, literals as T(...).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace ember::kl {
+
+// --- primitive overloads (float and double only; f16/bf16 compute in float) ---
+#define EMBER_KL_FN1(name, stdname)                       \
+  inline float name(float x) { return std::stdname(x); }  \
+  inline double name(double x) { return std::stdname(x); }
+EMBER_KL_FN1(exp, exp) EMBER_KL_FN1(exp2, exp2) EMBER_KL_FN1(expm1, expm1) EMBER_KL_FN1(log, log)
+EMBER_KL_FN1(log2, log2) EMBER_KL_FN1(log10, log10) EMBER_KL_FN1(log1p, log1p)
+EMBER_KL_FN1(sqrt, sqrt) EMBER_KL_FN1(sin, sin) EMBER_KL_FN1(cos, cos) EMBER_KL_FN1(tan, tan)
+EMBER_KL_FN1(asin, asin) EMBER_KL_FN1(acos, acos) EMBER_KL_FN1(atan, atan)
+EMBER_KL_FN1(sinh, sinh) EMBER_KL_FN1(cosh, cosh) EMBER_KL_FN1(tanh, tanh)
+EMBER_KL_FN1(asinh, asinh) EMBER_KL_FN1(acosh, acosh) EMBER_KL_FN1(atanh, atanh)
+EMBER_KL_FN1(erf, erf) EMBER_KL_FN1(floor, floor) EMBER_KL_FN1(ceil, ceil)
+EMBER_KL_FN1(trunc, trunc) EMBER_KL_FN1(round_even, nearbyint) EMBER_KL_FN1(fabs, fabs)
+#undef EMBER_KL_FN1
+inline float atan2(float a, float b) { return std::atan2(a, b); }
+inline double atan2(double a, double b) { return std::atan2(a, b); }
+inline float pow(float a, float b) { return std::pow(a, b); }
+inline double pow(double a, double b) { return std::pow(a, b); }
+inline float fmod(float a, float b) { return std::fmod(a, b); }
+inline double fmod(double a, double b) { return std::fmod(a, b); }
+inline bool isnan(float x) { return std::isnan(x); }
+inline bool isnan(double x) { return std::isnan(x); }
+inline bool isinf(float x) { return std::isinf(x); }
+inline bool isinf(double x) { return std::isinf(x); }
+
+/// cond ? a : b without a branch on the value.
+template <class C, class T> inline T select(C cond, T a, T b) { return cond ? a : b; }
+template <class T> inline T max(T a, T b) { return select(a > b, a, b); }
+template <class T> inline T min(T a, T b) { return select(a < b, a, b); }
+/// NaN-propagating max/min (torch.maximum/minimum).
+template <class T> inline T maximum(T a, T b) {
+  if constexpr (std::numeric_limits<T>::has_quiet_NaN)
+    return select(isnan(a) || isnan(b), std::numeric_limits<T>::quiet_NaN(), max(a, b));
+  else
+    return max(a, b);
+}
+template <class T> inline T minimum(T a, T b) {
+  if constexpr (std::numeric_limits<T>::has_quiet_NaN)
+    return select(isnan(a) || isnan(b), std::numeric_limits<T>::quiet_NaN(), min(a, b));
+  else
+    return min(a, b);
+}
+
+// --- composite functions ---
+template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
+template <class T> inline T relu(T x) { return select(x > T(0), x, T(0)); }
+template <class T> inline T rsqrt(T x) { return T(1) / sqrt(x); }
+template <class T> inline T gelu(T x) { return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440))); }
+template <class T> inline T gelu_tanh(T x) {
+  const T k = T(0.79788456080286535588);  // sqrt(2/pi)
+  return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));
+}
+template <class T> inline T silu(T x) { return x / (T(1) + exp(-x)); }
+template <class T> inline T softplus(T x, T beta, T threshold) {
+  return select(x * beta > threshold, x, log1p(exp(x * beta)) / beta);
+}
+template <class T> inline T mish(T x) { return x * tanh(softplus(x, T(1), T(20))); }
+template <class T> inline T elu(T x, T alpha) { return select(x > T(0), x, alpha * expm1(x)); }
+template <class T> inline T leaky_relu(T x, T slope) { return select(x > T(0), x, x * slope); }
+template <class T> inline T hardsigmoid(T x) { return min(max(x + T(3), T(0)), T(6)) / T(6); }
+template <class T> inline T hardswish(T x) { return x * hardsigmoid(x); }
+template <class T> inline T sign(T x) { return T(x > T(0)) - T(x < T(0)); }
+
+/// Inverse error function: Giles' single-precision approximation refined by two Newton steps.
+template <class T> inline T erfinv(T y) {
+  T w = -log((T(1) - y) * (T(1) + y));
+  T x;
+  if (w < T(5)) {
+    w = w - T(2.5);
+    T p = T(2.81022636e-08);
+    p = T(3.43273939e-07) + p * w; p = T(-3.5233877e-06) + p * w;
+    p = T(-4.39150654e-06) + p * w; p = T(0.00021858087) + p * w;
+    p = T(-0.00125372503) + p * w; p = T(-0.00417768164) + p * w;
+    p = T(0.246640727) + p * w; p = T(1.50140941) + p * w;
+    x = p * y;
+  } else {
+    w = sqrt(w) - T(3);
+    T p = T(-0.000200214257);
+    p = T(0.000100950558) + p * w; p = T(0.00134934322) + p * w;
+    p = T(-0.00367342844) + p * w; p = T(0.00573950773) + p * w;
+    p = T(-0.0076224613) + p * w; p = T(0.00943887047) + p * w;
+    p = T(1.00167406) + p * w; p = T(2.83297682) + p * w;
+    x = p * y;
+  }
+  const T two_over_sqrt_pi = T(1.12837916709551257390);
+  for (int i = 0; i < 2; ++i) x = x - (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
+  T inf = std::numeric_limits<T>::infinity();
+  x = select(y == T(1), inf, x);
+  x = select(y == T(-1), -inf, x);
+  return select(y > T(1) || y < T(-1), std::numeric_limits<T>::quiet_NaN(), x);
+}
+
+}  // namespace ember::kl

@@ -1,0 +1,238 @@
+// Creation and random ops: API, inference, decompositions.
+// Attrs: ints shape; s[0] fill value; dtype/has_dtype; device. arange: s[0..2] start/end/step.
+// linspace: f[0] start, f[1] end, i[0] steps. eye: i[0] n, i[1] m. normal: f[0] mean, f[1] std.
+// uniform: f[0] low, f[1] high. randint: i[0] low, i[1] high. bernoulli: input p, or
+// (input like, f[0] p, b[0] = true).
+#include "ember/ops/creation.h"
+
+#include <cmath>
+
+#include "ember/backends/backend.h"
+#include "ember/ops/common.h"
+
+namespace ember {
+namespace {
+
+Attrs creation_attrs(const Shape& shape, const TensorOptions& o, DType fallback) {
+  Attrs a;
+  a.ints = shape;
+  a.dtype = o.dtype.value_or(fallback);
+  a.has_dtype = true;
+  a.device = resolve_device(o.device);
+  return a;
+}
+
+void check_shape(const char* op, const Shape& s) {
+  for (int64_t d : s)
+    if (d < 0)
+      detail::throw_value(op, "expected non-negative sizes, found " + shape_str(s));
+}
+
+int64_t arange_len(const Attrs& a) {
+  double start = a.s[0].to_double(), end = a.s[1].to_double(), step = a.s[2].to_double();
+  if (step == 0) detail::throw_value("arange", "step must be non-zero");
+  if (!std::isfinite(start) || !std::isfinite(end))
+    detail::throw_value("arange", "start and end must be finite");
+  if ((step > 0 && end < start) || (step < 0 && end > start))
+    detail::throw_value("arange", "upper bound and step sign are inconsistent: start " +
+                                      std::to_string(start) + ", end " + std::to_string(end) +
+                                      ", step " + std::to_string(step));
+  if (!a.s[0].is_floating() && !a.s[1].is_floating() && !a.s[2].is_floating()) {
+    int64_t s = a.s[0].to_int(), e = a.s[1].to_int(), st = a.s[2].to_int();
+    return st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
+  }
+  return int64_t(std::ceil((end - start) / step));
+}
+
+void infer_creation(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& out) {
+  const char* name = op_name(op);
+  switch (op) {
+    case OpId::arange: out.add({arange_len(a)}, a.dtype); return;
+    case OpId::linspace:
+      if (a.i[0] < 0) detail::throw_value(name, "number of steps must be non-negative");
+      out.add({a.i[0]}, a.dtype);
+      return;
+    case OpId::eye:
+      if (a.i[0] < 0 || a.i[1] < 0)
+        detail::throw_value(name, "n and m must be non-negative, found " + std::to_string(a.i[0]) +
+                                      " and " + std::to_string(a.i[1]));
+      out.add({a.i[0], a.i[1]}, a.dtype);
+      return;
+    case OpId::empty_like: case OpId::zeros_like: case OpId::ones_like: case OpId::full_like:
+    case OpId::rand_like: case OpId::randn_like: {
+      if (in.size() != 1) detail::throw_value(name, "expected 1 input");
+      ops::require_defined(in[0], name);
+      DType d = a.has_dtype ? a.dtype : in[0].dtype();
+      if ((op == OpId::rand_like || op == OpId::randn_like) && !is_floating(d))
+        detail::throw_dtype(name, "expected a floating dtype, found " + std::string(dtype_name(d)));
+      out.add(in[0].shape(), d);
+      return;
+    }
+    case OpId::bernoulli: {
+      if (in.size() != 1) detail::throw_value(name, "expected 1 input");
+      ops::require_defined(in[0], name);
+      if (!is_floating(in[0].dtype()))
+        detail::throw_dtype(name, "expected floating probabilities, found " +
+                                      std::string(dtype_name(in[0].dtype())));
+      if (a.b[0] && (a.f[0] < 0 || a.f[0] > 1))
+        detail::throw_value(name, "p must be in [0, 1], found " + std::to_string(a.f[0]));
+      out.add(in[0].shape(), in[0].dtype());
+      return;
+    }
+    default:
+      check_shape(name, a.ints);
+      if ((op == OpId::rand || op == OpId::randn || op == OpId::normal || op == OpId::uniform) &&
+          !is_floating(a.dtype))
+        detail::throw_dtype(name, "expected a floating dtype, found " + std::string(dtype_name(a.dtype)));
+      if (op == OpId::randint && a.i[0] >= a.i[1])
+        detail::throw_value(name, "expected low < high, found low " + std::to_string(a.i[0]) +
+                                      " and high " + std::to_string(a.i[1]));
+      if (op == OpId::normal && a.f[1] < 0)
+        detail::throw_value(name, "std must be non-negative, found " + std::to_string(a.f[1]));
+      if (op == OpId::uniform && a.f[0] > a.f[1])
+        detail::throw_value(name, "expected low <= high");
+      out.add(a.ints, a.dtype);
+      return;
+  }
+}
+
+Tensor make(OpId op, const Attrs& a, std::initializer_list<Tensor> in = {}) {
+  return dispatch1(op, a, in);
+}
+
+// Decompositions: the *_like and zeros/ones forms lower to full/empty/rand/randn.
+TensorList dec_full_value(const Attrs& a, Scalar v) {
+  Attrs b = a;
+  b.s[0] = v;
+  return {make(OpId::full, b)};
+}
+TensorList dec_zeros(const Attrs& a, std::span<const Tensor>) { return dec_full_value(a, 0); }
+TensorList dec_ones(const Attrs& a, std::span<const Tensor>) { return dec_full_value(a, 1); }
+Attrs like_attrs(const Attrs& a, const Tensor& t) {
+  Attrs b = a;
+  b.ints = t.shape();
+  b.dtype = a.has_dtype ? a.dtype : t.dtype();
+  b.has_dtype = true;
+  b.device = t.device();
+  return b;
+}
+TensorList dec_empty_like(const Attrs& a, std::span<const Tensor> in) {
+  return {make(OpId::empty, like_attrs(a, in[0]))};
+}
+TensorList dec_zeros_like(const Attrs& a, std::span<const Tensor> in) {
+  return dec_full_value(like_attrs(a, in[0]), 0);
+}
+TensorList dec_ones_like(const Attrs& a, std::span<const Tensor> in) {
+  return dec_full_value(like_attrs(a, in[0]), 1);
+}
+TensorList dec_full_like(const Attrs& a, std::span<const Tensor> in) {
+  return {make(OpId::full, like_attrs(a, in[0]))};
+}
+TensorList dec_rand_like(const Attrs& a, std::span<const Tensor> in) {
+  return {make(OpId::rand, like_attrs(a, in[0]))};
+}
+TensorList dec_randn_like(const Attrs& a, std::span<const Tensor> in) {
+  return {make(OpId::randn, like_attrs(a, in[0]))};
+}
+
+}  // namespace
+
+Tensor empty(const Shape& s, TensorOptions o) { return make(OpId::empty, creation_attrs(s, o, default_dtype())); }
+Tensor zeros(const Shape& s, TensorOptions o) { return make(OpId::zeros, creation_attrs(s, o, default_dtype())); }
+Tensor ones(const Shape& s, TensorOptions o) { return make(OpId::ones, creation_attrs(s, o, default_dtype())); }
+Tensor full(const Shape& s, Scalar v, TensorOptions o) {
+  Attrs a = creation_attrs(s, o, v.dtype());
+  a.s[0] = v;
+  return make(OpId::full, a);
+}
+Tensor arange(Scalar end, TensorOptions o) { return arange(0, end, 1, o); }
+Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
+  bool fl = start.is_floating() || end.is_floating() || step.is_floating();
+  Attrs a = creation_attrs({}, o, fl ? default_dtype() : DType::I64);
+  a.s = {start, end, step};
+  return make(OpId::arange, a);
+}
+Tensor linspace(double start, double end, int64_t steps, TensorOptions o) {
+  Attrs a = creation_attrs({}, o, default_dtype());
+  a.f = {start, end, 0, 0};
+  a.i[0] = steps;
+  return make(OpId::linspace, a);
+}
+Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions o) {
+  Attrs a = creation_attrs({}, o, default_dtype());
+  a.i[0] = n;
+  a.i[1] = m.value_or(n);
+  return make(OpId::eye, a);
+}
+namespace {
+Attrs like_opts(const TensorOptions& o) {
+  Attrs a;
+  if (o.dtype) {
+    a.dtype = *o.dtype;
+    a.has_dtype = true;
+  }
+  return a;
+}
+Tensor like_on(const Tensor& t, const TensorOptions& o) {
+  return o.device ? t.to(*o.device) : t;
+}
+}  // namespace
+Tensor empty_like(const Tensor& t, TensorOptions o) { return make(OpId::empty_like, like_opts(o), {like_on(t, o)}); }
+Tensor zeros_like(const Tensor& t, TensorOptions o) { return make(OpId::zeros_like, like_opts(o), {like_on(t, o)}); }
+Tensor ones_like(const Tensor& t, TensorOptions o) { return make(OpId::ones_like, like_opts(o), {like_on(t, o)}); }
+Tensor full_like(const Tensor& t, Scalar v, TensorOptions o) {
+  Attrs a = like_opts(o);
+  a.s[0] = v;
+  return make(OpId::full_like, a, {like_on(t, o)});
+}
+Tensor rand(const Shape& s, TensorOptions o) { return make(OpId::rand, creation_attrs(s, o, default_dtype())); }
+Tensor randn(const Shape& s, TensorOptions o) { return make(OpId::randn, creation_attrs(s, o, default_dtype())); }
+Tensor randint(int64_t low, int64_t high, const Shape& s, TensorOptions o) {
+  Attrs a = creation_attrs(s, o, DType::I64);
+  a.i[0] = low;
+  a.i[1] = high;
+  return make(OpId::randint, a);
+}
+Tensor bernoulli(const Tensor& p) { return make(OpId::bernoulli, {}, {p}); }
+Tensor bernoulli(const Tensor& like, double p) {
+  Attrs a;
+  a.f[0] = p;
+  a.b[0] = true;
+  return make(OpId::bernoulli, a, {like});
+}
+Tensor normal(double mean, double sd, const Shape& s, TensorOptions o) {
+  Attrs a = creation_attrs(s, o, default_dtype());
+  a.f = {mean, sd, 0, 0};
+  return make(OpId::normal, a);
+}
+Tensor uniform(double low, double high, const Shape& s, TensorOptions o) {
+  Attrs a = creation_attrs(s, o, default_dtype());
+  a.f = {low, high, 0, 0};
+  return make(OpId::uniform, a);
+}
+Tensor rand_like(const Tensor& t, TensorOptions o) { return make(OpId::rand_like, like_opts(o), {like_on(t, o)}); }
+Tensor randn_like(const Tensor& t, TensorOptions o) { return make(OpId::randn_like, like_opts(o), {like_on(t, o)}); }
+
+namespace ops {
+void register_creation_ops() {
+  set_infer_for_category(OpCategory::Creation, infer_creation);
+  set_infer_for_category(OpCategory::Random, infer_creation);
+  auto dec = [](OpId op, DecompFn f) {
+    op_def_mut(op).decompose = f;
+  };
+  dec(OpId::zeros, dec_zeros);
+  dec(OpId::ones, dec_ones);
+  dec(OpId::empty_like, dec_empty_like);
+  dec(OpId::zeros_like, dec_zeros_like);
+  dec(OpId::ones_like, dec_ones_like);
+  dec(OpId::full_like, dec_full_like);
+  dec(OpId::rand_like, dec_rand_like);
+  dec(OpId::randn_like, dec_randn_like);
+  for (int i = 0; i < kNumOps; ++i) {
+    OpCategory c = op_def(OpId(i)).category;
+    if (c == OpCategory::Creation || c == OpCategory::Random) op_def_mut(OpId(i)).differentiable = false;
+  }
+}
+}  // namespace ops
+
+}  // namespace ember

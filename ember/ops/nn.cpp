@@ -1,0 +1,7 @@
+// nn ops: API, inference, decompositions, registration.
+#include "ember/backends/backend.h"
+#include "ember/ops/common.h"
+
+namespace ember::ops {
+void register_nn_ops() {}
+}  // namespace ember::ops

@@ -1,0 +1,133 @@
+#pragma once
+// The op registry: the enum and per-op definitions derived from EMBER_OPS, the attribute bag that
+// travels with every call, and the dispatcher entry point.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "ember/ops/op_list.h"
+#include "ember/tensor.h"
+
+namespace ember {
+
+enum class OpCategory : uint8_t {
+  Creation, Random, Unary, Binary, Ternary, Reduce, Scan, Matmul, Index, Layout, Conv, Pool,
+  Composite
+};
+const char* category_name(OpCategory c);
+
+enum class OpId : uint16_t {
+#define EMBER_X(name, cat) name,
+  EMBER_OPS(EMBER_X)
+#undef EMBER_X
+};
+inline constexpr int kNumOps = 0
+#define EMBER_X(name, cat) +1
+    EMBER_OPS(EMBER_X)
+#undef EMBER_X
+    ;
+
+/// Attributes of one call. Generic slots (like ggml's op_params) keep dispatch allocation-free and
+/// make a call hashable and serialisable; each op documents its use of the slots where its
+/// inference lives. Unused slots stay at their defaults.
+struct Attrs {
+  IntVec ints;   // dims / shape / permutation / kernel size
+  IntVec ints2;  // stride
+  IntVec ints3;  // padding
+  IntVec ints4;  // dilation / output padding
+  std::array<int64_t, 4> i{};  // dim, groups, counts, ...
+  std::array<double, 4> f{};   // eps, alpha, beta, p, ...
+  std::array<bool, 4> b{};     // keepdim and other flags
+  std::array<Scalar, 3> s{};   // fill values, scalar operands
+  DType dtype = DType::F32;
+  bool has_dtype = false;      // `dtype` was given (creation ops, casts, sum(dtype=...))
+  Device device{};             // creation ops: where the result lives
+  std::string str;             // modes and equations ("floor", "reflect", "ij,jk->ik")
+};
+
+/// Shape and dtype of one output, known before any kernel runs. A dim of -1 marks a size that
+/// depends on the data (nonzero, masked_select).
+struct TensorMeta {
+  Shape shape;
+  DType dtype = DType::F32;
+};
+/// Inference results: up to kMaxOutputs fixed outputs, or a variadic list (split, unbind, ...).
+struct MetaList {
+  static constexpr int kMaxOutputs = 4;
+  std::array<TensorMeta, kMaxOutputs> m;
+  int n = 0;
+  bool variadic = false;  // the kernel decides the output count
+  DType compute = DType::F32;  // binary/ternary ops: the dtype inputs are promoted to
+  TensorMeta& add(Shape s, DType d) {
+    m[n] = {std::move(s), d};
+    return m[n++];
+  }
+};
+
+/// Everything a layer or kernel sees of one call.
+struct OpCall {
+  OpId op;
+  const Attrs& attrs;
+  std::span<const Tensor> inputs;
+  const MetaList& meta;
+  Device device;  // where the op runs (inputs' common device, or attrs.device for creation)
+};
+
+/// Infers output metas for `op` (one function may serve a family) and throws on bad input.
+using InferFn = void (*)(OpId op, const Attrs&, std::span<const Tensor>, MetaList&);
+using DecompFn = TensorList (*)(const Attrs&, std::span<const Tensor>);
+/// A backend kernel: reads call.inputs, returns the outputs (fresh storage or views).
+using Kernel = TensorList (*)(const OpCall&);
+
+struct OpDef {
+  const char* name;
+  OpCategory category;
+  InferFn infer = nullptr;      // required
+  DecompFn decompose = nullptr; // composite ops: a lowering into other ops (optional)
+  void* vjp = nullptr;          // room for the autodiff rule (set by the autodiff library)
+  bool differentiable = true;   // false for comparisons, argmax, integer ops, ...
+};
+
+/// The definition of `op` (name, category, inference, decomposition, ...).
+const OpDef& op_def(OpId op);
+OpDef& op_def_mut(OpId op);
+inline const char* op_name(OpId op) { return op_def(op).name; }
+/// Registers the same inference function for every op in `category`.
+void set_infer_for_category(OpCategory category, InferFn fn);
+/// Looks an op up by name; throws ValueError when unknown.
+OpId op_from_name(std::string_view name);
+
+/// Runs `op`: infers output shapes/dtypes (throwing on bad input), then passes the call through
+/// the device's layers down to the backend kernel or, if it has none, the op's decomposition.
+TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs);
+/// dispatch() for ops with exactly one output.
+Tensor dispatch1(OpId op, const Attrs& attrs, std::span<const Tensor> inputs);
+inline Tensor dispatch1(OpId op, const Attrs& attrs, std::initializer_list<Tensor> inputs) {
+  return dispatch1(op, attrs, std::span<const Tensor>(inputs.begin(), inputs.size()));
+}
+inline TensorList dispatch(OpId op, const Attrs& attrs, std::initializer_list<Tensor> inputs) {
+  return dispatch(op, attrs, std::span<const Tensor>(inputs.begin(), inputs.size()));
+}
+
+/// Calls `op` on the backend directly, skipping layers (what layers' `next` ends in).
+TensorList run_on_backend(const OpCall& call);
+
+/// A decorator in a device's layer stack (autodiff, fusion, a counting probe, ...). It sees every
+/// op on its device and forwards to `next`; it never holds device code.
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  virtual const char* name() const = 0;
+  class Next {
+   public:
+    Next(std::span<Layer* const> rest) : rest_(rest) {}
+    TensorList operator()(const OpCall& call) const;
+   private:
+    std::span<Layer* const> rest_;
+  };
+  virtual TensorList call(const OpCall& call, const Next& next) = 0;
+};
+
+}  // namespace ember

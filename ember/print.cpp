@@ -1,0 +1,142 @@
+// PyTorch-style printing: `std::cout << t` gives tensor([[1., 2.], [3., 4.]]) with torch's number
+// formatting (integer mode, fixed 4 decimals, or scientific), summarised above 1000 elements.
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ember/ember.h"
+
+namespace ember {
+namespace {
+
+constexpr int64_t kThreshold = 1000, kEdge = 3;
+
+struct Formatter {
+  enum Mode { Int, Bool, FloatInt, Fixed, Sci } mode = Fixed;
+  size_t width = 1;
+
+  std::string fmt(double v) const {
+    char buf[64];
+    switch (mode) {
+      case Int: std::snprintf(buf, sizeof buf, "%lld", (long long)v); break;
+      case Bool: return v != 0 ? "True" : "False";
+      case FloatInt:
+        if (std::isnan(v)) return "nan";
+        if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+        std::snprintf(buf, sizeof buf, "%.0f.", v);
+        break;
+      case Fixed:
+        if (std::isnan(v)) return "nan";
+        if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+        std::snprintf(buf, sizeof buf, "%.4f", v);
+        break;
+      case Sci:
+        if (std::isnan(v)) return "nan";
+        if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+        std::snprintf(buf, sizeof buf, "%.4e", v);
+        break;
+    }
+    return buf;
+  }
+  std::string pad(double v) const {
+    std::string s = fmt(v);
+    return std::string(width > s.size() ? width - s.size() : 0, ' ') + s;
+  }
+};
+
+// Row-major indices of the elements that are printed (all, or the summarised edges).
+void shown(const Shape& s, bool summarise, std::vector<int64_t>& out, size_t d = 0, int64_t base = 0) {
+  if (d == s.size()) {
+    out.push_back(base);
+    return;
+  }
+  int64_t stride = 1;
+  for (size_t k = d + 1; k < s.size(); ++k) stride *= s[k];
+  for (int64_t i = 0; i < s[d]; ++i) {
+    if (summarise && s[d] > 2 * kEdge && i == kEdge) i = s[d] - kEdge;
+    shown(s, summarise, out, d + 1, base + i * stride);
+  }
+}
+
+void emit(std::ostream& os, const std::vector<double>& v, const Shape& s, const Formatter& f,
+          bool summarise, size_t d, int64_t base, size_t indent) {
+  if (d == s.size()) {
+    os << f.pad(v[size_t(base)]);
+    return;
+  }
+  int64_t stride = 1;
+  for (size_t k = d + 1; k < s.size(); ++k) stride *= s[k];
+  os << '[';
+  for (int64_t i = 0; i < s[d]; ++i) {
+    if (i > 0) {
+      os << ',';
+      if (d + 1 == s.size()) os << ' ';
+      else os << std::string(s.size() - d - 1, '\n') << std::string(indent + d + 1, ' ');
+    }
+    if (summarise && s[d] > 2 * kEdge && i == kEdge) {
+      os << "...";
+      os << ',';
+      if (d + 1 == s.size()) os << ' ';
+      else os << std::string(s.size() - d - 1, '\n') << std::string(indent + d + 1, ' ');
+      i = s[d] - kEdge;
+    }
+    emit(os, v, s, f, summarise, d + 1, base + i * stride, indent);
+  }
+  os << ']';
+}
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  if (!t.defined()) return os << "tensor(undefined)";
+  const Shape& s = t.shape();
+  DType dt = t.dtype();
+  std::vector<double> v = t.numel() ? t.to_vector<double>() : std::vector<double>{};
+  bool summarise = t.numel() > kThreshold;
+  std::vector<int64_t> idx;
+  if (t.numel()) shown(s, summarise, idx);
+
+  Formatter f;
+  if (dt == DType::Bool) f.mode = Formatter::Bool;
+  else if (!is_floating(dt)) f.mode = Formatter::Int;
+  else {
+    bool all_int = true;
+    double max_abs = 0, min_abs = INFINITY;
+    bool any_finite = false;
+    for (int64_t i : idx) {
+      double x = v[size_t(i)];
+      if (!std::isfinite(x)) continue;
+      any_finite = true;
+      if (x != std::nearbyint(x)) all_int = false;
+      max_abs = std::max(max_abs, std::fabs(x));
+      if (x != 0) min_abs = std::min(min_abs, std::fabs(x));
+    }
+    if (!any_finite) f.mode = Formatter::FloatInt;
+    else if (all_int) f.mode = max_abs > 1e8 ? Formatter::Sci : Formatter::FloatInt;
+    else if ((min_abs != INFINITY && max_abs / min_abs > 1000) || max_abs > 1e8 ||
+             (min_abs != INFINITY && min_abs < 1e-4))
+      f.mode = Formatter::Sci;
+    else f.mode = Formatter::Fixed;
+  }
+  for (int64_t i : idx) f.width = std::max(f.width, f.fmt(v[size_t(i)]).size());
+
+  std::ostringstream body;
+  const std::string prefix = "tensor(";
+  if (s.empty()) body << f.fmt(v[0]);
+  else if (t.numel() == 0) body << "[]";
+  else emit(body, v, s, f, summarise, 0, 0, prefix.size());
+  os << prefix << body.str();
+  if (t.numel() == 0 && s.size() != 1) {
+    os << ", size=(";
+    for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+    os << (s.size() == 1 ? ",)" : ")");
+  }
+  if (dt != DType::F32 && dt != DType::I64 && dt != DType::Bool) os << ", dtype=" << dtype_name(dt);
+  if (t.device().backend() != Backend::Flex) os << ", device='" << t.device().str() << "'";
+  return os << ')';
+}
+
+}  // namespace ember

@@ -1,0 +1,54 @@
+#include "ember/shape.h"
+
+#include <ostream>
+
+#include "ember/error.h"
+
+namespace ember {
+
+Shape contiguous_strides(std::span<const int64_t> shape) {
+  Shape st(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    st[i] = s;
+    s *= std::max<int64_t>(shape[i], 1);
+  }
+  return st;
+}
+
+std::string shape_str(std::span<const int64_t> s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) r += ", ";
+    r += std::to_string(s[i]);
+  }
+  return r + "]";
+}
+
+std::ostream& operator<<(std::ostream& os, const IntVec& s) { return os << shape_str(s); }
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // a 0-d tensor accepts dim 0 and -1, like torch
+  if (dim < -n || dim >= n)
+    detail::throw_index(op, "dim " + std::to_string(dim) + " out of range for a tensor of " +
+                                std::to_string(ndim) + " dims (expected [" + std::to_string(-n) +
+                                ", " + std::to_string(n - 1) + "])");
+  return dim < 0 ? dim + n : dim;
+}
+
+Shape broadcast_shapes(std::span<const int64_t> a, std::span<const int64_t> b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      detail::throw_shape(op, "shapes " + shape_str(a) + " and " + shape_str(b) +
+                                  " do not broadcast: dim " + std::to_string(i) + " is " +
+                                  std::to_string(da) + " vs " + std::to_string(db));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+}  // namespace ember

@@ -1,0 +1,263 @@
+#include "ember/tensor.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "ember/backends/backend.h"
+#include "ember/error.h"
+#include "ember/ember.h"
+
+namespace ember {
+
+void TensorImpl::refresh() {
+  numel = numel_of(shape);
+  contiguous = true;
+  int64_t expect = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 1) continue;
+    if (strides[i] != expect) {
+      contiguous = false;
+      break;
+    }
+    expect *= shape[i];
+  }
+}
+
+namespace {
+const TensorImpl& need(const std::shared_ptr<TensorImpl>& p, const char* what) {
+  if (!p) detail::throw_value(what, "the tensor is undefined");
+  return *p;
+}
+}  // namespace
+
+const Shape& Tensor::shape() const { return need(impl_, "shape").shape; }
+const Shape& Tensor::strides() const { return need(impl_, "strides").strides; }
+int64_t Tensor::size(int64_t d) const {
+  const auto& s = shape();
+  return s[size_t(wrap_dim(d, int64_t(s.size()), "size"))];
+}
+int64_t Tensor::stride(int64_t d) const {
+  const auto& s = strides();
+  return s[size_t(wrap_dim(d, int64_t(s.size()), "stride"))];
+}
+int64_t Tensor::dim() const { return int64_t(shape().size()); }
+int64_t Tensor::numel() const { return need(impl_, "numel").numel; }
+int64_t Tensor::offset() const { return need(impl_, "offset").offset; }
+DType Tensor::dtype() const { return need(impl_, "dtype").dtype; }
+Device Tensor::device() const { return need(impl_, "device").device; }
+bool Tensor::is_contiguous() const { return need(impl_, "is_contiguous").contiguous; }
+bool Tensor::is_alias_of(const Tensor& o) const {
+  return impl_ && o.impl_ && impl_->storage == o.impl_->storage;
+}
+uint64_t Tensor::version() const { return need(impl_, "version").storage->version.load(); }
+
+void* Tensor::raw_data() const {
+  const TensorImpl& i = need(impl_, "data_ptr");
+  BackendImpl* b = backend_for(i.device.backend());
+  if (!b || !b->is_host())
+    detail::throw_device("data_ptr", "expected a tensor in host memory, found one on " +
+                                         i.device.str() + " (copy it with .to(Device::flex()))");
+  return i.data();
+}
+
+void Tensor::check_dtype(DType want, const char* op) const {
+  if (dtype() != want)
+    detail::throw_dtype(op, "expected dtype " + std::string(dtype_name(want)) + ", found " +
+                                std::string(dtype_name(dtype())));
+}
+
+void Tensor::copy_elements_to(void* dst, DType dst_dtype, int64_t expect, const char* op) const {
+  const TensorImpl& i = need(impl_, op);
+  if (std::string_view(op) == "item" && i.numel != 1)
+    detail::throw_value(op, "expected a tensor with one element, found shape " +
+                                shape_str(i.shape) + " (" + std::to_string(i.numel) +
+                                " elements)");
+  if (expect != i.numel) detail::throw_shape(op, "element count changed while copying");
+  if (i.numel == 0) return;
+  Tensor src = (dtype() == dst_dtype ? *this : cast(*this, dst_dtype)).contiguous();
+  const TensorImpl& s = *src.impl_;
+  BackendImpl* b = backend_for(s.device.backend());
+  b->copy_to_host(dst, *s.storage, size_t(s.offset) * ember::itemsize(dst_dtype),
+                  size_t(s.numel) * ember::itemsize(dst_dtype));
+}
+
+Scalar Tensor::item() const {
+  switch (dtype()) {
+    case DType::Bool: return item<bool>();
+    case DType::U8: case DType::I8: case DType::I16: case DType::I32: case DType::I64:
+      return item<int64_t>();
+    default: return item<double>();
+  }
+}
+
+TensorData Tensor::data() const {
+  TensorData d;
+  d.shape = shape();
+  d.dtype = dtype();
+  d.bytes.resize(nbytes());
+  copy_elements_to(d.bytes.data(), d.dtype, numel(), "data");
+  return d;
+}
+
+std::string Tensor::str() const {
+  std::ostringstream os;
+  os << *this;
+  return os.str();
+}
+
+Tensor Tensor::to(Device d) const {
+  const TensorImpl& i = need(impl_, "to");
+  if (i.device == d) return *this;
+  if (i.device.same_place(d)) return detail::retag(*this, d);
+  // Different backends: stage through host memory.
+  Tensor src = contiguous();
+  Tensor out = detail::empty_tensor(i.shape, i.dtype, d);
+  if (i.numel == 0) return out;
+  std::vector<uint8_t> host(nbytes());
+  BackendImpl* from = backend_for(src.device().backend());
+  from->copy_to_host(host.data(), *src.impl_->storage, size_t(src.offset()) * itemsize(),
+                     host.size());
+  BackendImpl* to_b = backend_for(d.backend());
+  to_b->copy_from_host(*out.impl_->storage, 0, host.data(), host.size());
+  return out;
+}
+
+Tensor Tensor::to(DType t) const { return dtype() == t ? *this : cast(*this, t); }
+Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
+Tensor Tensor::clone() const { return ember::clone(*this); }
+Tensor Tensor::detach() const {
+  const TensorImpl& i = need(impl_, "detach");
+  auto impl = std::make_shared<TensorImpl>(i);
+  impl->autograd.reset();
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::reshape(const Shape& s) const { return ember::reshape(*this, s); }
+Tensor Tensor::view(const Shape& s) const { return ember::view(*this, s); }
+Tensor Tensor::flatten(int64_t a, int64_t b) const { return ember::flatten(*this, a, b); }
+Tensor Tensor::permute(const Shape& d) const { return ember::permute(*this, d); }
+Tensor Tensor::transpose(int64_t a, int64_t b) const { return ember::transpose(*this, a, b); }
+Tensor Tensor::t() const {
+  if (dim() > 2)
+    detail::throw_shape("t", "expected a tensor of at most 2 dims, found " +
+                                 std::to_string(dim()));
+  return dim() < 2 ? *this : transpose(0, 1);
+}
+Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
+Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, {d}); }
+Tensor Tensor::unsqueeze(int64_t d) const { return ember::unsqueeze(*this, d); }
+Tensor Tensor::expand(const Shape& s) const { return ember::expand(*this, s); }
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> a, std::optional<int64_t> b,
+                     int64_t step) const {
+  return ember::slice(*this, dim, a, b, step);
+}
+Tensor Tensor::select(int64_t dim, int64_t i) const { return ember::select(*this, dim, i); }
+Tensor Tensor::narrow(int64_t dim, int64_t s, int64_t l) const {
+  return ember::narrow(*this, dim, s, l);
+}
+Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const {
+  return ember::diagonal(*this, o, a, b);
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  Attrs a;
+  dispatch(OpId::copy, a, {*this, src});
+  impl_->storage->version.fetch_add(1);
+  return *this;
+}
+Tensor& Tensor::fill_(Scalar v) { return copy_(scalar_tensor(v, dtype(), device())); }
+Tensor& Tensor::add_(const Tensor& o, Scalar alpha) { return copy_(add(*this, o, alpha)); }
+Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) { return copy_(sub(*this, o, alpha)); }
+Tensor& Tensor::mul_(const Tensor& o) { return copy_(mul(*this, o)); }
+Tensor& Tensor::div_(const Tensor& o) { return copy_(div(*this, o)); }
+Tensor& Tensor::add_(Scalar o) { return copy_(add(*this, o)); }
+Tensor& Tensor::mul_(Scalar o) { return copy_(mul(*this, o)); }
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return copy_(clamp(*this, lo, hi));
+}
+Tensor& Tensor::uniform_(double lo, double hi) {
+  return copy_(uniform(lo, hi, shape(), {dtype(), device()}));
+}
+Tensor& Tensor::normal_(double mean, double sd) {
+  return copy_(normal(mean, sd, shape(), {dtype(), device()}));
+}
+
+Tensor Tensor::sum() const { return ember::sum(*this); }
+Tensor Tensor::sum(const Shape& d, bool k) const { return ember::sum(*this, d, k); }
+Tensor Tensor::mean() const { return ember::mean(*this); }
+Tensor Tensor::mean(const Shape& d, bool k) const { return ember::mean(*this, d, k); }
+Tensor Tensor::abs() const { return ember::abs(*this); }
+Tensor Tensor::exp() const { return ember::exp(*this); }
+Tensor Tensor::log() const { return ember::log(*this); }
+Tensor Tensor::sqrt() const { return ember::sqrt(*this); }
+Tensor Tensor::relu() const { return ember::relu(*this); }
+Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
+Tensor Tensor::tanh() const { return ember::tanh(*this); }
+Tensor Tensor::pow(Scalar e) const { return ember::pow(*this, e); }
+
+// --- host data in ---
+Device resolve_device(std::optional<Device> d) { return d ? *d : default_device(); }
+
+namespace detail {
+void check_value_count(size_t n, const Shape& shape) {
+  if (int64_t(n) != numel_of(shape))
+    throw_shape("tensor", std::to_string(n) + " values given for shape " + shape_str(shape) +
+                              " which holds " + std::to_string(numel_of(shape)));
+}
+
+Tensor empty_tensor(const Shape& shape, DType dtype, Device device) {
+  init();
+  for (int64_t s : shape)
+    if (s < 0) throw_value("empty", "negative size in shape " + shape_str(shape));
+  BackendImpl* b = backend_for(device.backend());
+  if (!b)
+    throw_device("empty", std::string("backend '") + backend_name(device.backend()) +
+                              "' is not built into this binary");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  impl->device = device;
+  impl->numel = numel_of(shape);
+  impl->contiguous = true;
+  impl->storage = b->allocate(size_t(impl->numel) * itemsize(dtype), device);
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  const TensorImpl& b = *base.impl();
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = b.dtype;
+  impl->device = b.device;
+  impl->storage = b.storage;
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
+Tensor retag(const Tensor& t, Device d) {
+  auto impl = std::make_shared<TensorImpl>(*t.impl());
+  impl->device = d;
+  impl->autograd.reset();
+  return Tensor(std::move(impl));
+}
+}  // namespace detail
+
+Tensor from_blob_copy(const void* data, DType src_dtype, const Shape& shape, DType dtype,
+                      Device device) {
+  Tensor host = detail::empty_tensor(shape, src_dtype, device.without_layers());
+  if (host.numel() > 0) {
+    BackendImpl* b = backend_for(device.backend());
+    b->copy_from_host(*host.impl()->storage, 0, data, host.nbytes());
+  }
+  Tensor out = src_dtype == dtype ? host : cast(host, dtype);
+  return out.device() == device ? out : detail::retag(out, device);
+}
+
+Tensor scalar_tensor(Scalar v, std::optional<DType> dtype, std::optional<Device> device) {
+  return full({}, v, {dtype.value_or(v.dtype()), device});
+}
+
+}  // namespace ember

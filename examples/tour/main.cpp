@@ -1,0 +1,25 @@
+// A tour of ember's tensors: creation, broadcasting maths, views, reductions, printing, timing.
+#include <chrono>
+#include <iostream>
+
+#include <ember/ember.h>
+using namespace ember;
+
+int main() {
+  manual_seed(0);
+  Tensor x = arange(12, {kF32}).reshape({3, 4});
+  std::cout << "x =\n" << x << "\n\n";
+  std::cout << "x.T (a view, no copy) =\n" << x.t() << "\n\n";
+  Tensor y = exp(x / 10.0) * 2 - x.mean({1}, /*keepdim=*/true);
+  std::cout << "exp(x / 10) * 2 - row means =\n" << y << "\n\n";
+  std::cout << "sum over rows: " << y.sum({0}) << "\n";
+  std::cout << "every other column: " << x.slice(1, 0, 4, 2) << "\n\n";
+
+  Tensor big = randn({1 << 22});
+  auto t0 = std::chrono::steady_clock::now();
+  Tensor r = sqrt(abs(big) + 1).sum();
+  auto t1 = std::chrono::steady_clock::now();
+  std::cout << "sqrt(|z| + 1).sum() over 4M normals = " << r.item<double>() << " in "
+            << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms\n";
+  return 0;
+}

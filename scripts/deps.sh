@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ember needs to build and test (idempotent; root or sudo).
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev
+      libbenchmark-dev nlohmann-json3-dev)
+[ "${1:-}" = "--demo" ] && pkgs+=()
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi

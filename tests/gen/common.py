@@ -1,0 +1,163 @@
+"""Shared helpers for the golden generators. Run generators with Debian's /usr/bin/python3
+(python3-torch); each writes tests/data/<family>.json, which is committed.
+
+A case: {"op", "name", "inputs": [spec], "attrs": {...}, "outputs": [spec] | "error": "ShapeError"}.
+A spec: {"dtype", "shape", "data", "views": [...]}, {"scalar": v} or null (undefined tensor).
+Views make inputs non-contiguous: ["permute", dims], ["transpose", a, b],
+["slice", dim, start, stop, step], ["expand", shape], ["select", dim, index].
+"""
+import json
+import math
+import zlib
+import os
+
+import torch
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+NAMES = {torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16",
+         torch.int32: "int32", torch.int64: "int64", torch.float16: "float16",
+         torch.bfloat16: "bfloat16", torch.float32: "float32", torch.float64: "float64"}
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+ALL = [torch.bool] + INTS + FLOATS
+
+
+def num(x):
+    if isinstance(x, bool):
+        return x
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+    return x
+
+
+class In:
+    """An input: a base tensor plus views applied to it (in torch here, in ember by the test)."""
+
+    def __init__(self, base, views=()):
+        self.base = base
+        self.views = list(views)
+
+    def value(self):
+        t = self.base
+        for v in self.views:
+            k = v[0]
+            if k == "permute":
+                t = t.permute(*v[1])
+            elif k == "transpose":
+                t = t.transpose(v[1], v[2])
+            elif k == "slice":
+                idx = [slice(None)] * t.dim()
+                idx[v[1]] = slice(v[2], v[3], v[4])
+                t = t[tuple(idx)]
+            elif k == "expand":
+                t = t.expand(*v[1])
+            elif k == "select":
+                t = t.select(v[1], v[2])
+        return t
+
+    def spec(self):
+        s = tensor_spec(self.base)
+        if self.views:
+            s["views"] = self.views
+        return s
+
+
+class Scalar:
+    def __init__(self, v):
+        self.v = v
+
+    def value(self):
+        return self.v
+
+    def spec(self):
+        return {"scalar": num(self.v)}
+
+
+def tensor_spec(t):
+    t = t.detach().contiguous()
+    flat = t.reshape(-1)
+    if t.dtype in (torch.float16, torch.bfloat16):
+        flat = flat.double()
+    data = [num(x) for x in flat.tolist()]
+    return {"dtype": NAMES[t.dtype], "shape": list(t.shape), "data": data}
+
+
+def spec_of(x):
+    if x is None:
+        return None
+    if isinstance(x, (In, Scalar)):
+        return x.spec()
+    return tensor_spec(x)
+
+
+def val(x):
+    if x is None:
+        return None
+    if isinstance(x, (In, Scalar)):
+        return x.value()
+    return x
+
+
+def rnd(shape, dtype=torch.float32, lo=-3.0, hi=3.0, gen=None):
+    """Deterministic test data of any dtype."""
+    g = gen or torch.Generator().manual_seed(zlib.crc32(repr((tuple(shape), str(dtype))).encode()))
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g) > 0.5
+    if dtype in INTS:
+        lo_i = 0 if dtype == torch.uint8 else int(lo) * 3
+        return torch.randint(lo_i, int(hi) * 3 + 1, shape, generator=g).to(dtype)
+    return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+
+
+def tol_for(dtype):
+    return {torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2),
+            torch.float32: (1e-5, 1e-5), torch.float64: (1e-10, 1e-12)}.get(dtype, (0, 0))
+
+
+def case(op, fn, inputs, attrs=None, name=None, rtol=None, atol=None, dtype=None):
+    """Runs fn(*input values) in torch and records inputs, attrs and outputs."""
+    outs = fn(*[val(i) for i in inputs])
+    if not isinstance(outs, (tuple, list)):
+        outs = [outs]
+    d = dtype or next((o.dtype for o in outs if isinstance(o, torch.Tensor)), torch.float32)
+    r, a = tol_for(d)
+    c = {"op": op, "name": name or op, "inputs": [spec_of(i) for i in inputs],
+         "attrs": attrs or {}, "outputs": [None if o is None else tensor_spec(o) for o in outs]}
+    c["rtol"] = rtol if rtol is not None else r
+    c["atol"] = atol if atol is not None else a
+    return c
+
+
+def error(op, inputs, kind, attrs=None, name=None):
+    """A case that must raise ember's `kind` (ShapeError, DTypeError, IndexError, ValueError)."""
+    return {"op": op, "name": name or (op + "_error"), "inputs": [spec_of(i) for i in inputs],
+            "attrs": attrs or {}, "error": kind}
+
+
+def stats(op, shape, dtype, attrs, mean=None, std=None, lo=None, hi=None, tol=0.05, inputs=()):
+    """A random op's case: checks shape, dtype and distribution statistics."""
+    st = {"tol": tol}
+    if mean is not None:
+        st["mean"] = mean
+    if std is not None:
+        st["std"] = std
+    if lo is not None:
+        st["min"] = lo
+    if hi is not None:
+        st["max"] = hi
+    return {"op": op, "name": op + "_stats", "inputs": [spec_of(i) for i in inputs], "attrs": attrs,
+            "outputs": [{"dtype": NAMES[dtype], "shape": list(shape), "stats": st}]}
+
+
+def write(family, cases):
+    os.makedirs(DATA, exist_ok=True)
+    path = os.path.join(DATA, family + ".json")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"generator": "tests/gen/gen_%s.py" % family, "torch": torch.__version__,
+                   "cases": cases}, f, separators=(",", ":"))
+    os.replace(tmp, path)
+    print("%s: %d cases -> %s" % (family, len(cases), path))
