@@ -1,0 +1,27 @@
+#pragma once
+// ember's side-by-side benchmarks: each workload mirrors one in ../shared/peers/torch_cpu.py and
+// is registered with EMBER_BENCH; bench/compare.py runs both and reports ember/peer ratios.
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ember::bench {
+
+struct Workload {
+  std::string name;  // the peer's row name, e.g. "add_16M"
+  std::function<std::function<void()>()> setup;  // builds inputs, returns the timed body
+  int warmup = 3, iters = 10;
+  double flops = 0;  // per call, for GFLOP/s
+};
+std::vector<Workload>& workloads();
+struct Register {
+  explicit Register(Workload w) { workloads().push_back(std::move(w)); }
+};
+
+}  // namespace ember::bench
+
+#define EMBER_BENCH_CAT2(a, b) a##b
+#define EMBER_BENCH_CAT(a, b) EMBER_BENCH_CAT2(a, b)
+/// EMBER_BENCH({.name = "add_16M", .setup = [] { ...; return [=] { ... }; }});
+#define EMBER_BENCH(...) \
+  static ember::bench::Register EMBER_BENCH_CAT(ember_bench_, __LINE__)(ember::bench::Workload __VA_ARGS__)
