@@ -34,8 +34,9 @@ inline bool isinf(double x) { return std::isinf(x); }
 
 /// cond ? a : b without a branch on the value.
 template <class C, class T> inline T select(C cond, T a, T b) { return cond ? a : b; }
-template <class T> inline T max(T a, T b) { return select(a > b, a, b); }
-template <class T> inline T min(T a, T b) { return select(a < b, a, b); }
+/// std::max/min semantics: a NaN in the first argument propagates.
+template <class T> inline T max(T a, T b) { return select(a < b, b, a); }
+template <class T> inline T min(T a, T b) { return select(b < a, b, a); }
 /// NaN-propagating max/min (torch.maximum/minimum).
 template <class T> inline T maximum(T a, T b) {
   if constexpr (std::numeric_limits<T>::has_quiet_NaN)
@@ -52,7 +53,7 @@ template <class T> inline T minimum(T a, T b) {
 
 // --- composite functions ---
 template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
-template <class T> inline T relu(T x) { return select(x > T(0), x, T(0)); }
+template <class T> inline T relu(T x) { return select(x < T(0), T(0), x); }  // NaN stays NaN
 template <class T> inline T rsqrt(T x) { return T(1) / sqrt(x); }
 template <class T> inline T gelu(T x) { return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440))); }
 template <class T> inline T gelu_tanh(T x) {

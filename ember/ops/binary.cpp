@@ -133,8 +133,10 @@ void infer_ternary(OpId op, const Attrs&, std::span<const Tensor> in, MetaList& 
     default: {  // lerp, addcmul, addcdiv
       for (const Tensor& t : in) ops::require_defined(t, name);
       DType r = result_type_of(in);
-      if (op == OpId::lerp && !is_floating(r))
-        detail::throw_dtype(name, "expected floating operands, found " + std::string(dtype_name(r)));
+      if (op == OpId::lerp && !is_floating(result_type_of(in.subspan(0, 2))))
+        detail::throw_dtype(name, "expected floating start and end, found " +
+                                      std::string(dtype_name(in[0].dtype())) + " and " +
+                                      std::string(dtype_name(in[1].dtype())));
       if (op == OpId::addcdiv && !is_floating(r))
         detail::throw_dtype(name, "integer division with addcdiv is not supported; use floating operands");
       out.add(std::move(s), r);

@@ -158,7 +158,7 @@ TensorList k_sign(const OpCall& c) {
 }
 TensorList k_square(const OpCall& c) { return {same_map(c, [](auto x) { return decltype(x)(x * x); })}; }
 TensorList k_relu(const OpCall& c) {
-  return {same_map(c, [](auto x) { return kl::select(x > decltype(x)(0), x, decltype(x)(0)); })};
+  return {same_map(c, [](auto x) { return kl::select(x < decltype(x)(0), decltype(x)(0), x); })};
 }
 TensorList k_leaky_relu(const OpCall& c) {
   double s = c.attrs.f[0];
