@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 
+#include "ember/backends/backend.h"
 #include "ember/ops/registry.h"
 #include "golden.h"
 
@@ -36,6 +37,22 @@ TEST(Conformance, EveryRegisteredOpHasGoldenCases) {
   }
   EXPECT_EQ(missing, "") << "ops with no golden case or runner:" << missing;
   EXPECT_EQ(stale, "") << "ops listed as pending that now have cases (remove them):" << stale;
+}
+
+TEST(Conformance, EveryCoveredOpRunsOnEveryBuiltBackend) {
+  detail::init();
+  auto pending = pending_ops();
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpDef& d = op_def(OpId(i));
+    if (pending.count(d.name)) continue;
+    EXPECT_NE(d.infer, nullptr) << d.name << " has no inference rule";
+    for (int b = 0; b < kNumBackends; ++b) {
+      BackendImpl* be = backend_for(Backend(b));
+      if (!be) continue;
+      EXPECT_TRUE(be->kernel(OpId(i)).fn || d.decompose)
+          << d.name << " has neither a kernel nor a decomposition on " << backend_name(Backend(b));
+    }
+  }
 }
 
 TEST(Conformance, EveryCaseNamesARegisteredOpWithARunner) {

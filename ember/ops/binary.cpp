@@ -24,7 +24,21 @@ std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> l
 // Wraps a Scalar operand as a 0-d "wrapped number" tensor on `like`'s device.
 Tensor wrap(Scalar s, const Tensor& like) {
   ops::require_defined(like, "binary op", "tensor operand");
-  Tensor t = scalar_tensor(s, s.is_floating() ? DType::F64 : s.dtype(), like.device());
+  // Built directly (no dispatch): a constant is not an op any layer needs to see.
+  Device place = like.device().without_layers();
+  DType d = s.is_floating() ? DType::F64 : s.dtype();
+  Tensor t = detail::empty_tensor({}, d, place);
+  BackendImpl* b = backend_for(place.backend());
+  if (d == DType::F64) {
+    double v = s.to_double();
+    b->copy_from_host(*t.impl()->storage, 0, &v, sizeof v);
+  } else if (d == DType::I64) {
+    int64_t v = s.to_int();
+    b->copy_from_host(*t.impl()->storage, 0, &v, sizeof v);
+  } else {
+    bool v = s.to_bool();
+    b->copy_from_host(*t.impl()->storage, 0, &v, sizeof v);
+  }
   t.impl()->wrapped_number = true;
   return t;
 }
