@@ -157,7 +157,7 @@ Tensor from_blob_copy(const void* data, DType src_dtype, const Shape& shape, DTy
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& shape, std::optional<DType> dtype = {},
               std::optional<Device> device = {});
-/// A 1-D tensor from a list: `tensor({1.f, 2.f, 3.f})`.
+/// A 1-D tensor from a list: `tensor({1.f, 2.f, 3.f})`. Integer lists give int64 like PyTorch.
 template <class T>
 Tensor tensor(std::initializer_list<T> values, std::optional<DType> dtype = {},
               std::optional<Device> device = {});
@@ -182,6 +182,8 @@ template <class T>
 Tensor tensor(std::initializer_list<T> values, std::optional<DType> dtype,
               std::optional<Device> device) {
   std::vector<T> v(values);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    dtype = dtype.value_or(DType::I64);
   return tensor(v, Shape{int64_t(v.size())}, dtype, device);
 }
 
