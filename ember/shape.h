@@ -116,6 +116,8 @@ class IntVec {
 
 /// A tensor's sizes, one entry per dim.
 using Shape = IntVec;
+/// The most dims a tensor may have (PyTorch allows 25 on CPU; ember's loops are built for 16).
+inline constexpr size_t kMaxDims = 16;
 
 /// Number of elements a shape holds (1 for a 0-d shape).
 inline int64_t numel_of(std::span<const int64_t> s) {

@@ -207,8 +207,15 @@ void check_value_count(size_t n, const Shape& shape) {
 
 Tensor empty_tensor(const Shape& shape, DType dtype, Device device) {
   init();
-  for (int64_t s : shape)
+  int64_t n = 1;
+  for (int64_t s : shape) {
     if (s < 0) throw_value("empty", "negative size in shape " + shape_str(shape));
+    if (__builtin_mul_overflow(n, s, &n) || n > (int64_t(1) << 56))
+      throw_value("empty", "shape " + shape_str(shape) + " holds more elements than memory can");
+  }
+  if (shape.size() > kMaxDims)
+    throw_shape("empty", "at most " + std::to_string(kMaxDims) + " dims are supported, found " +
+                             std::to_string(shape.size()));
   BackendImpl* b = backend_for(device.backend());
   if (!b)
     throw_device("empty", std::string("backend '") + backend_name(device.backend()) +

@@ -140,3 +140,16 @@ TEST(Errors, NameTheOpAndWhatWasFound) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+TEST(Errors, HugeAndDeepShapesAreRejectedNotCrashed) {
+  EXPECT_THROW(empty({int64_t(1) << 40, int64_t(1) << 40}), ValueError);
+  EXPECT_THROW(zeros({-1}), ValueError);
+  Tensor t = ones({1});
+  EXPECT_THROW({
+    for (int i = 0; i < 20; ++i) t = t.unsqueeze(0);
+  }, ShapeError);
+}
+}  // namespace
+}  // namespace ember

@@ -58,7 +58,7 @@ void run_plan(const Plan& p, InnerLoop loop, const void* ctx, int64_t grain) {
   for (int k = 0; k < nops; ++k) inner_strides[k] = p.strides[k][nd - 1];
   parallel_for(p.numel, grain, [&](int64_t begin, int64_t end) {
     // Position of `begin` as a multi-index over the outer dims plus an inner offset.
-    int64_t idx[16] = {0};
+    int64_t idx[kMaxDims] = {0};
     int64_t rem = begin / inner, pos_inner = begin % inner;
     for (int d = nd - 2; d >= 0; --d) {
       idx[d] = rem % p.shape[d];
