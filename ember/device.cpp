@@ -1,5 +1,6 @@
 #include "ember/device.h"
 
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <ostream>
@@ -21,20 +22,25 @@ const char* backend_name(Backend b) {
 }
 
 namespace {
-// Interned layer stacks: a Device stores a 16-bit id so it stays trivially copyable.
+// Interned layer stacks: a Device stores a 16-bit id so it stays trivially copyable. Stacks are
+// never freed or changed once published, so reading one needs no lock (the dispatch hot path).
+constexpr size_t kMaxStacks = 4096;
 struct LayerStacks {
-  std::mutex mu;
+  std::mutex mu;  // serialises interning only
   std::deque<std::vector<std::shared_ptr<Layer>>> owners{{}};
   std::deque<std::vector<Layer*>> raw{{}};
+  std::atomic<const std::vector<Layer*>*> published[kMaxStacks] = {};
   uint16_t intern(std::vector<std::shared_ptr<Layer>> stack) {
     std::lock_guard lock(mu);
     for (size_t i = 0; i < owners.size(); ++i)
       if (owners[i] == stack) return uint16_t(i);
-    if (owners.size() >= 65535) detail::throw_value("Device", "too many distinct layer stacks");
+    if (owners.size() >= kMaxStacks)
+      detail::throw_value("Device", "too many distinct layer stacks (" + std::to_string(kMaxStacks) + ")");
     std::vector<Layer*> r;
     for (auto& l : stack) r.push_back(l.get());
     owners.push_back(std::move(stack));
     raw.push_back(std::move(r));
+    published[raw.size() - 1].store(&raw.back(), std::memory_order_release);
     return uint16_t(owners.size() - 1);
   }
   std::vector<std::shared_ptr<Layer>> get(uint16_t id) {
@@ -87,10 +93,8 @@ Device Device::without_layers() const { return Device(backend_, index_, 0); }
 
 std::span<Layer* const> Device::layers() const {
   if (stack_ == 0) return {};
-  auto& s = stacks();
-  std::lock_guard lock(s.mu);
-  const auto& r = s.raw[stack_];
-  return {r.data(), r.size()};
+  const std::vector<Layer*>* r = stacks().published[stack_].load(std::memory_order_acquire);
+  return {r->data(), r->size()};
 }
 
 std::string Device::str() const {
