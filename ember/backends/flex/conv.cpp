@@ -27,38 +27,47 @@ struct Blocks {
   int64_t kk() const { return k[0] * k[1] * k[2]; }
 };
 
-// Visits, for channels [c0, c1) and grid positions [l0, l1), every run of positions that share a
-// grid row: f(row of the column matrix, offset in the row, image row pointer offset or -1 when
-// the row lies in the padding, first image column, run length).
+// Visits rows [r0, r1) x columns [l0, l1) of the column matrix (row = (channel, kz, ky, kx),
+// column = a grid position) as runs of columns that share a grid row: f(row - r0, column - l0,
+// offset of the image row or -1 when it lies in the padding, first image column, run length).
 template <class F>
-void for_each_run(const Blocks& b, int64_t c0, int64_t c1, int64_t l0, int64_t l1, const F& f) {
-  const int64_t kk = b.kk();
-  for (int64_t c = c0; c < c1; ++c)
-    for (int64_t kz = 0; kz < b.k[0]; ++kz)
-      for (int64_t ky = 0; ky < b.k[1]; ++ky)
-        for (int64_t kx = 0; kx < b.k[2]; ++kx) {
-          const int64_t row = (c - c0) * kk + (kz * b.k[1] + ky) * b.k[2] + kx;
-          int64_t ox = l0 % b.grid[2], oy = l0 / b.grid[2] % b.grid[1], oz = l0 / b.grid[2] / b.grid[1];
-          for (int64_t l = l0; l < l1;) {
-            const int64_t len = std::min(b.grid[2] - ox, l1 - l);
-            const int64_t iz = oz * b.s[0] - b.p[0] + kz * b.d[0];
-            const int64_t iy = oy * b.s[1] - b.p[1] + ky * b.d[1];
-            const bool inside = iz >= 0 && iz < b.img[0] && iy >= 0 && iy < b.img[1];
-            const int64_t base = inside ? ((c * b.img[0] + iz) * b.img[1] + iy) * b.img[2] : -1;
-            f(row, l - l0, base, ox * b.s[2] - b.p[2] + kx * b.d[2], len);
-            l += len;
-            ox = 0;
-            if (++oy == b.grid[1]) oy = 0, ++oz;
-          }
-        }
+void for_each_run(const Blocks& b, int64_t r0, int64_t r1, int64_t l0, int64_t l1, const F& f) {
+  const int64_t ox0 = l0 % b.grid[2], oy0 = l0 / b.grid[2] % b.grid[1];
+  const int64_t oz0 = l0 / b.grid[2] / b.grid[1];
+  // The row's (channel, kz, ky, kx), stepped like an odometer instead of divided out per row.
+  int64_t kx = r0 % b.k[2], ky = r0 / b.k[2] % b.k[1], kz = r0 / b.k[2] / b.k[1] % b.k[0];
+  int64_t c = r0 / b.kk();
+  for (int64_t row = r0; row < r1; ++row) {
+    int64_t ox = ox0, oy = oy0, oz = oz0;
+    const int64_t ix0 = kx * b.d[2] - b.p[2];
+    for (int64_t l = l0; l < l1;) {
+      const int64_t len = std::min(b.grid[2] - ox, l1 - l);
+      const int64_t iz = oz * b.s[0] - b.p[0] + kz * b.d[0];
+      const int64_t iy = oy * b.s[1] - b.p[1] + ky * b.d[1];
+      const bool inside = iz >= 0 && iz < b.img[0] && iy >= 0 && iy < b.img[1];
+      const int64_t base = inside ? ((c * b.img[0] + iz) * b.img[1] + iy) * b.img[2] : -1;
+      f(row - r0, l - l0, base, ox * b.s[2] + ix0, len);
+      l += len;
+      ox = 0;
+      if (++oy == b.grid[1]) oy = 0, ++oz;
+    }
+    if (++kx == b.k[2]) {
+      kx = 0;
+      if (++ky == b.k[1]) {
+        ky = 0;
+        if (++kz == b.k[0]) kz = 0, ++c;
+      }
+    }
+  }
 }
 
-// col[row, j] = the image pixel block position l0 + j reads (0 in the padding).
+// col[row - r0, l - l0] = the image pixel that block position l reads for `row` (0 in the
+// padding).
 template <class T>
-void im2col(const T* x, const Blocks& b, int64_t c0, int64_t c1, int64_t l0, int64_t l1, T* col,
+void im2col(const T* x, const Blocks& b, int64_t r0, int64_t r1, int64_t l0, int64_t l1, T* col,
             int64_t ld) {
   const int64_t w = b.img[2], sx = b.s[2];
-  for_each_run(b, c0, c1, l0, l1, [&](int64_t row, int64_t j, int64_t base, int64_t ix0, int64_t len) {
+  for_each_run(b, r0, r1, l0, l1, [&](int64_t row, int64_t j, int64_t base, int64_t ix0, int64_t len) {
     T* o = col + row * ld + j;
     if (base < 0) {
       std::fill(o, o + len, T(0));
@@ -81,10 +90,10 @@ void im2col(const T* x, const Blocks& b, int64_t c0, int64_t c1, int64_t l0, int
 
 // The adjoint: x[pixel] += col[row, j] (padding positions are dropped).
 template <class T>
-void col2im(const T* col, int64_t ld, const Blocks& b, int64_t c0, int64_t c1, int64_t l0,
+void col2im(const T* col, int64_t ld, const Blocks& b, int64_t r0, int64_t r1, int64_t l0,
             int64_t l1, T* x) {
   const int64_t w = b.img[2], sx = b.s[2];
-  for_each_run(b, c0, c1, l0, l1, [&](int64_t row, int64_t j, int64_t base, int64_t ix0, int64_t len) {
+  for_each_run(b, r0, r1, l0, l1, [&](int64_t row, int64_t j, int64_t base, int64_t ix0, int64_t len) {
     if (base < 0) return;
     const T* src = col + row * ld + j;
     T* dst = x + base;
@@ -130,6 +139,19 @@ void fill_bias(T* out, const Tensor& bias, int64_t first, int64_t count, int64_t
 
 Blocks forward_blocks(const Geo& g) { return {g.in, g.out, g.kernel, g.stride, g.pad, g.dilation}; }
 
+// One sample and group's im2col matrix as a GEMM operand, packed straight from the image: no
+// column buffer is written and read back.
+template <class T>
+struct ImplicitCols {
+  const T* x;
+  const Blocks* b;
+  static void pack(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nr, T* dst,
+                   int64_t ld) {
+    const auto& s = *static_cast<const ImplicitCols*>(ctx);
+    im2col(s.x, *s.b, p0, p0 + kc, j0, j0 + nr, dst, ld);
+  }
+};
+
 template <class T>
 void conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out, const Geo& g) {
   const Blocks b = forward_blocks(g);
@@ -145,12 +167,19 @@ void conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Te
     const MatRef<T> wm{wp + grp * og * K, K, 1};
     if (bias.defined()) fill_bias(os, bias, grp * og, og, L);
     if (direct) return gemm<T>(og, L, K, wm, {xs, P, 1}, os, L, bias.defined());
+    if constexpr (std::is_floating_point_v<T>) {
+      if (og > 1) {  // (one output channel is a matrix-vector product: gemm's own path below)
+        const ImplicitCols<T> src{xs, &b};
+        return gemm<T>(og, L, K, wm, PackedSource<T>{ImplicitCols<T>::pack, &src}, os, L,
+                       bias.defined());
+      }
+    }
     const int64_t lc = chunk_cols(K, L, sizeof(T));
     T* col = col_buffer<T>(K * lc);
     for (int64_t l0 = 0; l0 < L; l0 += lc) {
       const int64_t l1 = std::min(L, l0 + lc), len = l1 - l0;
       parallel_for(cg, inner ? 1 : cg, [&](int64_t c0, int64_t c1) {
-        im2col(xs, b, c0, c1, l0, l1, col + c0 * kk * len, len);
+        im2col(xs, b, c0 * kk, c1 * kk, l0, l1, col + c0 * kk * len, len);
       });
       gemm<T>(og, len, K, wm, {col, len, 1}, os + l0, L, bias.defined());
     }
@@ -179,7 +208,7 @@ void conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, const 
       const int64_t l1 = std::min(L, l0 + lc), len = l1 - l0;
       gemm<T>(M, len, cig, wt, {xs + l0, L, 1}, col, len, false);
       parallel_for(og, inner ? 1 : og, [&](int64_t c0, int64_t c1) {
-        col2im(col + c0 * kk * len, len, b, c0, c1, l0, l1, os);
+        col2im(col + c0 * kk * len, len, b, c0 * kk, c1 * kk, l0, l1, os);
       });
     }
   });
@@ -242,8 +271,8 @@ TensorList k_blocks(const OpCall& c) {
                  [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t n = t / C, ch = t % C;
-        if (unfold) im2col(xp + n * C * P, b, ch, ch + 1, 0, L, op + (n * C + ch) * kk * L, L);
-        else col2im(xp + (n * C + ch) * kk * L, L, b, ch, ch + 1, 0, L, op + n * C * P);
+        if (unfold) im2col(xp + n * C * P, b, ch * kk, (ch + 1) * kk, 0, L, op + (n * C + ch) * kk * L, L);
+        else col2im(xp + (n * C + ch) * kk * L, L, b, ch * kk, (ch + 1) * kk, 0, L, op + n * C * P);
       }
     });
   });

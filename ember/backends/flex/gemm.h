@@ -25,6 +25,19 @@ template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64_t ldc,
           bool accumulate);
 
+/// A B operand produced on the fly, such as a convolution's im2col matrix: fn writes B's depth
+/// rows [p0, p0 + kc) x columns [j0, j0 + nr) to dst[(p - p0) * ld + (j - j0)] and may be called
+/// from several threads at once.
+template <class T>
+struct PackedSource {
+  void (*fn)(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nr, T* dst, int64_t ld);
+  const void* ctx;
+};
+/// gemm() reading B through a PackedSource (float and double).
+template <class T>
+void gemm(int64_t m, int64_t n, int64_t k, MatRef<T> a, PackedSource<T> b, T* c, int64_t ldc,
+          bool accumulate);
+
 /// sum_i x[i * incx] * y[i * incy], accumulated in T (float lanes for float).
 template <class T>
 T dot(int64_t n, const T* x, int64_t incx, const T* y, int64_t incy);
