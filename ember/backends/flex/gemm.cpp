@@ -2,6 +2,7 @@
 // register-blocked MR x NR micro-kernel of gemm_kernel.h. Packed blocks are contiguous and padded
 // with zeros to whole slivers, so the micro-kernel never branches on edges. Matrix-vector shapes
 // and integers take simpler loops.
+// gemm_kernel.h comes first: its fp-contract pragma also lets the dot loops below use FMAs.
 #include "ember/backends/flex/gemm_kernel.h"
 
 #include "ember/backends/flex/gemm.h"

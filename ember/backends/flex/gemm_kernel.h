@@ -4,8 +4,9 @@
 //
 // The micro-kernel is plain C++ on GCC vector types. Built with -march=native it is compiled once
 // for the host's widest vectors; a portable x86-64 build carries AVX-512, AVX2+FMA and SSE2
-// variants and picks one at start-up (a function pointer set from __builtin_cpu_supports: GCC's
-// target_clones resolvers run before libgcc's CPU probe is usable and silently pick the baseline).
+// variants and picks one on first use (a function pointer set from __builtin_cpu_supports).
+// target_clones would be the idiom, but with GCC 12 / glibc 2.36 its load-time resolver picked
+// the baseline clone on AVX-512 hosts, silently costing ~50x in throughput.
 //
 // The build uses ISO C++, where GCC does not fuse a * b + c into an FMA unless told to; the
 // micro-kernel is written as multiply-adds precisely so that it does.
