@@ -55,31 +55,22 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, bool accu
   }
   const int64_t nbd = out.dim() - 2;
   const int64_t nb = out.numel() / (n * m);
-  std::vector<int64_t> aoff(static_cast<size_t>(nb)), boff(static_cast<size_t>(nb));
-  {
-    // Batch strides right-aligned to out's batch dims; 0 where an operand broadcasts.
-    Shape sa(size_t(nbd), 0), sb(size_t(nbd), 0), idx(size_t(nbd), 0);
-    for (int64_t d = 0; d < a.dim() - 2; ++d)
-      if (a.size(d) != 1) sa[size_t(nbd - (a.dim() - 2) + d)] = a.stride(d);
-    for (int64_t d = 0; d < b.dim() - 2; ++d)
-      if (b.size(d) != 1) sb[size_t(nbd - (b.dim() - 2) + d)] = b.stride(d);
-    int64_t oa = 0, ob = 0;
-    for (int64_t i = 0; i < nb; ++i) {
-      aoff[size_t(i)] = oa;
-      boff[size_t(i)] = ob;
-      for (int64_t d = nbd - 1; d >= 0; --d) {
-        oa += sa[size_t(d)];
-        ob += sb[size_t(d)];
-        if (++idx[size_t(d)] < out.size(d)) break;
-        oa -= sa[size_t(d)] * out.size(d);
-        ob -= sb[size_t(d)] * out.size(d);
-        idx[size_t(d)] = 0;
-      }
-    }
-  }
+  // Batch strides right-aligned to out's batch dims; 0 where an operand broadcasts.
+  Shape sa(size_t(nbd), 0), sb(size_t(nbd), 0);
+  for (int64_t d = 0; d < a.dim() - 2; ++d)
+    if (a.size(d) != 1) sa[size_t(nbd - (a.dim() - 2) + d)] = a.stride(d);
+  for (int64_t d = 0; d < b.dim() - 2; ++d)
+    if (b.size(d) != 1) sb[size_t(nbd - (b.dim() - 2) + d)] = b.stride(d);
   auto one = [&](int64_t i) {
-    gemm<T>(n, m, k, {am.p + aoff[size_t(i)], am.rs, am.cs}, {bm.p + boff[size_t(i)], bm.rs, bm.cs},
-            c + i * n * m, m, accumulate);
+    int64_t oa = 0, ob = 0;
+    for (int64_t d = nbd - 1, r = i; d >= 0; --d) {
+      const int64_t idx = r % out.size(d);
+      r /= out.size(d);
+      oa += idx * sa[size_t(d)];
+      ob += idx * sb[size_t(d)];
+    }
+    gemm<T>(n, m, k, {am.p + oa, am.rs, am.cs}, {bm.p + ob, bm.rs, bm.cs}, c + i * n * m, m,
+            accumulate);
   };
   // Many small products: one per thread at a time (gemm runs inline inside the region).
   // Few large ones: one after another, each split over the threads.
