@@ -3,7 +3,9 @@
 // paths, the decompositions other backends fall back to, and error messages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "ember/ember.h"
 #include "ember/ops/registry.h"
@@ -113,7 +115,8 @@ TEST(Matmul, DecompositionsMatchKernels) {
   manual_seed(5);
   const std::vector<std::pair<Shape, Shape>> shapes = {
       {{4}, {4}}, {{4}, {4, 3}}, {{3, 4}, {4}}, {{3, 4}, {4, 2}}, {{2, 3, 4}, {4, 5}},
-      {{2, 3, 4}, {4}}, {{4}, {2, 4, 3}}, {{2, 1, 3, 4}, {5, 4, 2}}};
+      {{2, 3, 4}, {4}}, {{4}, {2, 4, 3}}, {{2, 1, 3, 4}, {5, 4, 2}}, {{2, 3, 0}, {0, 4}},
+      {{2, 1, 3, 0}, {2, 0, 4}}, {{0, 3, 4}, {4, 2}}};
   for (const auto& [sa, sb] : shapes) {
     Tensor a = randn(sa), b = randn(sb);
     expect_close(decomposed(OpId::matmul, {a, b}), matmul(a, b), 1e-5);
@@ -158,6 +161,77 @@ TEST(Einsum, AgreesWithProductsOnLargerShapes) {
   // The same label on three operands that also reaches the output.
   Tensor x = randn({4, 3}), y = randn({4, 3}), z = randn({4});
   expect_close(einsum("ij,ij,i->i", {x, y, z}), (x * y).sum({1}) * z, 1e-5);
+}
+
+// Brute force over every assignment of the labels, for random equations (explicit output).
+TEST(Einsum, MatchesBruteForceOnRandomEquations) {
+  std::mt19937 rng(11);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 300; ++trial) {
+    const int nl = pick(1, 4);
+    std::vector<int64_t> size(static_cast<size_t>(nl));
+    for (auto& s : size) s = pick(0, 9) == 0 ? 0 : pick(1, 3);
+    std::vector<std::vector<int>> terms(static_cast<size_t>(pick(1, 3)));
+    std::vector<bool> used(static_cast<size_t>(nl), false);
+    std::vector<Tensor> ops;
+    std::string eq;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      Shape shape;
+      for (int d = pick(0, 3); d > 0; --d) {
+        int l = pick(0, nl - 1);
+        terms[i].push_back(l);
+        used[size_t(l)] = true;
+        eq += char('a' + l);
+        // Now and then a broadcast dim of size 1 (never for repeated labels, which must match).
+        bool repeated = std::count(terms[i].begin(), terms[i].end(), l) > 1;
+        shape.push_back(!repeated && pick(0, 5) == 0 ? 1 : size[size_t(l)]);
+      }
+      for (size_t a = 0; a < terms[i].size(); ++a)  // a repeated label keeps one size
+        for (size_t b = 0; b < a; ++b)
+          if (terms[i][a] == terms[i][b]) shape[a] = shape[b];
+      ops.push_back(randn(shape, {kF64}));
+      eq += i + 1 < terms.size() ? "," : "->";
+    }
+    std::vector<int> out;
+    for (int l = 0; l < nl; ++l)
+      if (used[size_t(l)] && pick(0, 1)) out.push_back(l);
+    std::shuffle(out.begin(), out.end(), rng);
+    for (int l : out) eq += char('a' + l);
+    // Broadcast sizes per label: a size-1 dim on one operand takes the others' size.
+    std::vector<int64_t> full(static_cast<size_t>(nl), 1);
+    for (size_t i = 0; i < ops.size(); ++i)
+      for (size_t d = 0; d < terms[i].size(); ++d)
+        if (ops[i].size(int64_t(d)) != 1) full[size_t(terms[i][d])] = ops[i].size(int64_t(d));
+    Shape out_shape;
+    for (int l : out) out_shape.push_back(full[size_t(l)]);
+    std::vector<double> want(static_cast<size_t>(numel_of(out_shape)), 0.0);
+    std::vector<std::vector<double>> vals;
+    for (const Tensor& t : ops) vals.push_back(t.to_vector<double>());
+    std::vector<int64_t> at(static_cast<size_t>(nl), 0);
+    for (bool more = numel_of(std::span<const int64_t>(full)) > 0; more;) {
+      double prod = 1;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        int64_t flat = 0;
+        for (size_t d = 0; d < terms[i].size(); ++d) {
+          const int64_t s = ops[i].size(int64_t(d));
+          flat = flat * s + (s == 1 ? 0 : at[size_t(terms[i][d])]);
+        }
+        prod *= vals[i][size_t(flat)];
+      }
+      int64_t o = 0;
+      for (int l : out) o = o * full[size_t(l)] + at[size_t(l)];
+      want[size_t(o)] += prod;
+      more = false;
+      for (int l = nl - 1; l >= 0 && !more; --l) {
+        if (++at[size_t(l)] < full[size_t(l)]) more = true;
+        else at[size_t(l)] = 0;
+      }
+    }
+    SCOPED_TRACE(eq);
+    Tensor got = einsum(eq, ops);
+    ASSERT_EQ(got.shape(), out_shape);
+    expect_near(got, want, 1e-9);
+  }
 }
 
 // Plain direct convolution, batched NC(D)HW in 3-D form, for checking the im2col path.

@@ -186,7 +186,7 @@ Tensor contract(Tensor a, Tensor b, const std::vector<bool>& keep) {
   Shape order = cat({&bd, &md, &nd, &kd}), shape, inverse(static_cast<size_t>(r));
   for (size_t i = 0; i < order.size(); ++i) {
     const int64_t d = order[i];
-    shape.push_back(keep[size_t(d)] ? std::max(a.size(d), b.size(d)) : 1);
+    shape.push_back(!keep[size_t(d)] ? 1 : a.size(d) == 1 ? b.size(d) : a.size(d));
     inverse[size_t(d)] = int64_t(i);
   }
   return bmm(a3, b3).reshape(shape).permute(inverse);

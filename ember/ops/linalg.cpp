@@ -140,20 +140,22 @@ TensorList decompose_matmul(const Attrs&, std::span<const Tensor> in) {
     Tensor a2 = da == 1 ? a.unsqueeze(0) : a, b2 = db == 1 ? b.unsqueeze(1) : b;
     return {mm(a2, b2).reshape(out)};
   }
+  // Sizes are spelled out (no -1): a dim of size 0 would leave -1 ambiguous.
   const int64_t k = a.size(-1);
   if (db <= 2) {  // fold a's batch into its rows: one mm, as torch does
     Tensor b2 = db == 1 ? b.unsqueeze(1) : b;
-    return {mm(a.reshape({-1, k}), b2).reshape(out)};
+    const int64_t rows = numel_of(std::span<const int64_t>(a.shape().data(), size_t(da - 1)));
+    return {mm(a.reshape({rows, k}), b2).reshape(out)};
   }
   Tensor a3 = da == 1 ? a.unsqueeze(0) : a, b3 = db == 1 ? b.unsqueeze(1) : b;
   Shape batch(std::span<const int64_t>(out.data(), out.size() - (da >= 2) - (db >= 2)));
+  const int64_t nb = numel_of(batch), n = a3.size(-2), m = b3.size(-1);
   Shape sa = batch, sb = batch;
-  sa.push_back(a3.size(-2));
+  sa.push_back(n);
   sa.push_back(k);
   sb.push_back(k);
-  sb.push_back(b3.size(-1));
-  Tensor r = bmm(a3.expand(sa).reshape({-1, a3.size(-2), k}),
-                 b3.expand(sb).reshape({-1, k, b3.size(-1)}));
+  sb.push_back(m);
+  Tensor r = bmm(a3.expand(sa).reshape({nb, n, k}), b3.expand(sb).reshape({nb, k, m}));
   return {r.reshape(out)};
 }
 
