@@ -282,6 +282,32 @@ TEST(Conv, LargeShapesMatchDirectConvolution) {
   }
 }
 
+TEST(Conv, RandomGeometriesMatchDirectConvolution) {
+  std::mt19937 rng(12);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 60; ++trial) {
+    const int64_t groups = pick(1, 3), cg = pick(1, 3), og = pick(1, 3);
+    const int64_t k0 = pick(1, 3), k1 = pick(1, 3), s = pick(1, 3), p = pick(0, 2), d = pick(1, 2);
+    const int64_t h = pick(1, 9) + d * (k0 - 1), w = pick(1, 9) + d * (k1 - 1);
+    Tensor x = randn({pick(1, 3), groups * cg, h, w}), wt = randn({groups * og, cg, k0, k1});
+    if (pick(0, 1)) x = x.transpose(2, 3).contiguous().transpose(2, 3);
+    Shape shape;
+    auto want = ref_conv2d(x, wt, s, p, d, groups, shape);
+    SCOPED_TRACE(::testing::Message() << x.shape() << wt.shape() << " s" << s << " p" << p
+                                      << " d" << d << " g" << groups);
+    Tensor y = F::conv2d(x, wt, {}, {.stride = {s}, .padding = {p}, .dilation = {d}, .groups = groups});
+    ASSERT_EQ(y.shape(), shape);
+    expect_near(y, want, 1e-4);
+    // conv_transpose2d with the same geometry is the adjoint: <conv(x), y> = <x, conv_t(y)>.
+    const int64_t op0 = (h + 2 * p - d * (k0 - 1) - 1) % s, op1 = (w + 2 * p - d * (k1 - 1) - 1) % s;
+    Tensor r = randn(y.shape());
+    Tensor t = F::conv_transpose2d(r, wt, {}, {.stride = {s}, .padding = {p}, .output_padding = {op0, op1},
+                                               .groups = groups, .dilation = {d}});
+    ASSERT_EQ(t.shape(), x.shape());
+    EXPECT_NEAR((y * r).sum().item<double>(), (x * t).sum().item<double>(), 1e-3);
+  }
+}
+
 TEST(Conv, TransposeIsTheAdjointOfConv) {
   // <conv(x, w), y> == <x, conv_transpose(y, w)> for matching geometry.
   manual_seed(8);
