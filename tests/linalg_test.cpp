@@ -126,7 +126,8 @@ TEST(Matmul, DecompositionsMatchKernels) {
   expect_close(decomposed(OpId::linear, {x, w, Tensor()}), linear(x, w), 1e-5);
   Tensor i = arange(5, {kI32}), j = arange(5, {kI32});
   expect_close(decomposed(OpId::dot, {i, j}), dot(i, j), 0);
-  expect_close(decomposed(OpId::dot, {x.flatten(), x.flatten()}), dot(x.flatten(), x.flatten()), 1e-4);
+  expect_close(decomposed(OpId::dot, {x.flatten(), x.flatten()}), dot(x.flatten(), x.flatten()),
+               1e-4);
 }
 
 TEST(Matmul, ErrorsNameTheOpAndBothShapes) {
@@ -295,14 +296,18 @@ TEST(Conv, RandomGeometriesMatchDirectConvolution) {
     auto want = ref_conv2d(x, wt, s, p, d, groups, shape);
     SCOPED_TRACE(::testing::Message() << x.shape() << wt.shape() << " s" << s << " p" << p
                                       << " d" << d << " g" << groups);
-    Tensor y = F::conv2d(x, wt, {}, {.stride = {s}, .padding = {p}, .dilation = {d}, .groups = groups});
+    Tensor y =
+        F::conv2d(x, wt, {}, {.stride = {s}, .padding = {p}, .dilation = {d}, .groups = groups});
     ASSERT_EQ(y.shape(), shape);
     expect_near(y, want, 1e-4);
     // conv_transpose2d with the same geometry is the adjoint: <conv(x), y> = <x, conv_t(y)>.
-    const int64_t op0 = (h + 2 * p - d * (k0 - 1) - 1) % s, op1 = (w + 2 * p - d * (k1 - 1) - 1) % s;
+    const int64_t op0 = (h + 2 * p - d * (k0 - 1) - 1) % s,
+                  op1 = (w + 2 * p - d * (k1 - 1) - 1) % s;
     Tensor r = randn(y.shape());
-    Tensor t = F::conv_transpose2d(r, wt, {}, {.stride = {s}, .padding = {p}, .output_padding = {op0, op1},
-                                               .groups = groups, .dilation = {d}});
+    F::ConvTransposeOptions to{
+        .stride = {s}, .padding = {p}, .output_padding = {op0, op1}, .groups = groups,
+        .dilation = {d}};
+    Tensor t = F::conv_transpose2d(r, wt, {}, to);
     ASSERT_EQ(t.shape(), x.shape());
     EXPECT_NEAR((y * r).sum().item<double>(), (x * t).sum().item<double>(), 1e-3);
   }
@@ -328,7 +333,8 @@ TEST(Conv, FoldOfUnfoldCountsOverlaps) {
   for (int64_t s : {1, 2}) {
     Tensor cols = F::unfold(x, {3, 2}, {1}, {1}, {s});
     Tensor back = F::fold(cols, {9, 8}, {3, 2}, {1}, {1}, {s});
-    Tensor count = F::fold(F::unfold(ones_like(x), {3, 2}, {1}, {1}, {s}), {9, 8}, {3, 2}, {1}, {1}, {s});
+    Tensor count =
+        F::fold(F::unfold(ones_like(x), {3, 2}, {1}, {1}, {s}), {9, 8}, {3, 2}, {1}, {1}, {s});
     expect_close(back, x * count, 1e-5);
   }
   // unfold is im2col: a conv is one matmul with it.

@@ -34,8 +34,8 @@ ConvGeometry::Dims spread(const char* op, std::span<const int64_t> v, int nsp, c
   for (int i = 0; i < nsp; ++i) {
     int64_t x = v.size() == 1 ? v[0] : v[size_t(i)];
     if (x < min)
-      detail::throw_value(op, std::string(what) + " must be " + (min ? "positive" : "non-negative") +
-                                  ", found " + shape_str(v));
+      detail::throw_value(op, std::string(what) + " must be " +
+                                  (min ? "positive" : "non-negative") + ", found " + shape_str(v));
     d[size_t(3 - nsp + i)] = x;
   }
   return d;
@@ -48,8 +48,8 @@ std::string dims_str(const ConvGeometry::Dims& d, int nsp) {
 void check_rank(const char* op, const Tensor& x, int nsp, const char* what) {
   if (x.dim() != nsp + 1 && x.dim() != nsp + 2)
     detail::throw_shape(op, "expected a " + std::to_string(nsp + 1) + "-D (unbatched) or " +
-                                std::to_string(nsp + 2) + "-D (batched) " + what + ", found shape " +
-                                shape_str(x.shape()));
+                                std::to_string(nsp + 2) + "-D (batched) " + what +
+                                ", found shape " + shape_str(x.shape()));
 }
 
 // Sliding-block geometry (conv, unfold, fold): blocks per dim of `in` padded by pad.
@@ -124,15 +124,15 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in) 
   require_defined(x, name, "the input");
   require_defined(w, name, "the weight");
   if (x.dtype() != w.dtype() || (bias.defined() && bias.dtype() != x.dtype()))
-    detail::throw_dtype(name, "expected input, weight and bias of one dtype, found " +
-                                  std::string(dtype_name(x.dtype())) + ", " +
-                                  std::string(dtype_name(w.dtype())) +
-                                  (bias.defined() ? ", " + std::string(dtype_name(bias.dtype())) : ""));
+    detail::throw_dtype(
+        name, "expected input, weight and bias of one dtype, found " +
+                  std::string(dtype_name(x.dtype())) + ", " + std::string(dtype_name(w.dtype())) +
+                  (bias.defined() ? ", " + std::string(dtype_name(bias.dtype())) : ""));
   require_dtype(name, x.dtype(), kNumericDTypes, "a numeric dtype (bool is not supported)");
   check_rank(name, x, g.nsp, "input");
   if (w.dim() != g.nsp + 2)
-    detail::throw_shape(name, "expected a " + std::to_string(g.nsp + 2) + "-D weight, found shape " +
-                                  shape_str(w.shape()));
+    detail::throw_shape(name, "expected a " + std::to_string(g.nsp + 2) +
+                                  "-D weight, found shape " + shape_str(w.shape()));
   g.groups = a.i[0];
   if (g.groups <= 0)
     detail::throw_value(name, "groups must be positive, found " + std::to_string(g.groups));
@@ -153,10 +153,10 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in) 
                                   shape_str(w.shape()));
   if (!transposed) {
     if (g.c_in != w.size(1) * g.groups)
-      detail::throw_shape(name, "weight of shape " + shape_str(w.shape()) + " with groups=" +
-                                    std::to_string(g.groups) + " expects " +
-                                    std::to_string(w.size(1) * g.groups) +
-                                    " input channels, found input of shape " + shape_str(x.shape()));
+      detail::throw_shape(
+          name, "weight of shape " + shape_str(w.shape()) + " with groups=" +
+                    std::to_string(g.groups) + " expects " + std::to_string(w.size(1) * g.groups) +
+                    " input channels, found input of shape " + shape_str(x.shape()));
     g.c_out = w.size(0);
     if (a.str == "valid") {
       g.pad = {0, 0, 0};
@@ -167,14 +167,16 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in) 
         g.pad[size_t(s)] = g.dilation[size_t(s)] * (g.kernel[size_t(s)] - 1) / 2;
       }
     } else if (!a.str.empty()) {
-      detail::throw_value(name, "padding mode must be '', 'same' or 'valid', found '" + a.str + "'");
+      detail::throw_value(name,
+                          "padding mode must be '', 'same' or 'valid', found '" + a.str + "'");
     }
     if (a.str == "same") g.out = g.in;  // an odd total padding puts the extra at the end
     else sliding_blocks(name, g);
   } else {
     if (g.c_in != w.size(0))
       detail::throw_shape(name, "weight of shape " + shape_str(w.shape()) + " expects " +
-                                    std::to_string(w.size(0)) + " input channels, found input of shape " +
+                                    std::to_string(w.size(0)) +
+                                    " input channels, found input of shape " +
                                     shape_str(x.shape()));
     g.c_out = w.size(1) * g.groups;
     auto out_pad = spread(name, a.ints, g.nsp, "output_padding", 0, 0);
@@ -187,8 +189,9 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in) 
       g.out[i] = (g.in[i] - 1) * g.stride[i] - 2 * g.pad[i] + g.dilation[i] * (g.kernel[i] - 1) +
                  out_pad[i] + 1;
       if (g.out[i] <= 0)
-        detail::throw_shape(name, "input of shape " + shape_str(x.shape()) + " gives a non-positive "
-                                  "output size with padding " + dims_str(g.pad, g.nsp));
+        detail::throw_shape(name, "input of shape " + shape_str(x.shape()) +
+                                      " gives a non-positive output size with padding " +
+                                      dims_str(g.pad, g.nsp));
     }
   }
   if (bias.defined() && (bias.dim() != 1 || bias.size(0) != g.c_out))

@@ -93,18 +93,19 @@ Parsed parse(const std::string& eq, std::span<const Tensor> ops) {
       const int l = labels[d];
       const int64_t s = ops[i].size(int64_t(d));
       if (mine[size_t(l)] >= 0 && mine[size_t(l)] != s)
-        detail::throw_shape(kOp, std::string("subscript ") + letter_of(l) + " is repeated for operand " +
-                                     std::to_string(i) + " but its sizes " +
-                                     std::to_string(mine[size_t(l)]) + " and " + std::to_string(s) +
-                                     " differ");
+        detail::throw_shape(kOp, std::string("subscript ") + letter_of(l) +
+                                     " is repeated for operand " + std::to_string(i) +
+                                     " but its sizes " + std::to_string(mine[size_t(l)]) + " and " +
+                                     std::to_string(s) + " differ");
       mine[size_t(l)] = s;
       ++count[size_t(l)];
       int64_t& g = p.size[size_t(l)];
       if (g < 0 || g == 1) g = s;
       else if (s != 1 && s != g)
         detail::throw_shape(kOp, "operand " + std::to_string(i) + " has size " + std::to_string(s) +
-                                     " for " + (l < kLetters ? "subscript " + std::string(1, letter_of(l))
-                                                            : std::string("an ellipsis dim")) +
+                                     " for " +
+                                     (l < kLetters ? "subscript " + std::string(1, letter_of(l))
+                                                   : std::string("an ellipsis dim")) +
                                      ", which does not broadcast with size " + std::to_string(g));
     }
     p.labels.push_back(std::move(labels));
@@ -237,8 +238,9 @@ TensorList decompose_einsum(const Attrs& at, std::span<const Tensor> in) {
     x = sum_keep(x, dims, false);
     Shape perm;
     for (size_t d = 0; d < rest.size(); ++d) perm.push_back(int64_t(d));
-    std::sort(perm.begin(), perm.end(),
-              [&](int64_t u, int64_t v) { return pos[size_t(rest[size_t(u)])] < pos[size_t(rest[size_t(v)])]; });
+    std::sort(perm.begin(), perm.end(), [&](int64_t u, int64_t v) {
+      return pos[size_t(rest[size_t(u)])] < pos[size_t(rest[size_t(v)])];
+    });
     x = x.permute(perm);
     for (size_t d = 0; d < order.size(); ++d)
       if (std::find(rest.begin(), rest.end(), order[d]) == rest.end()) x = x.unsqueeze(int64_t(d));

@@ -73,7 +73,8 @@ void infer_matmul(OpId op, const Attrs&, std::span<const Tensor> in, MetaList& o
     const Tensor &x = in[0], &w = in[1], &bias = in[2];
     check_operands(name, x, w);
     if (w.dim() != 1 && w.dim() != 2)
-      detail::throw_shape(name, "expected a 1-D or 2-D weight, found shape " + shape_str(w.shape()));
+      detail::throw_shape(name,
+                          "expected a 1-D or 2-D weight, found shape " + shape_str(w.shape()));
     if (x.dim() == 0) detail::throw_shape(name, "expected an input of at least 1-D, found 0-D");
     if (x.size(-1) != w.size(-1)) inner_mismatch(name, x, w, x.size(-1), w.size(-1));
     Shape s = x.shape();

@@ -13,7 +13,8 @@ namespace F = ember::nn::functional;
 F::ConvOptions conv_options(const test::json& a) {
   F::ConvOptions o;
   o.stride = ints(a, "stride", {1});
-  if (a.contains("padding") && a["padding"].is_string()) o.padding_mode = a["padding"].get<std::string>();
+  if (a.contains("padding") && a["padding"].is_string())
+    o.padding_mode = a["padding"].get<std::string>();
   else o.padding = ints(a, "padding", {0});
   o.dilation = ints(a, "dilation", {1});
   o.groups = opt_int(a, "groups").value_or(1);
@@ -84,8 +85,8 @@ EMBER_RUNNER(conv_transpose2d) {
 EMBER_RUNNER(unfold) {
   auto in = inputs_of(c, dev);
   const auto& a = c.attrs;
-  return {F::unfold(in[0], ints(a, "kernel_size"), ints(a, "dilation", {1}), ints(a, "padding", {0}),
-                    ints(a, "stride", {1}))};
+  return {F::unfold(in[0], ints(a, "kernel_size"), ints(a, "dilation", {1}),
+                    ints(a, "padding", {0}), ints(a, "stride", {1}))};
 }
 EMBER_RUNNER(fold) {
   auto in = inputs_of(c, dev);

@@ -17,7 +17,9 @@ namespace {
 
 using Geo = ops::ConvGeometry;
 
-template <class T> T* ptr(const Tensor& t) { return static_cast<T*>(static_cast<void*>(t.impl()->data())); }
+template <class T> T* ptr(const Tensor& t) {
+  return static_cast<T*>(static_cast<void*>(t.impl()->data()));
+}
 
 // Sliding-block geometry in the 3-D form: an image of `img` pixels per channel, a grid of `grid`
 // block positions, each block reading kernel pixels at pos * stride - pad + k * dilation.
@@ -67,7 +69,7 @@ template <class T>
 void im2col(const T* x, const Blocks& b, int64_t r0, int64_t r1, int64_t l0, int64_t l1, T* col,
             int64_t ld) {
   const int64_t w = b.img[2], sx = b.s[2];
-  for_each_run(b, r0, r1, l0, l1, [&](int64_t row, int64_t j, int64_t base, int64_t ix0, int64_t len) {
+  auto run = [&](int64_t row, int64_t j, int64_t base, int64_t ix0, int64_t len) {
     T* o = col + row * ld + j;
     if (base < 0) {
       std::fill(o, o + len, T(0));
@@ -75,7 +77,8 @@ void im2col(const T* x, const Blocks& b, int64_t r0, int64_t r1, int64_t l0, int
     }
     const T* src = x + base;
     if (sx == 1) {
-      const int64_t lo = std::clamp<int64_t>(-ix0, 0, len), hi = std::clamp<int64_t>(w - ix0, lo, len);
+      const int64_t lo = std::clamp<int64_t>(-ix0, 0, len);
+      const int64_t hi = std::clamp<int64_t>(w - ix0, lo, len);
       std::fill(o, o + lo, T(0));
       std::memcpy(o + lo, src + ix0 + lo, size_t(hi - lo) * sizeof(T));
       std::fill(o + hi, o + len, T(0));
@@ -85,7 +88,8 @@ void im2col(const T* x, const Blocks& b, int64_t r0, int64_t r1, int64_t l0, int
       const int64_t ix = ix0 + q * sx;
       o[q] = ix >= 0 && ix < w ? src[ix] : T(0);
     }
-  });
+  };
+  for_each_run(b, r0, r1, l0, l1, run);
 }
 
 // The adjoint: x[pixel] += col[row, j] (padding positions are dropped).
@@ -93,7 +97,7 @@ template <class T>
 void col2im(const T* col, int64_t ld, const Blocks& b, int64_t r0, int64_t r1, int64_t l0,
             int64_t l1, T* x) {
   const int64_t w = b.img[2], sx = b.s[2];
-  for_each_run(b, r0, r1, l0, l1, [&](int64_t row, int64_t j, int64_t base, int64_t ix0, int64_t len) {
+  auto run = [&](int64_t row, int64_t j, int64_t base, int64_t ix0, int64_t len) {
     if (base < 0) return;
     const T* src = col + row * ld + j;
     T* dst = x + base;
@@ -101,7 +105,8 @@ void col2im(const T* col, int64_t ld, const Blocks& b, int64_t r0, int64_t r1, i
       const int64_t ix = ix0 + q * sx;
       if (ix >= 0 && ix < w) dst[ix] = T(compute_t<T>(dst[ix]) + compute_t<T>(src[q]));
     }
-  });
+  };
+  for_each_run(b, r0, r1, l0, l1, run);
 }
 
 thread_local std::vector<char> t_col;
@@ -153,7 +158,8 @@ struct ImplicitCols {
 };
 
 template <class T>
-void conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out, const Geo& g) {
+void conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out,
+                  const Geo& g) {
   const Blocks b = forward_blocks(g);
   const int64_t G = g.groups, cg = g.c_in / G, og = g.c_out / G, kk = b.kk(), K = cg * kk;
   const int64_t L = g.out_numel(), P = g.in_numel();
@@ -187,7 +193,8 @@ void conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Te
 }
 
 template <class T>
-void conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out, const Geo& g) {
+void conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out,
+                    const Geo& g) {
   // The adjoint of a forward conv whose image is this op's output and whose grid is its input.
   const Blocks b{g.out, g.in, g.kernel, g.stride, g.pad, g.dilation};
   const int64_t G = g.groups, cig = g.c_in / G, og = g.c_out / G, kk = b.kk(), M = og * kk;
@@ -271,7 +278,8 @@ TensorList k_blocks(const OpCall& c) {
                  [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t n = t / C, ch = t % C;
-        if (unfold) im2col(xp + n * C * P, b, ch * kk, (ch + 1) * kk, 0, L, op + (n * C + ch) * kk * L, L);
+        if (unfold)
+          im2col(xp + n * C * P, b, ch * kk, (ch + 1) * kk, 0, L, op + (n * C + ch) * kk * L, L);
         else col2im(xp + (n * C + ch) * kk * L, L, b, ch * kk, (ch + 1) * kk, 0, L, op + n * C * P);
       }
     });

@@ -183,7 +183,8 @@ template <class T>
 void gemv(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64_t ldc,
           bool accumulate) {
   if (n == 1) {  // c[i] = A[i, :] . b
-    parallel_for(m, std::max<int64_t>(1, 32768 / std::max<int64_t>(k, 1)), [&](int64_t i0, int64_t i1) {
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(k, 1));
+    parallel_for(m, grain, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         T v = dot<T>(k, a.p + i * a.rs, a.cs, b.p, b.rs);
         c[i * ldc] = accumulate ? c[i * ldc] + v : v;
@@ -192,7 +193,8 @@ void gemv(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64
     return;
   }
   // m == 1: c[j] = a . B[:, j]. Row-major B: accumulate rows (contiguous, vectorises).
-  parallel_for(n, std::max<int64_t>(256, 32768 / std::max<int64_t>(k, 1)), [&](int64_t j0, int64_t j1) {
+  const int64_t grain = std::max<int64_t>(256, 32768 / std::max<int64_t>(k, 1));
+  parallel_for(n, grain, [&](int64_t j0, int64_t j1) {
     if (b.cs == 1) {
       T* __restrict out = c + j0;
       if (!accumulate) std::fill(out, out + (j1 - j0), T(0));
@@ -234,7 +236,8 @@ void gemm_int(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, i
       for (int64_t j = 0; j < n; ++j) {
         uint64_t s = accumulate ? uint64_t(int64_t(c[i * ldc + j])) : 0;
         for (int64_t p = 0; p < k; ++p)
-          s += uint64_t(int64_t(a.p[i * a.rs + p * a.cs])) * uint64_t(int64_t(b.p[p * b.rs + j * b.cs]));
+          s += uint64_t(int64_t(a.p[i * a.rs + p * a.cs])) *
+               uint64_t(int64_t(b.p[p * b.rs + j * b.cs]));
         c[i * ldc + j] = T(s);
       }
   });
@@ -251,7 +254,8 @@ T dot(int64_t n, const T* x, int64_t incx, const T* y, int64_t incy) {
     return r;
   } else {
     uint64_t r = 0;
-    for (int64_t i = 0; i < n; ++i) r += uint64_t(int64_t(x[i * incx])) * uint64_t(int64_t(y[i * incy]));
+    for (int64_t i = 0; i < n; ++i)
+      r += uint64_t(int64_t(x[i * incx])) * uint64_t(int64_t(y[i * incy]));
     return T(r);
   }
 }

@@ -13,7 +13,9 @@ void register_flex_conv(BackendImpl& b);
 
 namespace {
 
-template <class T> T* ptr(const Tensor& t) { return static_cast<T*>(static_cast<void*>(t.impl()->data())); }
+template <class T> T* ptr(const Tensor& t) {
+  return static_cast<T*>(static_cast<void*>(t.impl()->data()));
+}
 
 // Runs f(T{}) for the dtypes gemm() computes natively.
 template <class F>
