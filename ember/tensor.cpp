@@ -194,6 +194,7 @@ Tensor Tensor::relu() const { return ember::relu(*this); }
 Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
 Tensor Tensor::tanh() const { return ember::tanh(*this); }
 Tensor Tensor::pow(Scalar e) const { return ember::pow(*this, e); }
+Tensor Tensor::matmul(const Tensor& o) const { return ember::matmul(*this, o); }
 
 // --- host data in ---
 Device resolve_device(std::optional<Device> d) { return d ? *d : default_device(); }

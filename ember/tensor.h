@@ -141,6 +141,8 @@ class Tensor {
   Tensor sigmoid() const;
   Tensor tanh() const;
   Tensor pow(Scalar e) const;
+  /// torch.matmul(*this, other).
+  Tensor matmul(const Tensor& other) const;
 
  private:
   void check_dtype(DType want, const char* op) const;

@@ -1,0 +1,25 @@
+// Matrix-product and convolution workloads (rows of torch_cpu.py).
+#include <cmath>
+
+#include "bench.h"
+#include "ember/ember.h"
+
+using namespace ember;
+
+EMBER_BENCH({.name = "matmul_f32_1024", .setup = [] {
+  Tensor a = randn({1024, 1024}), b = randn({1024, 1024});
+  return std::function<void()>([=] { Tensor c = matmul(a, b); });
+}, .flops = 2.0 * 1024 * 1024 * 1024});
+EMBER_BENCH({.name = "matmul_f32_2048", .setup = [] {
+  Tensor a = randn({2048, 2048}), b = randn({2048, 2048});
+  return std::function<void()>([=] { Tensor c = matmul(a, b); });
+}, .flops = 2.0 * 2048 * 2048 * 2048});
+EMBER_BENCH({.name = "conv3x3_64c_56_b32_fwd", .setup = [] {
+  // nn.Conv2d(64, 64, 3, padding=1): weight and bias uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  double bound = 1.0 / std::sqrt(64.0 * 9.0);
+  Tensor x = randn({32, 64, 56, 56}), w = uniform(-bound, bound, {64, 64, 3, 3}),
+         b = uniform(-bound, bound, {64});
+  return std::function<void()>([=] {
+    Tensor y = nn::functional::conv2d(x, w, b, {.padding = {1}});
+  });
+}, .warmup = 2, .iters = 5});

@@ -1,0 +1,37 @@
+#pragma once
+// Convolution geometry shared by inference and every backend's conv / unfold / fold kernels
+// (private). Spatial quantities are right-aligned into three slots (depth, height, width): a
+// conv1d uses only the last slot, a conv2d the last two; unused slots hold size 1, stride 1,
+// padding 0, dilation 1.
+#include <array>
+
+#include "ember/ops/registry.h"
+
+namespace ember::ops {
+
+struct ConvGeometry {
+  using Dims = std::array<int64_t, 3>;
+  int nsp = 2;           // spatial dims of the op
+  bool batched = true;   // the input had a batch dim (the output keeps it)
+  int64_t n = 1;         // batch size
+  int64_t c_in = 0;      // input channels (all groups); unfold/fold: the image's channels
+  int64_t c_out = 0;     // output channels (all groups); unfold/fold: c_in
+  int64_t groups = 1;
+  // conv: in -> out spatial sizes. conv_transpose: in is the (small) input, out the result.
+  // unfold / fold: in is the image, out the grid of sliding blocks.
+  Dims in{1, 1, 1}, out{1, 1, 1};
+  Dims kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0}, dilation{1, 1, 1};
+  /// Products of the used slots.
+  int64_t in_numel() const { return in[0] * in[1] * in[2]; }
+  int64_t out_numel() const { return out[0] * out[1] * out[2]; }
+  int64_t kernel_numel() const { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+/// Validates a conv*/conv_transpose*/unfold/fold call (throwing the op's errors) and computes
+/// its geometry. Padding is the leading (top/left) padding; "same" pads any odd remainder at the
+/// end, as torch does.
+ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in);
+/// The output shape of the call described by `g`.
+Shape conv_output_shape(OpId op, const ConvGeometry& g);
+
+}  // namespace ember::ops
