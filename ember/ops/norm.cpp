@@ -92,12 +92,19 @@ void infer_norm(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& o
 }
 
 // --- decompositions ---
+// f16/bf16 inputs are computed in float and rounded once at the end, like the fused kernels:
+// rounding every intermediate (means, deviations) to 8 or 11 bits loses too much.
+
+Tensor upcast(const Tensor& t) {
+  return t.defined() && (t.dtype() == DType::F16 || t.dtype() == DType::BF16) ? t.to(DType::F32) : t;
+}
 
 TensorList softmax_dec(const Tensor& x, int64_t dim, bool log_form) {
   if (x.numel() == 0) return {x.clone()};
-  Tensor z = x - amax(x, {dim}, true);
+  const Tensor xc = upcast(x);
+  Tensor z = xc - amax(xc, {dim}, true);
   Tensor s = sum(exp(z), {dim}, true);
-  return {log_form ? z - log(s) : exp(z) / s};
+  return {(log_form ? z - log(s) : exp(z) / s).to(x.dtype())};
 }
 TensorList dec_softmax(const Attrs& a, std::span<const Tensor> in) {
   return softmax_dec(in[0], a.i[0], false);
@@ -119,16 +126,20 @@ Tensor affine(Tensor y, const Tensor& w, const Tensor& b, DType out) {
 
 TensorList dec_layer_norm(const Attrs& a, std::span<const Tensor> in) {
   const Tensor& x = in[0];
+  if (x.numel() == 0) return {x.clone()};
   Shape dims = last_dims(x, a.ints.size());
-  Tensor d = x - mean(x, dims, true);
+  const Tensor xc = upcast(x);
+  Tensor d = xc - mean(xc, dims, true);
   Tensor y = d * rsqrt(mean(d * d, dims, true) + a.f[0]);
   return {affine(y, in.size() > 1 ? in[1] : Tensor(), in.size() > 2 ? in[2] : Tensor(), x.dtype())};
 }
 
 TensorList dec_rms_norm(const Attrs& a, std::span<const Tensor> in) {
   const Tensor& x = in[0];
+  if (x.numel() == 0) return {x.clone()};
   Shape dims = last_dims(x, a.ints.size());
-  Tensor y = x * rsqrt(mean(x * x, dims, true) + ops::rms_norm_eps(a, x.dtype()));
+  const Tensor xc = upcast(x);
+  Tensor y = xc * rsqrt(mean(xc * xc, dims, true) + ops::rms_norm_eps(a, x.dtype()));
   return {affine(y, in.size() > 1 ? in[1] : Tensor(), Tensor(), x.dtype())};
 }
 
@@ -142,8 +153,9 @@ Tensor channel_view(const Tensor& t, int64_t ndim) {
 
 TensorList dec_group_norm(const Attrs& a, std::span<const Tensor> in) {
   const Tensor& x = in[0];
+  if (x.numel() == 0) return {x.clone()};
   const int64_t n = x.size(0), g = a.i[0];
-  Tensor xg = x.reshape({n, g, -1});
+  Tensor xg = upcast(x).reshape({n, g, x.numel() / (n * g)});
   Tensor d = xg - mean(xg, {2}, true);
   Tensor y = (d * rsqrt(mean(d * d, {2}, true) + a.f[0])).reshape(x.shape());
   return {affine(y, channel_view(in[1], x.dim()), channel_view(in[2], x.dim()), x.dtype())};
@@ -155,17 +167,18 @@ TensorList dec_batch_norm(const Attrs& a, std::span<const Tensor> in) {
   Shape dims = {0};
   for (int64_t i = 2; i < nd; ++i) dims.push_back(i);
   const Tensor w = channel_view(in[3], nd), b = channel_view(in[4], nd);
+  const Tensor xc = upcast(x);
   if (!a.b[0]) {
-    Tensor y = (x - channel_view(in[1], nd)) * rsqrt(channel_view(in[2], nd) + a.f[0]);
+    Tensor y = (xc - channel_view(in[1], nd)) * rsqrt(channel_view(in[2], nd) + a.f[0]);
     return {affine(y, w, b, x.dtype())};
   }
   const int64_t count = x.numel() / x.size(1);
-  Tensor m = mean(x, dims);
-  Tensor d = x - channel_view(m, nd);
+  Tensor m = mean(xc, dims);
+  Tensor d = xc - channel_view(m, nd);
   Tensor var = mean(d * d, dims);
   Tensor y = d * channel_view(rsqrt(var + a.f[0]), nd);
   Tensor unbiased = var * (double(count) / double(count - 1));
-  return {affine(y, w, b, x.dtype()), m, unbiased};
+  return {affine(y, w, b, x.dtype()), m.to(x.dtype()), unbiased.to(x.dtype())};
 }
 
 Tensor norm_call(OpId op, const Attrs& a, std::initializer_list<Tensor> in) {

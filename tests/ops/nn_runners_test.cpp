@@ -137,3 +137,12 @@ EMBER_RUNNER(cdist) {
   auto in = ember::test::inputs_of(c, dev);
   return {nnf::cdist(in[0], in[1], num_attr(c.attrs, "p", 2.0))};
 }
+EMBER_RUNNER(scaled_dot_product_attention) {
+  auto in = ember::test::inputs_of(c, dev);
+  nnf::AttentionOptions o;
+  o.attn_mask = in[3];
+  o.dropout_p = c.attrs.value("dropout_p", 0.0);
+  o.is_causal = c.attrs.value("is_causal", false);
+  if (c.attrs.contains("scale")) o.scale = c.attrs["scale"].get<double>();
+  return {nnf::scaled_dot_product_attention(in[0], in[1], in[2], o)};
+}

@@ -21,7 +21,7 @@ namespace ember::flex {
 /// range), no float-to-int casts.
 inline float exp_fast(float x) {
   constexpr float kHi = 88.3f, kLo = -87.3365447f;
-  const float xc = x < kHi ? x : kHi;
+  const float xc = x > kHi ? kHi : x;  // NaN passes through
   // Round x * log2(e) to the nearest integer with the 1.5 * 2^23 trick.
   const float r = xc * 1.44269504088896341f + 12582912.0f;
   const float fn = r - 12582912.0f;
