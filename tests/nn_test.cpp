@@ -64,7 +64,8 @@ void expect_kernel_matches_decomposition(OpId op, const Fn& f, double tol) {
   ASSERT_EQ(fused.size(), dec.size());
   for (size_t i = 0; i < fused.size(); ++i) {
     EXPECT_EQ(fused[i].dtype(), dec[i].dtype());
-    EXPECT_TRUE(allclose(fused[i].to(kF64), dec[i].to(kF64), tol, tol)) << op_name(op) << " output " << i;
+    EXPECT_TRUE(allclose(fused[i].to(kF64), dec[i].to(kF64), tol, tol))
+        << op_name(op) << " output " << i;
   }
 }
 
@@ -77,13 +78,20 @@ TEST(NnDecompositions, MatchKernelsOnLargerInputs) {
     Tensor cols = (randn({3, 37, 300}) * 4).to(dt);     // softmax over an inner dim > one block
     Tensor img = randn({4, 6, 9, 7}).to(dt);
     Tensor w = rand({1031}).to(dt), b = randn({1031}).to(dt), wc = rand({6}).to(dt);
-    expect_kernel_matches_decomposition(OpId::softmax, [&] { return TensorList{F::softmax(rows, 1)}; }, tol);
-    expect_kernel_matches_decomposition(OpId::softmax, [&] { return TensorList{F::softmax(cols, 1)}; }, tol);
-    expect_kernel_matches_decomposition(OpId::log_softmax, [&] { return TensorList{F::log_softmax(cols, 1)}; }, tol);
-    expect_kernel_matches_decomposition(OpId::log_softmax, [&] { return TensorList{F::log_softmax(rows, -1)}; }, tol);
-    expect_kernel_matches_decomposition(OpId::layer_norm, [&] { return TensorList{F::layer_norm(rows, {1031}, w, b)}; }, tol);
-    expect_kernel_matches_decomposition(OpId::rms_norm, [&] { return TensorList{F::rms_norm(rows, {1031}, w)}; }, tol);
-    expect_kernel_matches_decomposition(OpId::group_norm, [&] { return TensorList{F::group_norm(img, 3, wc, wc)}; }, tol);
+    expect_kernel_matches_decomposition(
+        OpId::softmax, [&] { return TensorList{F::softmax(rows, 1)}; }, tol);
+    expect_kernel_matches_decomposition(
+        OpId::softmax, [&] { return TensorList{F::softmax(cols, 1)}; }, tol);
+    expect_kernel_matches_decomposition(
+        OpId::log_softmax, [&] { return TensorList{F::log_softmax(cols, 1)}; }, tol);
+    expect_kernel_matches_decomposition(
+        OpId::log_softmax, [&] { return TensorList{F::log_softmax(rows, -1)}; }, tol);
+    expect_kernel_matches_decomposition(
+        OpId::layer_norm, [&] { return TensorList{F::layer_norm(rows, {1031}, w, b)}; }, tol);
+    expect_kernel_matches_decomposition(
+        OpId::rms_norm, [&] { return TensorList{F::rms_norm(rows, {1031}, w)}; }, tol);
+    expect_kernel_matches_decomposition(
+        OpId::group_norm, [&] { return TensorList{F::group_norm(img, 3, wc, wc)}; }, tol);
     expect_kernel_matches_decomposition(OpId::batch_norm, [&] {
       Tensor rm = zeros({6}, {dt}), rv = ones({6}, {dt});
       Tensor y = F::batch_norm(img, rm, rv, wc, wc, true, 0.1, 1e-5);
@@ -164,7 +172,8 @@ TEST(NnErrors, MessagesNameTheBadValue) {
   }
   EXPECT_THROW(F::cross_entropy(randn({2, 3}), tensor<int64_t>({0, 1}), {.reduction = "avg"}),
                ValueError);
-  EXPECT_THROW(F::max_pool2d(randn({1, 1, 4, 4}), {.kernel_size = {2}, .padding = {3}}), ValueError);
+  EXPECT_THROW(F::max_pool2d(randn({1, 1, 4, 4}), {.kernel_size = {2}, .padding = {3}}),
+               ValueError);
 }
 
 }  // namespace

@@ -131,7 +131,8 @@ TensorList dec_attention(const Attrs& a, std::span<const Tensor> in) {
     Tensor cols = arange(k.size(-2), {DType::I64, q.device()});
     scores = where(le(cols, rows), scores, ninf);
   } else if (mask.defined()) {
-    scores = mask.dtype() == DType::Bool ? where(mask, scores, ninf) : scores + mask.to(scores.dtype());
+    scores =
+        mask.dtype() == DType::Bool ? where(mask, scores, ninf) : scores + mask.to(scores.dtype());
   }
   Tensor attn = nn::functional::softmax(scores, -1);
   if (a.f[0] > 0) attn = nn::functional::dropout(attn, a.f[0], true);

@@ -55,11 +55,12 @@ void infer_norm(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& o
         detail::throw_shape(name, "expected an input of shape [N, C, *], found " +
                                       shape_str(x.shape()));
       const int64_t g = a.i[0], c = x.size(1);
-      if (g <= 0) detail::throw_value(name, "num_groups must be positive, found " + std::to_string(g));
+      if (g <= 0)
+        detail::throw_value(name, "num_groups must be positive, found " + std::to_string(g));
       if (c % g != 0)
-        detail::throw_shape(name, "expected the channel count to be divisible by num_groups, found " +
-                                      std::to_string(c) + " channels and " + std::to_string(g) +
-                                      " groups");
+        detail::throw_shape(
+            name, "expected the channel count to be divisible by num_groups, found " +
+                      std::to_string(c) + " channels and " + std::to_string(g) + " groups");
       check_affine(name, in[1], {c}, "weight");
       check_affine(name, in[2], {c}, "bias");
       break;
@@ -96,7 +97,8 @@ void infer_norm(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& o
 // rounding every intermediate (means, deviations) to 8 or 11 bits loses too much.
 
 Tensor upcast(const Tensor& t) {
-  return t.defined() && (t.dtype() == DType::F16 || t.dtype() == DType::BF16) ? t.to(DType::F32) : t;
+  const bool half = t.defined() && (t.dtype() == DType::F16 || t.dtype() == DType::BF16);
+  return half ? t.to(DType::F32) : t;
 }
 
 TensorList softmax_dec(const Tensor& x, int64_t dim, bool log_form) {

@@ -37,7 +37,8 @@ ember::TensorList max_pool(const ember::test::Case& c, ember::Device dev, int nd
   auto in = ember::test::inputs_of(c, dev);
   auto o = pool_opts(c.attrs);
   if (c.attrs.value("return_indices", false)) {
-    auto [v, i] = nd == 1 ? nnf::max_pool1d_with_indices(in[0], o) : nnf::max_pool2d_with_indices(in[0], o);
+    auto [v, i] =
+        nd == 1 ? nnf::max_pool1d_with_indices(in[0], o) : nnf::max_pool2d_with_indices(in[0], o);
     return {v, i};
   }
   return {nd == 1 ? nnf::max_pool1d(in[0], o) : nnf::max_pool2d(in[0], o)};

@@ -40,8 +40,8 @@ TensorList k_embedding(const OpCall& c) {
   parallel_for(int64_t(idx.size()), std::max<int64_t>(1, int64_t(65536 / row_bytes)),
                [&](int64_t b, int64_t e) {
                  for (int64_t i = b; i < e; ++i)
-                   std::memcpy(dst + size_t(i) * row_bytes, src + size_t(idx[size_t(i)]) * row_bytes,
-                               row_bytes);
+                   std::memcpy(dst + size_t(i) * row_bytes,
+                               src + size_t(idx[size_t(i)]) * row_bytes, row_bytes);
                });
   return {out};
 }
@@ -63,8 +63,9 @@ TensorList k_nll_loss(const OpCall& c) {
   const std::string& red = c.attrs.str;
   for (int64_t t : tgt)
     if (t != ignore && (t < 0 || t >= classes))
-      ::ember::detail::throw_index("nll_loss", "target " + std::to_string(t) + " is out of bounds for " +
-                                          std::to_string(classes) + " classes");
+      ::ember::detail::throw_index("nll_loss", "target " + std::to_string(t) +
+                                                   " is out of bounds for " +
+                                                   std::to_string(classes) + " classes");
   EMBER_DISPATCH_FLOAT(x.dtype(), "nll_loss", {
     const T* xp = static_cast<const T*>(x.raw_data());
     T* op = static_cast<T*>(out.raw_data());

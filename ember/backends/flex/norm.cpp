@@ -50,7 +50,8 @@ TensorList k_layer_norm(const OpCall& c) {
                } else if (wp) {
                  for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] - mean) * rstd * wp[i];
                } else {
-                 for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] - mean) * rstd + (bp ? bp[i] : C(0));
+                 for (int64_t i = 0; i < n; ++i)
+                   yr[i] = (xr[i] - mean) * rstd + (bp ? bp[i] : C(0));
                }
              });
   });

@@ -29,7 +29,10 @@ Planes planes_of(const OpCall& c, int nd) {
   return p;
 }
 int spatial_dims(OpId op) {
-  return op == OpId::max_pool1d || op == OpId::avg_pool1d || op == OpId::adaptive_avg_pool1d ? 1 : 2;
+  switch (op) {
+    case OpId::max_pool1d: case OpId::avg_pool1d: case OpId::adaptive_avg_pool1d: return 1;
+    default: return 2;
+  }
 }
 
 template <class F>
@@ -74,7 +77,8 @@ TensorList k_max_pool(const OpCall& c) {
           C best = -std::numeric_limits<C>::infinity();
           int64_t at = h0 * p.w + w0;
           for (int64_t ih = h0; ih < h1; ih += k.dh)
-            for (int64_t iw = w0; iw < w1; iw += k.dw) max_step(C(x[ih * p.w + iw]), ih * p.w + iw, best, at);
+            for (int64_t iw = w0; iw < w1; iw += k.dw)
+              max_step(C(x[ih * p.w + iw]), ih * p.w + iw, best, at);
           const int64_t o = (pl * p.oh + oh) * p.ow + ow;
           yp[o] = T(best);
           if (ip) ip[o] = at;
@@ -134,7 +138,8 @@ TensorList adaptive_pool(const OpCall& c) {
     for_each_plane(p, [&](int64_t pl) {
       const T* x = xp + pl * p.h * p.w;
       for (int64_t oh = 0; oh < p.oh; ++oh) {
-        const int64_t h0 = ops::adaptive_start(oh, p.h, p.oh), h1 = ops::adaptive_end(oh, p.h, p.oh);
+        const int64_t h0 = ops::adaptive_start(oh, p.h, p.oh),
+                      h1 = ops::adaptive_end(oh, p.h, p.oh);
         for (int64_t ow = 0; ow < p.ow; ++ow) {
           const int64_t w0 = ops::adaptive_start(ow, p.w, p.ow);
           const int64_t w1 = ops::adaptive_end(ow, p.w, p.ow);
@@ -143,7 +148,8 @@ TensorList adaptive_pool(const OpCall& c) {
             C best = -std::numeric_limits<C>::infinity();
             int64_t at = h0 * p.w + w0;
             for (int64_t ih = h0; ih < h1; ++ih)
-              for (int64_t iw = w0; iw < w1; ++iw) max_step(C(x[ih * p.w + iw]), ih * p.w + iw, best, at);
+              for (int64_t iw = w0; iw < w1; ++iw)
+                max_step(C(x[ih * p.w + iw]), ih * p.w + iw, best, at);
             yp[o] = T(best);
             ip[o] = at;
           } else {
