@@ -55,6 +55,7 @@ for op, fn in (("cross_entropy", ce), ("nll_loss", nll)):
         add(case(op, fn(a), [rnd([2, 5, 3, 2], F32), targets([2, 3, 2], 5, 4), w], a, name=f"{op}_spatial_{red}"))
     a = {"reduction": "mean"}
     add(case(op, fn(a), [rnd([5], F32), torch.tensor(3), None], a, name=f"{op}_unbatched"))
+    add(case(op, fn(a), [rnd([1, 5], F32), torch.tensor([2]), w], a, name=f"{op}_batch1"))
     add(case(op, fn(a), [rnd([0, 5], F32), torch.zeros(0, dtype=I64), None], a, name=f"{op}_empty_mean"))
     add(case(op, fn({"reduction": "sum"}), [rnd([0, 5], F32), torch.zeros(0, dtype=I64), None], {"reduction": "sum"},
              name=f"{op}_empty_sum"))

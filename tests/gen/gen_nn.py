@@ -219,6 +219,7 @@ for op, fn in (("softmax", F.softmax), ("log_softmax", F.log_softmax)):
     add(case(op, lambda x: fn(x, 1), [In(rnd([4, 6, 3], F64), [["slice", 1, 0, 6, 2]])], {"dim": 1},
              name=f"{op}_strided"))
     add(case(op, lambda x: fn(x, 0), [torch.tensor(1.5)], {"dim": 0}, name=f"{op}_0d"))
+    add(case(op, lambda x: fn(x, 1), [rnd([1, 7], F32)], {"dim": 1}, name=f"{op}_batch1"))
     add(case(op, lambda x: fn(x, 1), [rnd([0, 4], F32)], {"dim": 1}, name=f"{op}_empty"))
     add(error(op, [rnd([3, 4], torch.int64)], "DTypeError", {"dim": 1}, name=f"{op}_int"))
     add(error(op, [rnd([3, 4], F32)], "IndexError", {"dim": 2}, name=f"{op}_dim"))
@@ -237,6 +238,8 @@ for i, (shape, ns, w, b) in enumerate((([2, 3, 8], [3, 8], True, True), ([4, 5],
     a = {"normalized_shape": ns, "eps": 1e-3 if i == 1 else 1e-5}
     add(case("layer_norm", ln(a), [rnd(shape, F32), rnd(ns, F32) if w else None, rnd(ns, F32) if b else None],
              a, name=f"layer_norm_opts{i}"))
+a = {"normalized_shape": [6]}
+add(case("layer_norm", ln(a), [rnd([1, 6], F32), rnd([6], F32), rnd([6], F32)], a, name="layer_norm_batch1"))
 a = {"normalized_shape": [4]}
 add(case("layer_norm", ln(a), [In(rnd([4, 3], F32), [["transpose", 0, 1]]), In(rnd([8], F32), [["slice", 0, 0, 8, 2]]),
                                 rnd([4], F32)], a, name="layer_norm_noncontig"))
@@ -288,6 +291,7 @@ for i, (shape, g, affine) in enumerate((([2, 6, 4], 1, True), ([2, 6, 4], 6, Fal
     add(case("group_norm", gn(a), [rnd(shape, F32), rnd([c], F32) if affine else None,
                                    rnd([c], F32) if affine else None], a, name=f"group_norm_opts{i}"))
 a = {"num_groups": 2}
+add(case("group_norm", gn(a), [rnd([1, 4, 3], F32), rnd([4], F32), rnd([4], F32)], a, name="group_norm_batch1"))
 add(case("group_norm", gn(a), [In(rnd([2, 5, 4], F32), [["permute", [0, 2, 1]]]), rnd([4], F32), None], a,
          name="group_norm_noncontig"))
 add(error("group_norm", [rnd([2, 6, 4], F32), None, None], "ShapeError", {"num_groups": 4}, name="group_norm_groups"))
@@ -325,6 +329,8 @@ for i, (shape, training, has_stats, affine, mom) in enumerate((
     add(case("batch_norm", bn(a), [rnd(shape, F32)] + st + ([rnd([c], F32), rnd([c], F32)] if affine else [None, None]),
              a, name=f"batch_norm_opts{i}"))
 a = {"training": True}
+add(case("batch_norm", bn(a), [rnd([1, 3, 4], F32)] + stats_inputs(3, F32) + [rnd([3], F32), None], a,
+         name="batch_norm_batch1"))
 add(case("batch_norm", bn(a), [In(rnd([3, 4, 2], F32), [["permute", [0, 2, 1]]])] + stats_inputs(2, F32) + [None, None],
          a, name="batch_norm_noncontig"))
 add(error("batch_norm", [rnd([1, 3], F32)] + stats_inputs(3, F32) + [None, None], "ValueError", {"training": True},
