@@ -117,33 +117,65 @@ void nearest(const Tensor& x, const Tensor& out, const Geometry& g, const Taps<f
   });
 }
 
+// Separable weighted sums, as torch evaluates them: first along W for every input row (into
+// float scratch), then along H as weighted sums of whole rows, which are contiguous and vectorise.
+template <class T, int KH, int KW>
+void separable_planes(const T* xp, T* yp, const Geometry& g, const Taps<compute_t<T>>& th,
+                      const Taps<compute_t<T>>& tw) {
+  using C = compute_t<T>;
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.oh * g.ow));
+  parallel_for(g.planes, grain, [&](int64_t pb, int64_t pe) {
+    std::vector<C> tmp(static_cast<size_t>(g.h * g.ow));
+    for (int64_t p = pb; p < pe; ++p) {
+      const T* src = xp + p * g.h * g.w;
+      T* dst = yp + p * g.oh * g.ow;
+      for (int64_t r = 0; r < g.h; ++r) {
+        const T* row = src + r * g.w;
+        C* t = tmp.data() + r * g.ow;
+        for (int64_t j = 0; j < g.ow; ++j) {
+          const int64_t* ix = tw.idx.data() + j * KW;
+          const C* wt = tw.wt.data() + j * KW;
+          C acc = C(row[ix[0]]) * wt[0];
+          for (int q = 1; q < KW; ++q) acc += C(row[ix[q]]) * wt[q];
+          t[j] = acc;
+        }
+      }
+      for (int64_t i = 0; i < g.oh; ++i) {
+        T* out = dst + i * g.ow;
+        const C* rows[KH];
+        C wt[KH];
+        for (int q = 0; q < KH; ++q) {
+          rows[q] = tmp.data() + th.idx[size_t(i * KH + q)] * g.ow;
+          wt[q] = th.wt[size_t(i * KH + q)];
+        }
+        if constexpr (KH == 1) {
+          for (int64_t j = 0; j < g.ow; ++j) out[j] = T(rows[0][j]);
+        } else {
+          for (int64_t j = 0; j < g.ow; ++j) {
+            C acc = rows[0][j] * wt[0];
+            for (int q = 1; q < KH; ++q) acc += rows[q][j] * wt[q];
+            out[j] = T(acc);
+          }
+        }
+      }
+    }
+  });
+}
+
 template <class T>
 void interpolate_planes(const Tensor& x, const Tensor& out, const Geometry& g,
                         const std::string& mode, bool align) {
   using C = compute_t<T>;
-  // A 1-d input is a plane of height 1 with the single identity tap.
-  const Taps<C> th = g.h == 1 && g.oh == 1 ? Taps<C>{1, {0}, {C(1)}}
-                                           : make_taps<C>(mode, g.h, g.oh, align, g.sh);
-  const Taps<C> tw = make_taps<C>(mode, g.w, g.ow, align, g.sw);
   const T* xp = static_cast<const T*>(x.raw_data());
   T* yp = static_cast<T*>(out.raw_data());
-  for_each_plane(g, [&](int64_t p) {
-    const T* src = xp + p * g.h * g.w;
-    T* dst = yp + p * g.oh * g.ow;
-    for (int64_t i = 0; i < g.oh; ++i) {
-      for (int64_t j = 0; j < g.ow; ++j) {
-        C acc = 0;
-        for (int a = 0; a < th.k; ++a) {
-          const T* row = src + th.idx[size_t(i * th.k + a)] * g.w;
-          C inner = 0;
-          for (int b = 0; b < tw.k; ++b)
-            inner += C(row[tw.idx[size_t(j * tw.k + b)]]) * tw.wt[size_t(j * tw.k + b)];
-          acc += inner * th.wt[size_t(i * th.k + a)];
-        }
-        dst[i * g.ow + j] = T(acc);
-      }
-    }
-  });
+  const Taps<C> tw = make_taps<C>(mode, g.w, g.ow, align, g.sw);
+  if (mode == "linear") {  // a 1-d input: one row per plane, the identity along H
+    separable_planes<T, 1, 2>(xp, yp, g, Taps<C>{1, {0}, {C(1)}}, tw);
+    return;
+  }
+  const Taps<C> th = make_taps<C>(mode, g.h, g.oh, align, g.sh);
+  if (mode == "bicubic") separable_planes<T, 4, 4>(xp, yp, g, th, tw);
+  else separable_planes<T, 2, 2>(xp, yp, g, th, tw);
 }
 
 TensorList k_interpolate(const OpCall& c) {

@@ -43,13 +43,37 @@ void for_each_plane(const Planes& p, const F& f) {
   });
 }
 
-// Takes v when it beats the running max or is NaN (so NaN wins and sticks), like torch.
-template <class C>
-inline void max_step(C v, int64_t i, C& best, int64_t& at) {
-  if (v > best || std::isnan(v)) {
-    best = v;
-    at = i;
+// The max of a window [h0, h1) x [w0, w1) (steps dh, dw) and the position torch reports for it:
+// the first maximum, or the last NaN when there is one (NaN wins and sticks). Max and position
+// are separate passes with short dependency chains, not one compare-and-branch per element.
+template <class T>
+inline void window_max(const T* x, int64_t width, int64_t h0, int64_t h1, int64_t dh, int64_t w0,
+                       int64_t w1, int64_t dw, compute_t<T>& best, int64_t& at) {
+  using C = compute_t<T>;
+  C m = -std::numeric_limits<C>::infinity();
+  bool nan = false;
+  for (int64_t ih = h0; ih < h1; ih += dh)
+    for (int64_t iw = w0; iw < w1; iw += dw) {
+      const C v = C(x[ih * width + iw]);
+      m = v > m ? v : m;
+      nan |= v != v;
+    }
+  at = h0 * width + w0;
+  if (nan) {
+    for (int64_t ih = h0; ih < h1; ih += dh)
+      for (int64_t iw = w0; iw < w1; iw += dw) {
+        const C v = C(x[ih * width + iw]);
+        at = v != v ? ih * width + iw : at;
+      }
+    best = std::numeric_limits<C>::quiet_NaN();
+    return;
   }
+  // Backwards, so the last hit is the first maximum.
+  const int64_t hl = dh == 1 ? h1 - 1 : h0 + (h1 - 1 - h0) / dh * dh;
+  const int64_t wl = dw == 1 ? w1 - 1 : w0 + (w1 - 1 - w0) / dw * dw;
+  for (int64_t ih = hl; ih >= h0; ih -= dh)
+    for (int64_t iw = wl; iw >= w0; iw -= dw) at = C(x[ih * width + iw]) == m ? ih * width + iw : at;
+  best = m;
 }
 
 TensorList k_max_pool(const OpCall& c) {
@@ -60,6 +84,7 @@ TensorList k_max_pool(const OpCall& c) {
   const bool with_idx = c.attrs.b[1];
   Tensor idx = with_idx ? new_output(c, 1) : Tensor();
   int64_t* ip = with_idx ? static_cast<int64_t*>(idx.raw_data()) : nullptr;
+  const bool unit_dilation = k.dh == 1 && k.dw == 1;  // lets the common case use constant steps
   EMBER_DISPATCH_FLOAT(p.x.dtype(), op_name(c.op), {
     using C = compute_t<T>;
     const T* xp = static_cast<const T*>(p.x.raw_data());
@@ -74,11 +99,10 @@ TensorList k_max_pool(const OpCall& c) {
           int64_t w0 = ow * k.sw - k.pw;
           const int64_t w1 = std::min(w0 + (k.kw - 1) * k.dw + 1, p.w);
           while (w0 < 0) w0 += k.dw;
-          C best = -std::numeric_limits<C>::infinity();
-          int64_t at = h0 * p.w + w0;
-          for (int64_t ih = h0; ih < h1; ih += k.dh)
-            for (int64_t iw = w0; iw < w1; iw += k.dw)
-              max_step(C(x[ih * p.w + iw]), ih * p.w + iw, best, at);
+          C best;
+          int64_t at;
+          if (unit_dilation) window_max(x, p.w, h0, h1, 1, w0, w1, 1, best, at);
+          else window_max(x, p.w, h0, h1, k.dh, w0, w1, k.dw, best, at);
           const int64_t o = (pl * p.oh + oh) * p.ow + ow;
           yp[o] = T(best);
           if (ip) ip[o] = at;
@@ -145,11 +169,9 @@ TensorList adaptive_pool(const OpCall& c) {
           const int64_t w1 = ops::adaptive_end(ow, p.w, p.ow);
           const int64_t o = (pl * p.oh + oh) * p.ow + ow;
           if constexpr (kMax) {
-            C best = -std::numeric_limits<C>::infinity();
-            int64_t at = h0 * p.w + w0;
-            for (int64_t ih = h0; ih < h1; ++ih)
-              for (int64_t iw = w0; iw < w1; ++iw)
-                max_step(C(x[ih * p.w + iw]), ih * p.w + iw, best, at);
+            C best;
+            int64_t at;
+            window_max(x, p.w, h0, h1, 1, w0, w1, 1, best, at);
             yp[o] = T(best);
             ip[o] = at;
           } else {
