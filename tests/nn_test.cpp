@@ -170,6 +170,12 @@ TEST(NnErrors, MessagesNameTheBadValue) {
   } catch (const IndexError& e) {
     EXPECT_NE(std::string(e.what()).find("target 3"), std::string::npos) << e.what();
   }
+  try {
+    F::cross_entropy(randn({2, 3}), tensor<int64_t>({4, 1}));
+    FAIL() << "expected IndexError";
+  } catch (const IndexError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[cross_entropy] target 4", 0), 0u) << e.what();
+  }
   EXPECT_THROW(F::cross_entropy(randn({2, 3}), tensor<int64_t>({0, 1}), {.reduction = "avg"}),
                ValueError);
   EXPECT_THROW(F::max_pool2d(randn({1, 1, 4, 4}), {.kernel_size = {2}, .padding = {3}}),

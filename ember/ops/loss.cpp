@@ -133,13 +133,14 @@ TensorList dec_cross_entropy(const Attrs& a, std::span<const Tensor> in) {
     if (red == "sum") return {total};
     return {total / double(x.numel() / std::max<int64_t>(classes, 1))};
   }
-  // nll_loss checks targets too; checking here first lets the error name the op that was called.
-  if (t.numel() > 0 &&
-      any(logical_and(ne(t, a.i[0]), logical_or(lt(t, 0), ge(t, classes)))).item<bool>())
-    detail::throw_index("cross_entropy", "expected targets in [0, " + std::to_string(classes) +
-                                             ") or equal to ignore_index " +
-                                             std::to_string(a.i[0]));
-  TensorList nll = dispatch(OpId::nll_loss, a, {logp, t, weight});
+  TensorList nll;
+  try {
+    nll = dispatch(OpId::nll_loss, a, {logp, t, weight});
+  } catch (const IndexError& e) {
+    // A bad target: report it under the op the caller used.
+    const std::string what = e.what(), tag = "[nll_loss] ";
+    detail::throw_index("cross_entropy", what.rfind(tag, 0) == 0 ? what.substr(tag.size()) : what);
+  }
   if (ls == 0) return {nll[0]};
   // Label smoothing: mix in the (weighted) mean negative log-probability over classes, skipping
   // ignored targets and normalised like nll_loss.
