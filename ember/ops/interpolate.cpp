@@ -1,0 +1,91 @@
+// interpolate (nearest, linear, bilinear, bicubic): API, inference, registration.
+// Attrs: str mode; ints output size (1 or one per spatial dim) or, when b[0] is set, i[0] scale
+// factors in f[0], f[1] (one per spatial dim, or one for all); b[1] align_corners, b[2] given.
+#include <cmath>
+
+#include "ember/backends/backend.h"
+#include "ember/nn/functional.h"
+#include "ember/ops/nn_common.h"
+
+namespace ember {
+namespace {
+
+void infer_interpolate(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& out) {
+  const char* name = op_name(op);
+  if (in.size() != 1) detail::throw_value(name, "expected 1 input");
+  const Tensor& x = in[0];
+  ops::require_defined(x, name);
+  const std::string& mode = a.str;
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "bicubic")
+    detail::throw_value(name, "mode must be 'nearest', 'linear', 'bilinear' or 'bicubic', found '" +
+                                  mode + "'");
+  if (x.dim() != 3 && x.dim() != 4)
+    detail::throw_shape(name, "expected a 3-D [N, C, L] or 4-D [N, C, H, W] input, found shape " +
+                                  shape_str(x.shape()));
+  const int nd = int(x.dim()) - 2;
+  if ((mode == "linear" && nd != 1) || ((mode == "bilinear" || mode == "bicubic") && nd != 2))
+    detail::throw_shape(name, "mode '" + mode + "' needs a " + (mode == "linear" ? "3" : "4") +
+                                  "-D input, found shape " + shape_str(x.shape()));
+  for (int64_t d = 1; d < x.dim(); ++d)
+    if (x.size(d) == 0)
+      detail::throw_shape(name, "expected non-zero sizes except for the batch dim, found shape " +
+                                    shape_str(x.shape()));
+  if (mode == "nearest") {
+    if (a.b[2])
+      detail::throw_value(name, "align_corners can only be set with the interpolating modes "
+                                "(linear, bilinear, bicubic)");
+    if (x.dtype() == DType::Bool) detail::throw_dtype(name, "not supported for bool inputs");
+  } else {
+    ops::require_float(name, x.dtype());
+  }
+  const bool has_size = !a.ints.empty(), has_scale = a.b[0];
+  if (has_size == has_scale)
+    detail::throw_value(name, "expected exactly one of size and scale_factor");
+  Shape s = x.shape();
+  if (has_size) {
+    Shape os = ops::spatial_arg(name, "size", a.ints, nd, {});
+    for (int d = 0; d < nd; ++d) s[size_t(2 + d)] = os[size_t(d)];
+  } else {
+    if (a.i[0] != 1 && a.i[0] != nd)
+      detail::throw_value(name, "scale_factor must have 1 or " + std::to_string(nd) +
+                                    " values, found " + std::to_string(a.i[0]));
+    for (int d = 0; d < nd; ++d) {
+      double f = a.f[size_t(a.i[0] == 1 ? 0 : d)];
+      if (!(f > 0) || !std::isfinite(f))
+        detail::throw_value(name, "scale_factor must be positive and finite, found " +
+                                      std::to_string(f));
+      s[size_t(2 + d)] = int64_t(std::floor(double(x.size(2 + d)) * f));
+    }
+  }
+  for (int d = 0; d < nd; ++d)
+    if (s[size_t(2 + d)] <= 0)
+      detail::throw_value(name, "output sizes must be positive, found " + shape_str(s));
+  out.add(s, x.dtype());
+}
+
+}  // namespace
+
+namespace nn::functional {
+Tensor interpolate(const Tensor& x, const InterpolateOptions& o) {
+  Attrs a;
+  a.str = o.mode;
+  a.ints = o.size;
+  if (!o.scale_factor.empty()) {
+    if (o.scale_factor.size() > 2)
+      detail::throw_value("interpolate", "scale_factor must have 1 or 2 values, found " +
+                                             std::to_string(o.scale_factor.size()));
+    a.b[0] = true;
+    a.i[0] = int64_t(o.scale_factor.size());
+    for (size_t i = 0; i < o.scale_factor.size(); ++i) a.f[i] = o.scale_factor[i];
+  }
+  a.b[1] = o.align_corners.value_or(false);
+  a.b[2] = o.align_corners.has_value();
+  return dispatch1(OpId::interpolate, a, {x});
+}
+}  // namespace nn::functional
+
+namespace ops {
+void register_interpolate_ops() { op_def_mut(OpId::interpolate).infer = infer_interpolate; }
+}  // namespace ops
+
+}  // namespace ember

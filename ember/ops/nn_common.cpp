@@ -1,0 +1,87 @@
+#include "ember/ops/nn_common.h"
+
+#include <limits>
+
+#include "ember/backends/backend.h"
+#include "ember/ops/reduce.h"
+
+namespace ember::ops {
+
+void check_reduction(const char* op, const std::string& r, bool allow_batchmean) {
+  if (r == "mean" || r == "sum" || r == "none" || (allow_batchmean && r == "batchmean")) return;
+  detail::throw_value(op, std::string("reduction must be 'mean', 'sum'") +
+                              (allow_batchmean ? ", 'batchmean'" : "") + " or 'none', found '" +
+                              r + "'");
+}
+
+Tensor apply_reduction(const Tensor& loss, const std::string& r) {
+  if (r == "mean") return mean(loss);
+  if (r == "sum") return sum(loss);
+  return loss;
+}
+
+void require_float(const char* op, DType d, const char* what) {
+  if (!is_floating(d))
+    detail::throw_dtype(op, std::string("expected a floating ") + what + ", found " +
+                                std::string(dtype_name(d)));
+}
+
+void require_vector(const char* op, const Tensor& t, int64_t n, const char* what) {
+  if (t.defined() && (t.dim() != 1 || t.size(0) != n))
+    detail::throw_shape(op, std::string("expected ") + what + " of shape [" + std::to_string(n) +
+                                "], found " + shape_str(t.shape()));
+}
+
+double rms_norm_eps(const Attrs& a, DType d) {
+  if (a.b[0]) return a.f[0];
+  switch (d) {
+    case DType::F16: return 0.0009765625;  // 2^-10
+    case DType::BF16: return 0.0078125;    // 2^-7
+    case DType::F64: return std::numeric_limits<double>::epsilon();
+    default: return double(std::numeric_limits<float>::epsilon());
+  }
+}
+
+Shape spatial_arg(const char* op, const char* what, const Shape& v, int nd, const Shape& fallback) {
+  const Shape& src = v.empty() ? fallback : v;
+  if (src.size() == 1) return Shape(size_t(nd), src[0]);
+  if (int(src.size()) != nd)
+    detail::throw_value(op, std::string(what) + " must have 1 or " + std::to_string(nd) +
+                                " values, found " + shape_str(src));
+  return src;
+}
+
+PoolParams pool_params(const char* op, const Attrs& a, int nd, bool dilation) {
+  if (a.ints.empty()) detail::throw_value(op, "kernel_size must be given");
+  Shape k = spatial_arg(op, "kernel_size", a.ints, nd, {});
+  Shape s = spatial_arg(op, "stride", a.ints2, nd, k);
+  Shape p = spatial_arg(op, "padding", a.ints3, nd, {0});
+  Shape d = dilation ? spatial_arg(op, "dilation", a.ints4, nd, {1}) : Shape(size_t(nd), 1);
+  for (int i = 0; i < nd; ++i) {
+    if (k[size_t(i)] <= 0 || s[size_t(i)] <= 0 || d[size_t(i)] <= 0)
+      detail::throw_value(op, "kernel_size, stride and dilation must be positive, found kernel " +
+                                  shape_str(k) + ", stride " + shape_str(s) + ", dilation " +
+                                  shape_str(d));
+    if (p[size_t(i)] < 0 || p[size_t(i)] > k[size_t(i)] / 2)
+      detail::throw_value(op, "padding must be non-negative and at most half of the kernel size, "
+                              "found padding " + shape_str(p) + " for kernel " + shape_str(k));
+  }
+  PoolParams r;
+  r.ceil_mode = a.b[0];
+  size_t w = size_t(nd - 1);
+  r.kw = k[w], r.sw = s[w], r.pw = p[w], r.dw = d[w];
+  if (nd == 2) r.kh = k[0], r.sh = s[0], r.ph = p[0], r.dh = d[0];
+  return r;
+}
+
+int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil) {
+  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? stride - 1 : 0);
+  // Floor division (the numerator can be negative when the window does not fit).
+  int64_t q = num >= 0 ? num / stride : -((-num + stride - 1) / stride);
+  int64_t out = q + 1;
+  // With ceil_mode the last window must start inside the input or the left padding.
+  if (ceil && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+}  // namespace ember::ops
