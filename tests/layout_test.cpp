@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "ember/ops/registry.h"
 
 namespace ember {
 namespace {
@@ -125,6 +126,44 @@ TEST(LayoutLarge, RepeatPastTheLoopEngineRank) {
   // The element at all-ones coordinates in every (rep, dim) pair equals x's last element.
   EXPECT_EQ(r.flatten().select(0, r.numel() - 1).item<int64_t>(), 1023);
   EXPECT_EQ(r.sum().item<int64_t>(), int64_t(1024) * (1023 * 1024 / 2));
+}
+
+TEST(LayoutLarge, TransposedCopiesTakeTheTiledPath) {
+  const int64_t b = 3, h = 100, w = 70;
+  Tensor x = arange(b * h * w, {kI32}).reshape({b, h, w});
+  auto y = x.permute({0, 2, 1}).contiguous().to_vector<int32_t>();  // [b, w, h]
+  for (int64_t k = 0; k < b * w * h; ++k) {
+    int64_t i = k / (w * h), j = (k / h) % w, q = k % h;
+    ASSERT_EQ(y[size_t(k)], int32_t((i * h + q) * w + j)) << k;
+  }
+  auto f = flip(x.transpose(1, 2), {2}).to_vector<int32_t>();  // negative strides, transposed
+  for (int64_t k = 0; k < b * w * h; k += 3) {
+    int64_t i = k / (w * h), j = (k / h) % w, q = h - 1 - k % h;
+    ASSERT_EQ(f[size_t(k)], int32_t((i * h + q) * w + j)) << k;
+  }
+  Tensor d = empty({w, h}, {kI32});
+  d.copy_(x.select(0, 1).t());
+  EXPECT_TRUE(equal(d, x.select(0, 1).t().contiguous()));
+}
+
+// pad and stack have flex kernels; their decompositions (for backends without one) must agree.
+TEST(LayoutDecompositions, MatchTheFlexKernels) {
+  manual_seed(5);
+  Tensor x = randn({2, 3, 5, 6}).transpose(1, 3);  // [2, 6, 5, 3], non-contiguous
+  for (std::string mode : {"constant", "reflect", "replicate", "circular"})
+    for (Shape p : {Shape{1, 2}, Shape{2, 1, 1, 2}, Shape{-1, 2, 1, -2}, Shape{1, 1, 2, 0, 0, 1}}) {
+      Attrs a;
+      a.ints = p;
+      a.str = mode;
+      a.f[0] = 0.5;
+      Tensor in[] = {x};
+      Tensor got = op_def(OpId::pad).decompose(a, std::span<const Tensor>(in)).at(0);
+      EXPECT_TRUE(equal(got, pad(x, p, mode, 0.5))) << mode << " " << shape_str(p);
+    }
+  Attrs a;
+  a.i[0] = -2;
+  Tensor in[] = {x, x.to(kI32), x.to(kF64)};
+  EXPECT_TRUE(equal(op_def(OpId::stack).decompose(a, std::span<const Tensor>(in)).at(0), stack({in[0], in[1], in[2]}, -2)));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Layout ops that copy: repeat, tile, repeat_interleave, flip, roll, tril, triu, pad (API,
 // inference, decompositions). repeat/flip/roll/tril/triu have kernels; tile lowers to repeat,
 // repeat_interleave to views + reshape or index_select, pad to fill + copy or index_select.
+// flex also has a one-pass pad kernel; the decomposition serves other backends.
 // Attrs: repeat: ints repeats. tile: ints reps. repeat_interleave: inputs (x) with i[0] repeats,
 // or (x, repeats tensor); b[0] a dim is given, i[1] the dim. flip: ints dims. roll: ints shifts,
 // ints2 dims (empty: roll the flattened tensor). tril/triu: i[0] diagonal. pad: ints (left,
@@ -13,6 +14,7 @@
 #include "ember/ops/creation.h"
 #include "ember/ops/index.h"
 #include "ember/ops/layout.h"
+#include "ember/ops/pad.h"
 
 namespace ember {
 namespace {
@@ -190,21 +192,6 @@ TensorList d_repeat_interleave(const Attrs& a, std::span<const Tensor> in) {
   return {index_select(y, dim, it)};
 }
 
-// Source position of output position q along a padded dim of size n (pads l, r).
-int64_t pad_source(const std::string& mode, int64_t q, int64_t n, int64_t l, int64_t r) {
-  if (mode == "replicate") return std::clamp<int64_t>(q - l, 0, n - 1);
-  if (mode == "reflect") {
-    int64_t i = q - l;
-    if (i < 0) i = -i;
-    if (i >= n) i = 2 * (n - 1) - i;
-    return i;
-  }
-  // circular, like torch: crop the negative pads first, then wrap inside what is left
-  const int64_t a0 = std::max<int64_t>(-l, 0), m = n - a0 - std::max<int64_t>(-r, 0);
-  const int64_t k = (q - std::max<int64_t>(l, 0)) % m;
-  return a0 + (k < 0 ? k + m : k);
-}
-
 TensorList d_pad(const Attrs& a, std::span<const Tensor> in) {
   const Tensor& x = in[0];
   const Shape& p = a.ints;
@@ -234,7 +221,8 @@ TensorList d_pad(const Attrs& a, std::span<const Tensor> in) {
     if (l == 0 && r == 0) continue;
     const int64_t n = x.size(d);
     std::vector<int64_t> idx(size_t(n + l + r));
-    for (int64_t q = 0; q < int64_t(idx.size()); ++q) idx[size_t(q)] = pad_source(a.str, q, n, l, r);
+    for (int64_t q = 0; q < int64_t(idx.size()); ++q)
+      idx[size_t(q)] = ops::pad_source(ops::pad_mode(a.str), q, n, l, r);
     y = index_select(y, d, tensor(idx, {int64_t(idx.size())}, DType::I64, x.device()));
   }
   return {fresh(y, x)};

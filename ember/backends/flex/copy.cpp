@@ -2,6 +2,7 @@
 #include "ember/backends/flex/copy.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -27,6 +28,47 @@ void move_loop(char** p, const int64_t* s, int64_t n, const void*) {
     *reinterpret_cast<W*>(p[0] + i * s[0]) = *reinterpret_cast<const W*>(p[1] + i * s[1]);
 }
 
+// A plan whose source walks its inner dim with a large stride while another dim is dense (a
+// transpose): copied in square tiles so that both sides stay in cache.
+bool is_transpose(const Plan& p, int64_t w) {
+  const size_t nd = p.shape.size();
+  if (nd < 2) return false;
+  const int64_t s1 = std::abs(p.strides[1][nd - 1]), s0 = std::abs(p.strides[1][nd - 2]);
+  const int64_t d1 = std::abs(p.strides[0][nd - 1]);
+  return d1 == w && s1 > 8 * w && s0 < s1 && s0 != 0 && p.shape[nd - 1] >= 8 &&
+         p.shape[nd - 2] >= 8;
+}
+
+template <class W>
+void tiled_copy(const Plan& p) {
+  constexpr int64_t T = 64;
+  const size_t nd = p.shape.size();
+  const int64_t A = p.shape[nd - 2], B = p.shape[nd - 1];
+  const int64_t d0 = p.strides[0][nd - 2], d1 = p.strides[0][nd - 1];
+  const int64_t s0 = p.strides[1][nd - 2], s1 = p.strides[1][nd - 1];
+  const int64_t ta = (A + T - 1) / T, tb = (B + T - 1) / T;
+  const int64_t outer = p.numel / (A * B);
+  parallel_for(outer * ta * tb, 32, [&](int64_t b0, int64_t e0) {
+    for (int64_t item = b0; item < e0; ++item) {
+      int64_t o = item / (ta * tb), t = item % (ta * tb);
+      char* dst = p.base[0];
+      const char* src = p.base[1];
+      for (size_t d = nd - 2; d-- > 0;) {  // position of the outer index o
+        const int64_t i = o % p.shape[d];
+        o /= p.shape[d];
+        dst += i * p.strides[0][d];
+        src += i * p.strides[1][d];
+      }
+      const int64_t a0 = t / tb * T, a1 = std::min(A, a0 + T);
+      const int64_t c0 = t % tb * T, c1 = std::min(B, c0 + T);
+      for (int64_t a = a0; a < a1; ++a)
+        for (int64_t c = c0; c < c1; ++c)
+          *reinterpret_cast<W*>(dst + a * d0 + c * d1) =
+              *reinterpret_cast<const W*>(src + a * s0 + c * s1);
+    }
+  });
+}
+
 std::string extent(int64_t n, int64_t dim) {
   if (dim < 0) return "a tensor of " + std::to_string(n) + " elements";
   return "dim " + std::to_string(dim) + " with size " + std::to_string(n);
@@ -37,14 +79,31 @@ std::string extent(int64_t n, int64_t dim) {
 void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   if (src.dtype() != dst.dtype()) {
-    // Casting copies go through the copy op, which owns the dtype-pair loops.
+    // Casting copies go through the copy op, which owns the dtype-pair loops. Layers are
+    // stripped: this may run on a pool worker, where the dispatcher's "inside a kernel" flag
+    // (thread-local) is not set, and a layer must not record a kernel's internals.
+    auto bare = [](const Tensor& t) {
+      return t.device().has_layers() ? ember::detail::retag(t, t.device().without_layers()) : t;
+    };
     Attrs a;
-    dispatch(OpId::copy, a, {dst, src});
+    dispatch(OpId::copy, a, {bare(dst), bare(src)});
+    return;
+  }
+  if (dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
+    char* d = static_cast<char*>(dst.raw_data());
+    const char* s = static_cast<const char*>(src.raw_data());
+    if (d == s) return;
+    parallel_for(int64_t(dst.nbytes()), 1 << 20, [&](int64_t b, int64_t e) {
+      std::memcpy(d + b, s + b, size_t(e - b));
+    });
     return;
   }
   Tensor ins[] = {src};
   Plan p = make_plan(dst, ins);
-  EMBER_DISPATCH_WIDTH(dst.dtype(), run_plan(p, move_loop<W>, nullptr));
+  EMBER_DISPATCH_WIDTH(dst.dtype(), {
+    if (is_transpose(p, int64_t(sizeof(W)))) tiled_copy<W>(p);
+    else run_plan(p, move_loop<W>, nullptr);
+  });
 }
 
 Tensor as_1d_if_scalar(const Tensor& t) {

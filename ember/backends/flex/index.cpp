@@ -263,8 +263,10 @@ TensorList k_scatter_reduce(const OpCall& c) {
   return {scatter_impl(c, r, c.attrs.b[0])};
 }
 
-// index_add: out[o, idx[j], i] += alpha * src[o, j, i]. Parallel over (o, i) columns; each
-// column walks j serially, so repeated indices never race.
+// index_add: out[o, idx[j], i] += alpha * src[o, j, i]. Work is split by destination: over o,
+// and, when there are few o, over groups of destination rows (idx[j] % parts), each group walking
+// j in order. Whole rows stay in one thread, so repeated indices never race and sums keep
+// torch's order.
 TensorList k_index_add(const OpCall& c) {
   const Tensor& x = c.inputs[0];
   const int64_t dim = wrap_dim(c.attrs.i[0], x.dim(), "index_add");
@@ -277,23 +279,23 @@ TensorList k_index_add(const OpCall& c) {
   Tensor src = contiguous(c.inputs[2]);
   const Split3 g = x.dim() == 0 ? Split3{} : split_at(out.shape(), dim);
   const int64_t* ip = idx.data_ptr<int64_t>();
-  const int64_t cols = g.outer * g.inner;
+  const bool big = g.outer * m * g.inner >= 65536;
+  const int64_t parts = big && g.outer < 4 ? std::min<int64_t>(g.n, 4 * num_threads()) : 1;
   EMBER_DISPATCH_ALL(x.dtype(), "index_add", {
     using C = compute_t<T>;
     const C alpha = c.attrs.s[0].to<C>();
     T* o = static_cast<T*>(out.raw_data());
     const T* s = static_cast<const T*>(src.raw_data());
-    parallel_for(cols, std::max<int64_t>(1, 32768 / m), [&](int64_t b, int64_t e) {
-      for (int64_t c0 = b; c0 < e;) {
-        const int64_t oi = c0 / g.inner, i0 = c0 % g.inner;
-        const int64_t i1 = std::min(g.inner, i0 + (e - c0));
+    parallel_for(g.outer * parts, big ? 1 : g.outer * parts, [&](int64_t b, int64_t e) {
+      for (int64_t w = b; w < e; ++w) {
+        const int64_t oi = w / parts, part = w % parts;
         for (int64_t j = 0; j < m; ++j) {
+          if (parts > 1 && ip[j] % parts != part) continue;
           T* dst = o + (oi * g.n + ip[j]) * g.inner;
           const T* sp = s + (oi * m + j) * g.inner;
-          for (int64_t i = i0; i < i1; ++i)
+          for (int64_t i = 0; i < g.inner; ++i)
             dst[i] = T(AddOp::apply(C(dst[i]), MulOp::apply(alpha, C(sp[i]))));
         }
-        c0 += i1 - i0;
       }
     });
   });

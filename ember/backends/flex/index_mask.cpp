@@ -49,8 +49,8 @@ bool is_mask(DType d) { return d == DType::Bool || d == DType::U8; }
 
 // out = x; out[indices] = values (+= with accumulate). Index tensors broadcast together to B; the
 // indexed result has shape R = (dims before, B, dims after) when the indexed dims are adjacent,
-// else (B, other dims), as in torch. Writes run in parallel over the non-indexed positions, each
-// walking B in order, so repeated indices accumulate (or the last one wins) deterministically.
+// else (B, other dims), as in torch. Every target element is written by one thread, walking B in
+// order, so repeated indices accumulate (or the last one wins) deterministically.
 TensorList k_index_put(const OpCall& c) {
   const char* name = "index_put";
   const Tensor& x = c.inputs[0];
@@ -112,25 +112,46 @@ TensorList k_index_put(const OpCall& c) {
   offset_tables(rest, rest_os, vr_st, ro, rv);
   std::vector<const int64_t*> ip;
   for (const Tensor& t : idx) ip.push_back(t.data_ptr<int64_t>());
+  // Destination offset of each index position; equal offsets mean the same target elements.
+  std::vector<int64_t> obs(static_cast<size_t>(nb));
+  parallel_for(nb, 32768, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      int64_t ob = 0;
+      for (size_t k = 0; k < ip.size(); ++k) ob += ip[k][b] * ks[k];
+      obs[size_t(b)] = ob;
+    }
+  });
+  // Many index positions: split them among workers by a hash of their destination, so repeated
+  // targets meet in one thread (walking b in order). Few: split the other dims instead.
+  const bool by_target = nb >= 64 && nb * nr >= 65536;
+  const int64_t parts = by_target ? 4 * num_threads() : 1;
   EMBER_DISPATCH_ALL(x.dtype(), name, {
     using C = compute_t<T>;
     T* o = static_cast<T*>(out.raw_data());
     const T* vp = static_cast<const T*>(v.raw_data());
-    parallel_for(nr, std::max<int64_t>(1, 32768 / nb), [&](int64_t r0, int64_t r1) {
-      for (int64_t b = 0; b < nb; ++b) {
-        int64_t ob = 0;
-        for (size_t k = 0; k < ip.size(); ++k) ob += ip[k][b] * ks[k];
-        const int64_t vb = offset_at(b, B, vb_st);
-        for (int64_t r = r0; r < r1; ++r) {
-          T& dst = o[ob + ro[size_t(r)]];
-          const T s = vp[vb + rv[size_t(r)]];
-          if (!acc) dst = s;
-          else if constexpr (std::is_same_v<T, bool>) dst = dst || s;
-          else if constexpr (std::is_integral_v<T>) dst = T(uint64_t(dst) + uint64_t(s));
-          else dst = T(C(dst) + C(s));
-        }
+    auto put = [&](int64_t b, int64_t r0, int64_t r1) {
+      const int64_t ob = obs[size_t(b)], vb = offset_at(b, B, vb_st);
+      for (int64_t r = r0; r < r1; ++r) {
+        T& dst = o[ob + ro[size_t(r)]];
+        const T s = vp[vb + rv[size_t(r)]];
+        if (!acc) dst = s;
+        else if constexpr (std::is_same_v<T, bool>) dst = dst || s;
+        else if constexpr (std::is_integral_v<T>) dst = T(uint64_t(dst) + uint64_t(s));
+        else dst = T(C(dst) + C(s));
       }
-    });
+    };
+    if (by_target) {
+      parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+        for (int64_t part = p0; part < p1; ++part)
+          for (int64_t b = 0; b < nb; ++b)
+            if (int64_t((uint64_t(obs[size_t(b)]) * 0x9E3779B97F4A7C15ull) >> 40) % parts == part)
+              put(b, 0, nr);
+      });
+    } else {
+      parallel_for(nr, std::max<int64_t>(1, 32768 / nb), [&](int64_t r0, int64_t r1) {
+        for (int64_t b = 0; b < nb; ++b) put(b, r0, r1);
+      });
+    }
   });
   return {out};
 }

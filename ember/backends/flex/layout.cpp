@@ -1,4 +1,4 @@
-// flex kernels: cat, repeat, flip, roll, tril, triu. Each is a few strided copies (copy_into)
+// flex kernels: cat, stack, repeat, flip, roll, tril, triu (pad: pad.cpp). Each is a few strided copies (copy_into)
 // between views of the input and of a fresh output, so only an element's width matters.
 #include <algorithm>
 #include <cstring>
@@ -9,6 +9,8 @@
 #include "ember/ops/layout.h"
 
 namespace ember::flex {
+void register_flex_pad(BackendImpl& b);  // pad.cpp
+
 namespace {
 
 Tensor narrow_view(const Tensor& t, int64_t dim, int64_t start, int64_t len) {
@@ -19,26 +21,52 @@ Tensor narrow_view(const Tensor& t, int64_t dim, int64_t start, int64_t len) {
 
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
 
+// Copies srcs[i] into dsts[i]: many small pieces one thread each, a few big ones each in parallel.
+void copy_pieces(const std::vector<Tensor>& dsts, const std::vector<const Tensor*>& srcs,
+                 int64_t total) {
+  const int64_t n = int64_t(dsts.size());
+  if (n > 2 && total / n < 32768 && total > 65536) {
+    parallel_for(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) copy_into(dsts[size_t(i)], *srcs[size_t(i)]);
+    });
+  } else {
+    for (int64_t i = 0; i < n; ++i) copy_into(dsts[size_t(i)], *srcs[size_t(i)]);
+  }
+}
+
 TensorList k_cat(const OpCall& c) {
   Tensor out = new_output(c);
   if (out.numel() == 0) return {out};
-  std::vector<const Tensor*> parts;
-  for (const Tensor& t : c.inputs)
-    if (!skipped_in_cat(t) && t.numel() > 0) parts.push_back(&t);
   const int64_t dim = wrap_dim(c.attrs.i[0], out.dim(), "cat");
-  std::vector<int64_t> offs(parts.size() + 1, 0);
-  for (size_t i = 0; i < parts.size(); ++i) offs[i + 1] = offs[i] + parts[i]->size(dim);
-  auto copy_part = [&](size_t i) {
-    copy_into(narrow_view(out, dim, offs[i], parts[i]->size(dim)), *parts[i]);
-  };
-  // Many small pieces: one thread per piece; a few big ones: each copy runs in parallel itself.
-  if (parts.size() > 2 && out.numel() / int64_t(parts.size()) < 32768 && out.numel() > 65536) {
-    parallel_for(int64_t(parts.size()), 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) copy_part(size_t(i));
-    });
-  } else {
-    for (size_t i = 0; i < parts.size(); ++i) copy_part(i);
+  std::vector<Tensor> dsts;
+  std::vector<const Tensor*> srcs;
+  int64_t off = 0;
+  for (const Tensor& t : c.inputs) {
+    if (skipped_in_cat(t) || t.numel() == 0) continue;
+    dsts.push_back(narrow_view(out, dim, off, t.size(dim)));
+    srcs.push_back(&t);
+    off += t.size(dim);
   }
+  copy_pieces(dsts, srcs, out.numel());
+  return {out};
+}
+
+// stack: input i goes to out.select(dim, i); no per-input dispatch (the decomposition into
+// unsqueeze + cat serves other backends).
+TensorList k_stack(const OpCall& c) {
+  Tensor out = new_output(c);
+  if (out.numel() == 0) return {out};
+  const int64_t dim = wrap_dim(c.attrs.i[0], out.dim(), "stack");
+  Shape s = out.shape(), st = out.strides();
+  s.erase(size_t(dim));
+  st.erase(size_t(dim));
+  std::vector<Tensor> dsts;
+  std::vector<const Tensor*> srcs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    dsts.push_back(view_of(out, s, st, out.offset() + int64_t(i) * out.strides()[size_t(dim)]));
+    srcs.push_back(&c.inputs[i]);
+  }
+  copy_pieces(dsts, srcs, out.numel());
   return {out};
 }
 
@@ -172,11 +200,13 @@ TensorList k_triangle(const OpCall& c) {
 
 void register_flex_layout(BackendImpl& b) {
   b.set_kernel(OpId::cat, k_cat, kAllDTypes);
+  b.set_kernel(OpId::stack, k_stack, kAllDTypes);
   b.set_kernel(OpId::repeat, k_repeat, kAllDTypes);
   b.set_kernel(OpId::flip, k_flip, kAllDTypes);
   b.set_kernel(OpId::roll, k_roll, kAllDTypes);
   b.set_kernel(OpId::tril, k_triangle<true>, kAllDTypes);
   b.set_kernel(OpId::triu, k_triangle<false>, kAllDTypes);
+  register_flex_pad(b);
 }
 
 }  // namespace ember::flex
