@@ -27,7 +27,8 @@ void expect_has(const std::string& s, std::initializer_list<const char*> parts) 
 
 TEST(IndexErrors, NameTheOpTheIndexAndTheDimSize) {
   Tensor x = zeros({3, 4});
-  expect_has(message_of<IndexError>([&] { gather(x, 1, tensor<int64_t>({0, 7, 1}).reshape({1, 3})); }),
+  Tensor bad = tensor<int64_t>({0, 7, 1}).reshape({1, 3});
+  expect_has(message_of<IndexError>([&] { gather(x, 1, bad); }),
              {"[gather]", "index 7", "dim 1", "size 4"});
   expect_has(message_of<IndexError>([&] { index_select(x, 0, tensor<int64_t>({-1})); }),
              {"[index_select]", "index -1", "dim 0", "size 3"});
@@ -37,7 +38,8 @@ TEST(IndexErrors, NameTheOpTheIndexAndTheDimSize) {
                index_put(x, {Tensor(), tensor<int64_t>({4})}, scalar_tensor(1.f));
              }),
              {"[index_put]", "index 4", "dim 1", "size 4"});
-  expect_has(message_of<IndexError>([&] { scatter_add(x, 0, full({1, 1}, int64_t(3)), ones({1, 1})); }),
+  Tensor three = full({1, 1}, int64_t(3));
+  expect_has(message_of<IndexError>([&] { scatter_add(x, 0, three, ones({1, 1})); }),
              {"[scatter_add]", "index 3", "dim 0", "size 3"});
   expect_has(message_of<IndexError>([&] { one_hot(tensor<int64_t>({0, 5}), 3); }),
              {"[one_hot]", "5", "3 classes"});
@@ -67,7 +69,8 @@ TEST(IndexLarge, IndexSelectAndTakeMatchLoops) {
   Tensor it = tensor(idx, {m});
   auto got = index_select(x, 0, it).to_vector<int64_t>();
   for (int64_t j = 0; j < m; j += 997)
-    for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(got[size_t(j * cols + c)], idx[size_t(j)] * cols + c);
+    for (int64_t c = 0; c < cols; ++c)
+      ASSERT_EQ(got[size_t(j * cols + c)], idx[size_t(j)] * cols + c);
   auto g2 = index_select(x.transpose(0, 1), 1, it).to_vector<int64_t>();
   for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(g2[size_t(c * m + 5)], idx[5] * cols + c);
   auto t = take(x, it).to_vector<int64_t>();
@@ -81,9 +84,11 @@ TEST(IndexLarge, GatherScatterAddRoundTrip) {
   Tensor it = tensor(idx, {n, k});
   auto g = gather(x, 1, it).to_vector<int64_t>();
   for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < k; c += 37) ASSERT_EQ(g[size_t(r * k + c)], r * n + idx[size_t(r * k + c)]);
+    for (int64_t c = 0; c < k; c += 37)
+      ASSERT_EQ(g[size_t(r * k + c)], r * n + idx[size_t(r * k + c)]);
   // scatter_add of ones counts how often each column was picked per row.
-  auto counts = scatter_add(zeros({n, n}, {kI64}), 1, it, ones({n, k}, {kI64})).to_vector<int64_t>();
+  Tensor counted = scatter_add(zeros({n, n}, {kI64}), 1, it, ones({n, k}, {kI64}));
+  auto counts = counted.to_vector<int64_t>();
   std::vector<int64_t> want(size_t(n * n), 0);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t c = 0; c < k; ++c) ++want[size_t(r * n + idx[size_t(r * k + c)])];

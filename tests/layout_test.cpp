@@ -57,7 +57,8 @@ TEST(LayoutLarge, CatOfManyPiecesAndOfBigOnes) {
   EXPECT_EQ(c.shape(), Shape({1000, 600}));
   auto cv = c.to_vector<float>();
   for (int64_t r = 0; r < 1000; r += 111)
-    for (int64_t k = 0; k < 600; k += 7) ASSERT_EQ(cv[size_t(r * 600 + k)], float(r * 200 + k % 200));
+    for (int64_t k = 0; k < 600; k += 7)
+      ASSERT_EQ(cv[size_t(r * 600 + k)], float(r * 200 + k % 200));
 }
 
 TEST(LayoutLarge, FlipRollRepeatTriangles) {
@@ -163,7 +164,8 @@ TEST(LayoutDecompositions, MatchTheFlexKernels) {
   Attrs a;
   a.i[0] = -2;
   Tensor in[] = {x, x.to(kI32), x.to(kF64)};
-  EXPECT_TRUE(equal(op_def(OpId::stack).decompose(a, std::span<const Tensor>(in)).at(0), stack({in[0], in[1], in[2]}, -2)));
+  Tensor got = op_def(OpId::stack).decompose(a, std::span<const Tensor>(in)).at(0);
+  EXPECT_TRUE(equal(got, stack({in[0], in[1], in[2]}, -2)));
 }
 
 }  // namespace

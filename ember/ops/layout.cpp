@@ -91,7 +91,8 @@ void infer_split(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& 
     wrap_dim(a.i[0], x.dim(), name);
     return;
   }
-  if (x.dim() == 0) detail::throw_shape(name, "expected a tensor of at least 1 dim, found a 0-d one");
+  if (x.dim() == 0)
+    detail::throw_shape(name, "expected a tensor of at least 1 dim, found a 0-d one");
   const int64_t n = x.size(wrap_dim(a.i[1], x.dim(), name));
   if (op == OpId::chunk) {
     if (a.i[0] <= 0)
@@ -101,7 +102,8 @@ void infer_split(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& 
   if (a.b[0]) {
     int64_t total = 0;
     for (int64_t s : a.ints) {
-      if (s < 0) detail::throw_value(name, "expected non-negative sizes, found " + shape_str(a.ints));
+      if (s < 0)
+        detail::throw_value(name, "expected non-negative sizes, found " + shape_str(a.ints));
       total += s;
     }
     if (total != n)
@@ -110,9 +112,11 @@ void infer_split(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& 
     return;
   }
   if (a.i[0] < 0)
-    detail::throw_value(name, "expected a non-negative split size, found " + std::to_string(a.i[0]));
+    detail::throw_value(name, "expected a non-negative split size, found " +
+                                  std::to_string(a.i[0]));
   if (a.i[0] == 0 && n > 0)
-    detail::throw_value(name, "split size 0 needs a dim of size 0, found size " + std::to_string(n));
+    detail::throw_value(name, "split size 0 needs a dim of size 0, found size " +
+                                  std::to_string(n));
 }
 
 void infer_meshgrid(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& out) {

@@ -99,7 +99,8 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
                                         shape_str(r.shape()));
       } else {
         if (a.i[0] < 0)
-          detail::throw_value(name, "repeats must be non-negative, found " + std::to_string(a.i[0]));
+          detail::throw_value(name, "repeats must be non-negative, found " +
+                                        std::to_string(a.i[0]));
         len = n * a.i[0];
       }
       Shape s = a.b[0] && x.dim() > 0 ? x.shape() : Shape{n};
@@ -140,8 +141,8 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
         detail::throw_value(name, "mode must be constant, reflect, replicate or circular; found '" +
                                       mode + "'");
       if (p.size() % 2)
-        detail::throw_value(name, "expected (left, right) pairs, found " + std::to_string(p.size()) +
-                                      " padding values");
+        detail::throw_value(name, "expected (left, right) pairs, found " +
+                                      std::to_string(p.size()) + " padding values");
       if (int64_t(p.size() / 2) > x.dim())
         detail::throw_shape(name, std::to_string(p.size()) + " padding values pad " +
                                       std::to_string(p.size() / 2) + " dims, but the input has " +

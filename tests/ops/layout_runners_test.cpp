@@ -35,7 +35,8 @@ EMBER_RUNNER(stack) {
 EMBER_RUNNER(split) {
   auto in = inputs_of(c, dev);
   const Tensor& x = in.at(0);
-  if (c.attrs.contains("sizes")) return views_of(c, split(x, ints(c.attrs, "sizes"), iv(c, "dim")), x);
+  if (c.attrs.contains("sizes"))
+    return views_of(c, split(x, ints(c.attrs, "sizes"), iv(c, "dim")), x);
   return views_of(c, split(x, iv(c, "size"), iv(c, "dim")), x);
 }
 EMBER_RUNNER(chunk) {
@@ -88,8 +89,8 @@ EMBER_RUNNER(pad) {
   double value = c.attrs.contains("value")
                      ? scalar_of(json{{"scalar", c.attrs["value"]}}).to_double()
                      : 0.0;
-  return {fresh(c, pad(in.at(0), ints(c.attrs, "pad"), c.attrs.at("mode").get<std::string>(), value),
-                in)};
+  const std::string mode = c.attrs.at("mode").get<std::string>();
+  return {fresh(c, pad(in.at(0), ints(c.attrs, "pad"), mode, value), in)};
 }
 
 }  // namespace ember::test

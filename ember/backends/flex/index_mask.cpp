@@ -159,10 +159,10 @@ TensorList k_index_put(const OpCall& c) {
 template <class T>
 void masked_fill_loop(char** p, const int64_t* s, int64_t n, const void* ctx) {
   const T v = *static_cast<const T*>(ctx);
-  for (int64_t i = 0; i < n; ++i)
-    *reinterpret_cast<T*>(p[0] + i * s[0]) =
-        *reinterpret_cast<const bool*>(p[2] + i * s[2]) ? v
-                                                        : *reinterpret_cast<const T*>(p[1] + i * s[1]);
+  for (int64_t i = 0; i < n; ++i) {
+    const bool m = *reinterpret_cast<const bool*>(p[2] + i * s[2]);
+    *reinterpret_cast<T*>(p[0] + i * s[0]) = m ? v : *reinterpret_cast<const T*>(p[1] + i * s[1]);
+  }
 }
 
 TensorList k_masked_fill(const OpCall& c) {

@@ -1,5 +1,6 @@
-// flex kernels: cat, stack, repeat, flip, roll, tril, triu (pad: pad.cpp). Each is a few strided copies (copy_into)
-// between views of the input and of a fresh output, so only an element's width matters.
+// flex kernels: cat, stack, repeat, flip, roll, tril, triu (pad: pad.cpp). Each is a few strided
+// copies (copy_into) between views of the input and of a fresh output, so only an element's width
+// matters.
 #include <algorithm>
 #include <cstring>
 
@@ -146,7 +147,8 @@ TensorList k_roll(const OpCall& c) {
     dims = {0};
   }
   std::vector<int64_t> shift(size_t(std::max<int64_t>(src.dim(), 1)), 0);
-  for (size_t k = 0; k < dims.size(); ++k) shift[size_t(wrap_dim(dims[k], src.dim(), "roll"))] += a.ints[k];
+  for (size_t k = 0; k < dims.size(); ++k)
+    shift[size_t(wrap_dim(dims[k], src.dim(), "roll"))] += a.ints[k];
   std::vector<int64_t> active;
   for (int64_t d = 0; d < src.dim(); ++d) {
     const int64_t n = src.size(d);
