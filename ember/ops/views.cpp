@@ -44,6 +44,7 @@ Shape infer_size(const Shape& shape, int64_t numel, const char* op) {
 std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, const Shape& to) {
   // torch's computeStride: walk chunks of old dims that are contiguous among themselves.
   Shape out(to.size());
+  if (shape.empty()) return Shape(to.size(), 1);  // a 0-d tensor views as any all-1 shape
   if (numel_of(shape) == 0) return contiguous_strides(to);
   int64_t view_d = int64_t(to.size()) - 1;
   int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
@@ -142,8 +143,8 @@ Geometry view_geometry(OpId op, const Attrs& a, const Tensor& x) {
       return g;
     }
     case OpId::transpose: {
-      if (nd == 0) return g;
       int64_t d0 = wrap(a.i[0], x, name), d1 = wrap(a.i[1], x, name);
+      if (nd == 0) return g;
       std::swap(g.shape[size_t(d0)], g.shape[size_t(d1)]);
       std::swap(g.strides[size_t(d0)], g.strides[size_t(d1)]);
       return g;
@@ -207,6 +208,8 @@ Geometry view_geometry(OpId op, const Attrs& a, const Tensor& x) {
         }
         int64_t have = xs[i - off];
         if (want == -1) want = have;
+        if (want < 0)
+          detail::throw_shape(name, "invalid size " + std::to_string(want) + " in " + shape_str(to));
         if (have != want && have != 1)
           detail::throw_shape(name, "cannot expand shape " + shape_str(xs) + " to " + shape_str(to) +
                                         ": dim " + std::to_string(i) + " is " + std::to_string(have) +
