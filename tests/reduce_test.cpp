@@ -205,6 +205,25 @@ TEST(SortLarge, OrderStatisticsOfAPermutation) {
   EXPECT_EQ(median(x.narrow(0, 0, n - 1)).item<double>(), double(head[size_t((n - 2) / 2)]));
 }
 
+TEST(SortLarge, TopkAgreesWithSortOnBothPaths) {
+  manual_seed(8);
+  // Ties and NaNs: topk's heap (small k) and selection (large k) paths must both pick what a
+  // stable sort puts first.
+  Tensor x = round(randn({3, 2000}) * 4);
+  x.narrow(1, 17, 3).fill_(NAN);
+  for (bool largest : {true, false}) {
+    auto [sv, si] = sort(x, 1, largest);
+    for (int64_t k : {1, 5, 64, 200, 2000}) {
+      auto [tv, ti] = topk(x, k, 1, largest);
+      EXPECT_EQ(ti.to_vector<int64_t>(), si.narrow(1, 0, k).contiguous().to_vector<int64_t>())
+          << "k=" << k << " largest=" << largest;
+      auto a = values(tv), b = values(sv.narrow(1, 0, k).contiguous());
+      for (size_t i = 0; i < a.size(); ++i)
+        ASSERT_TRUE(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])));
+    }
+  }
+}
+
 TEST(Reduce, ResultDTypesFollowTorch) {
   Tensor i8 = ones({2, 3}, {kI8});
   EXPECT_EQ(sum(i8).dtype(), kI64);

@@ -61,11 +61,42 @@ void write_items(const Buf& buf, int64_t m, const T* in, int64_t stride, T* vals
 }
 
 // --- sort / argsort / topk ---
+// A few of many (topk with small k): one pass keeping the best k in a heap whose top is the worst
+// kept, so most elements cost one comparison and no copy.
+template <class T, class Order>
+void heap_select(const T* p, int64_t n, int64_t stride, int64_t k, const Order& order,
+                 std::vector<Item<compute_t<T>>>& heap) {
+  heap.clear();
+  for (int64_t r = 0; r < n; ++r) {
+    Item<compute_t<T>> it{compute_t<T>(p[r * stride]), r};
+    if (int64_t(heap.size()) < k) {
+      heap.push_back(it);
+      std::push_heap(heap.begin(), heap.end(), order);
+    } else if (order(it, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), order);
+      heap.back() = it;
+      std::push_heap(heap.begin(), heap.end(), order);
+    }
+  }
+  std::sort_heap(heap.begin(), heap.end(), order);
+}
+
 template <class T, bool kDescending>
 void sort_lanes(const DimView& v, int64_t k, T* vals, int64_t* idx) {
   const T* xp = static_cast<const T*>(v.x.raw_data());
+  ItemOrder<kDescending> order;
+  if (k <= 64 && k * 16 <= v.n) {
+    for_each_lane_block(v, [&](int64_t o, int64_t j0, int64_t len) {
+      thread_local std::vector<Item<compute_t<T>>> heap;
+      for (int64_t j = j0; j < j0 + len; ++j) {
+        const int64_t in = o * v.n * v.inner + j;
+        heap_select(xp + in, v.n, v.inner, k, order, heap);
+        write_items(heap, k, xp + in, v.inner, vals, idx, o * k * v.inner + j);
+      }
+    });
+    return;
+  }
   for_each_lane<T>(v, k, [&](int64_t in, int64_t out, auto& buf) {
-    ItemOrder<kDescending> order;
     if (k < v.n) std::nth_element(buf.begin(), buf.begin() + k, buf.end(), order);
     std::sort(buf.begin(), buf.begin() + k, order);
     write_items(buf, k, xp + in, v.inner, vals, idx, out);
