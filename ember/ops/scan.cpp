@@ -36,7 +36,8 @@ void infer_scan(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& o
   switch (op) {
     case OpId::cumsum: case OpId::cumprod: {
       DType r = a.has_dtype ? a.dtype : (is_integral(d, true) ? DType::I64 : d);
-      if (r == DType::Bool) detail::throw_dtype(name, "expected a numeric output dtype, found bool");
+      if (r == DType::Bool)
+        detail::throw_dtype(name, "expected a numeric output dtype, found bool");
       out.add(x.shape(), r);
       return;
     }

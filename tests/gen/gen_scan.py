@@ -28,7 +28,8 @@ def via32(fn):
             return fn(*xs, **kw)
         xs = [x.float() if isinstance(x, torch.Tensor) and x.dtype == half else x for x in xs]
         out = fn(*xs, **kw)
-        conv = lambda o: o.to(half) if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o
+        def conv(o):
+            return o.to(half) if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o
         return tuple(conv(o) for o in out) if isinstance(out, tuple) else conv(out)
     return f
 
@@ -80,7 +81,8 @@ for op, tfn, lo, hi in (("cumsum", torch.cumsum, -3.0, 3.0), ("cumprod", torch.c
             cases.append(case(op, lambda x, dm=dim: ref(x, dm), [x], {"dim": dim},
                               name="%s_%s_dim%d" % (op, NAMES[d], dim)))
     for name, x, dim in geometries(lambda s: rnd(s, torch.float32, lo, hi)):
-        cases.append(case(op, lambda x, dm=dim: tfn(x, dm), [x], {"dim": dim}, name=op + "_" + name))
+        cases.append(case(op, lambda x, dm=dim: tfn(x, dm), [x], {"dim": dim},
+                          name=op + "_" + name))
     expd = In(rnd((3, 1), torch.float32, lo, hi), [["expand", [3, 4]]])
     cases.append(case(op, lambda x: tfn(x, 1), [expd], {"dim": 1}, name=op + "_expanded"))
     for src, dst in ((torch.int32, torch.float64), (torch.float32, torch.int32),
@@ -113,7 +115,8 @@ for op, tfn in (("cummax", torch.cummax), ("cummin", torch.cummin)):
             cases.append(case(op, lambda x, dm=dim: ref(x, dm), [x], {"dim": dim},
                               name="%s_%s_dim%d" % (op, NAMES[d], dim)))
     for name, x, dim in geometries(lambda s: tied(s, torch.float32)):
-        cases.append(case(op, lambda x, dm=dim: tfn(x, dm), [x], {"dim": dim}, name=op + "_" + name))
+        cases.append(case(op, lambda x, dm=dim: tfn(x, dm), [x], {"dim": dim},
+                          name=op + "_" + name))
     nan = torch.tensor([[1.0, NAN, 3.0, NAN, 2.0], [2.0, 1.0, 2.0, -INF, INF]])
     cases.append(case(op, lambda x: tfn(x, 1), [nan], {"dim": 1}, name=op + "_nan"))
     cases.append(case(op, lambda x: tfn(x, 0), [torch.zeros(0, 3)], {"dim": 0}, name=op + "_empty"))
@@ -133,11 +136,14 @@ for op, values in (("sort", True), ("argsort", False)):
     for d in ALL:
         x = tied((3, 6), d)
         for dim, desc in ((-1, False), (0, True), (1, True)):
-            cases.append(case(op, sort_ref(dim, desc, values), [x], {"dim": dim, "descending": desc},
-                              name="%s_%s_dim%d_%s" % (op, NAMES[d], dim, "desc" if desc else "asc")))
+            cases.append(case(op, sort_ref(dim, desc, values), [x],
+                              {"dim": dim, "descending": desc},
+                              name="%s_%s_dim%d_%s" % (op, NAMES[d], dim,
+                                                       "desc" if desc else "asc")))
     for name, x, dim in geometries(lambda s: rnd(s, torch.float32)):
         for desc in (False, True):
-            cases.append(case(op, sort_ref(dim, desc, values), [x], {"dim": dim, "descending": desc},
+            cases.append(case(op, sort_ref(dim, desc, values), [x],
+                              {"dim": dim, "descending": desc},
                               name="%s_%s_%s" % (op, name, "desc" if desc else "asc")))
     special = torch.tensor([[1.0, NAN, 3.0, -INF, NAN, 0.0, -0.0, INF, 3.0, -2.0]])
     for desc in (False, True):
@@ -145,7 +151,8 @@ for op, values in (("sort", True), ("argsort", False)):
                           name="%s_nan_inf_zeros_%s" % (op, "desc" if desc else "asc")))
     cases.append(case(op, sort_ref(0, False, values), [torch.zeros(0, 3)], {"dim": 0},
                       name=op + "_empty"))
-    cases.append(case(op, sort_ref(0, True, values), [torch.tensor(5.0)], {"dim": 0, "descending": True},
+    cases.append(case(op, sort_ref(0, True, values), [torch.tensor(5.0)],
+                      {"dim": 0, "descending": True},
                       name=op + "_0d"))
     cases.append(error(op, [rnd((3, 4))], "IndexError", {"dim": 2}, name=op + "_dim_out_of_range"))
 
@@ -163,11 +170,14 @@ def topk_ref(k, dim, largest=True, sorted_=True):
 for d in NUMERIC:
     x = distinct((3, 5), d)
     for k, dim, largest in ((2, 1, True), (1, 0, False), (3, -1, False)):
-        cases.append(case("topk", topk_ref(k, dim, largest), [x], {"k": k, "dim": dim, "largest": largest},
-                          name="topk_%s_k%d_dim%d_%s" % (NAMES[d], k, dim, "largest" if largest else "smallest")))
+        cases.append(case("topk", topk_ref(k, dim, largest), [x],
+                          {"k": k, "dim": dim, "largest": largest},
+                          name="topk_%s_k%d_dim%d_%s" % (NAMES[d], k, dim,
+                                                         "largest" if largest else "smallest")))
 for name, x, dim in geometries(lambda s: distinct(s, torch.float32)):
     for k, largest in ((1, True), (2, False)):
-        cases.append(case("topk", topk_ref(k, dim, largest), [x], {"k": k, "dim": dim, "largest": largest},
+        cases.append(case("topk", topk_ref(k, dim, largest), [x],
+                          {"k": k, "dim": dim, "largest": largest},
                           name="topk_%s_k%d_%s" % (name, k, "largest" if largest else "smallest")))
 x = distinct((3, 6), torch.float32)
 for k in (0, 6):
@@ -178,20 +188,28 @@ for largest in (True, False):
                       name="topk_unsorted_%s" % ("largest" if largest else "smallest")))
 nan = torch.tensor([[1.0, NAN, 3.0, -INF, 2.0], [INF, 0.0, -1.0, NAN, 5.0]])
 for largest in (True, False):
-    cases.append(case("topk", topk_ref(3, 1, largest), [nan], {"k": 3, "dim": 1, "largest": largest},
+    cases.append(case("topk", topk_ref(3, 1, largest), [nan],
+                      {"k": 3, "dim": 1, "largest": largest},
                       name="topk_nan_%s" % ("largest" if largest else "smallest")))
-cases.append(case("topk", topk_ref(2, 1), [torch.zeros(0, 3)], {"k": 2, "dim": 1}, name="topk_empty"))
+cases.append(case("topk", topk_ref(2, 1), [torch.zeros(0, 3)], {"k": 2, "dim": 1},
+                  name="topk_empty"))
 cases.append(case("topk", topk_ref(0, 0), [torch.zeros(0, 3)], {"k": 0, "dim": 0},
                   name="topk_empty_dim_k0"))
 for k in (1, 0):
     cases.append(case("topk", topk_ref(k, 0), [torch.tensor(2.5)], {"k": k, "dim": 0},
                       name="topk_0d_k%d" % k))
-cases.append(error("topk", [rnd((3, 4))], "IndexError", {"k": 5, "dim": 1}, name="topk_k_too_large"))
-cases.append(error("topk", [rnd((3, 4))], "IndexError", {"k": -1, "dim": 1}, name="topk_k_negative"))
-cases.append(error("topk", [torch.zeros(0, 3)], "IndexError", {"k": 1, "dim": 0}, name="topk_empty_dim"))
-cases.append(error("topk", [torch.tensor(1.0)], "IndexError", {"k": 2, "dim": 0}, name="topk_0d_k2"))
-cases.append(error("topk", [rnd((3, 4), torch.bool)], "DTypeError", {"k": 1, "dim": 1}, name="topk_bool"))
-cases.append(error("topk", [rnd((3, 4))], "IndexError", {"k": 1, "dim": 3}, name="topk_dim_out_of_range"))
+cases.append(error("topk", [rnd((3, 4))], "IndexError", {"k": 5, "dim": 1},
+                   name="topk_k_too_large"))
+cases.append(error("topk", [rnd((3, 4))], "IndexError", {"k": -1, "dim": 1},
+                   name="topk_k_negative"))
+cases.append(error("topk", [torch.zeros(0, 3)], "IndexError", {"k": 1, "dim": 0},
+                   name="topk_empty_dim"))
+cases.append(error("topk", [torch.tensor(1.0)], "IndexError", {"k": 2, "dim": 0},
+                   name="topk_0d_k2"))
+cases.append(error("topk", [rnd((3, 4), torch.bool)], "DTypeError", {"k": 1, "dim": 1},
+                   name="topk_bool"))
+cases.append(error("topk", [rnd((3, 4))], "IndexError", {"k": 1, "dim": 3},
+                   name="topk_dim_out_of_range"))
 
 
 # --- kthvalue, median ---
@@ -214,7 +232,8 @@ def median_ref(dim=None, keepdim=False, values_only=False):
 for d in NUMERIC:
     x = distinct((3, 5), d)
     for k, dim, keepdim in ((1, 1, False), (3, 1, True), (2, 0, False)):
-        cases.append(case("kthvalue", kth_ref(k, dim, keepdim), [x], {"k": k, "dim": dim, "keepdim": keepdim},
+        cases.append(case("kthvalue", kth_ref(k, dim, keepdim), [x],
+                          {"k": k, "dim": dim, "keepdim": keepdim},
                           name="kthvalue_%s_k%d_dim%d" % (NAMES[d], k, dim)))
     cases.append(case("median", median_ref(), [x], {}, name="median_%s_whole" % NAMES[d]))
     cases.append(case("median", median_ref(), [distinct((2, 4), d)], {},
@@ -228,7 +247,8 @@ for d in NUMERIC:
     cases.append(case("median", median_ref(1, values_only=True), [t], {"dim": 1},
                       name="median_%s_ties_values" % NAMES[d]))
 for name, x, dim in geometries(lambda s: distinct(s, torch.float32)):
-    cases.append(case("kthvalue", kth_ref(2, dim), [x], {"k": 2, "dim": dim}, name="kthvalue_" + name))
+    cases.append(case("kthvalue", kth_ref(2, dim), [x], {"k": 2, "dim": dim},
+                      name="kthvalue_" + name))
     cases.append(case("median", median_ref(dim), [x], {"dim": dim}, name="median_" + name))
     cases.append(case("median", median_ref(), [x], {}, name="median_whole_" + name))
 nan1 = torch.tensor([[1.0, NAN, 3.0, -INF], [2.0, 0.0, -1.0, INF], [NAN, 4.0, NAN, 0.5]])
@@ -238,7 +258,8 @@ for k in (2, 4):
 cases.append(case("median", median_ref(1), [nan1], {"dim": 1}, name="median_nan_dim"))
 cases.append(case("median", median_ref(), [nan1], {}, name="median_nan_whole"))
 cases.append(case("median", median_ref(), [torch.zeros(0, 3)], {}, name="median_empty_whole"))
-cases.append(case("median", median_ref(1), [torch.zeros(0, 3)], {"dim": 1}, name="median_empty_kept"))
+cases.append(case("median", median_ref(1), [torch.zeros(0, 3)], {"dim": 1},
+                  name="median_empty_kept"))
 cases.append(case("kthvalue", kth_ref(1, 1), [torch.zeros(0, 3)], {"k": 1, "dim": 1},
                   name="kthvalue_empty_kept"))
 cases.append(case("median", median_ref(), [torch.tensor(-4.0)], {}, name="median_0d"))
@@ -255,10 +276,12 @@ cases.append(error("kthvalue", [rnd((3, 4), torch.bool)], "DTypeError", {"k": 1,
                    name="kthvalue_bool"))
 cases.append(error("kthvalue", [rnd((3, 4))], "IndexError", {"k": 1, "dim": 2},
                    name="kthvalue_dim_out_of_range"))
-cases.append(error("median", [torch.zeros(0, 3)], "IndexError", {"dim": 0}, name="median_empty_dim"))
+cases.append(error("median", [torch.zeros(0, 3)], "IndexError", {"dim": 0},
+                   name="median_empty_dim"))
 cases.append(error("median", [rnd((3, 4), torch.bool)], "DTypeError", {}, name="median_bool"))
 cases.append(error("median", [rnd((3, 4), torch.bool)], "DTypeError", {"dim": 0},
                    name="median_bool_dim"))
-cases.append(error("median", [rnd((3, 4))], "IndexError", {"dim": -3}, name="median_dim_out_of_range"))
+cases.append(error("median", [rnd((3, 4))], "IndexError", {"dim": -3},
+                   name="median_dim_out_of_range"))
 
 write("scan", cases)

@@ -73,7 +73,8 @@ EMBER_RUNNER(all) {
 }
 EMBER_RUNNER(var) {
   auto in = inputs_of(c, dev);
-  return {var(in[0], ints(c.attrs, "dims"), float_attr(c.attrs, "correction", 1), keepdim(c.attrs))};
+  return {var(in[0], ints(c.attrs, "dims"), float_attr(c.attrs, "correction", 1),
+              keepdim(c.attrs))};
 }
 EMBER_RUNNER(std) {
   auto in = inputs_of(c, dev);

@@ -48,7 +48,8 @@ EMBER_RUNNER(kthvalue) {
 }
 EMBER_RUNNER(median) {
   auto in = inputs_of(c, dev);
-  if (auto d = opt_int(c.attrs, "dim")) return pair(median(in[0], *d, c.attrs.value("keepdim", false)));
+  if (auto d = opt_int(c.attrs, "dim"))
+    return pair(median(in[0], *d, c.attrs.value("keepdim", false)));
   return {median(in[0])};
 }
 

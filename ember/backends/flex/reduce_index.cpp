@@ -67,7 +67,8 @@ void index_reduce(const DimView& v, T* vals, int64_t* idx) {
         parallel_for(nchunks, 1, [&](int64_t b, int64_t e) {
           for (int64_t k = b; k < e; ++k) {
             Winner& wk = w[size_t(k)];
-            run_winner<T, kMax>(row + k * kChunk, std::min(kChunk, n - k * kChunk), wk.value, wk.at);
+            const int64_t len = std::min(kChunk, n - k * kChunk);
+            run_winner<T, kMax>(row + k * kChunk, len, wk.value, wk.at);
             wk.at += k * kChunk;
           }
         });

@@ -120,7 +120,8 @@ TensorList k_var(const OpCall& c) {
           std::vector<Welford> part(static_cast<size_t>((n + kBlock - 1) / kBlock));
           parallel_for(int64_t(part.size()), 1, [&](int64_t b, int64_t e) {
             for (int64_t k = b; k < e; ++k)
-              part[size_t(k)] = run_moments(base + k * kBlock, std::min(kBlock, n - k * kBlock), op);
+              part[size_t(k)] =
+                  run_moments(base + k * kBlock, std::min(kBlock, n - k * kBlock), op);
           });
           Welford acc;
           for (const Welford& w : part) acc = op.merge(acc, w);

@@ -132,7 +132,8 @@ void select_lanes(const DimView& v, int64_t k, bool median, T* vals, int64_t* id
   const T* xp = static_cast<const T*>(v.x.raw_data());
   for_each_lane<T>(v, 1, [&](int64_t in, int64_t out, auto& buf) {
     if (median) {  // torch's median returns the first NaN when there is one
-      auto nan = std::find_if(buf.begin(), buf.end(), [](const auto& e) { return is_nan_value(e.v); });
+      auto nan = std::find_if(buf.begin(), buf.end(),
+                              [](const auto& e) { return is_nan_value(e.v); });
       if (nan != buf.end()) {
         vals[out] = xp[in + nan->i * v.inner];
         idx[out] = nan->i;
