@@ -44,6 +44,16 @@ TEST(ReduceLarge, SumTakesEveryEnginePath) {
   EXPECT_NEAR(sum(y).item<double>(), std::accumulate(h.v.begin(), h.v.end(), 0.0), 1e-2);
 }
 
+TEST(ReduceLarge, LongFloatSumsStayAccurate) {
+  // 16M copies of 0.1f: a running float sum drifts by percents; chunks combined pairwise keep
+  // the error near float's resolution, whatever the thread count.
+  Tensor x = full({1 << 24}, 0.1);
+  const double want = double(0.1f) * double(1 << 24);
+  EXPECT_NEAR(sum(x).item<double>(), want, want * 1e-6);
+  EXPECT_NEAR(sum(x.reshape({16, 1 << 20}), {1}).to_vector<double>()[0], want / 16, want * 1e-7);
+  EXPECT_NEAR(mean(x.reshape({1 << 12, 1 << 12}).t()).item<double>(), double(0.1f), 1e-7);
+}
+
 TEST(ReduceLarge, ArgmaxAndMaxAlongEitherDim) {
   manual_seed(2);
   Tensor x = randn({300, 1000});
@@ -223,6 +233,9 @@ TEST(SortLarge, TopkAgreesWithSortOnBothPaths) {
       auto a = values(tv), b = values(sv.narrow(1, 0, k).contiguous());
       for (size_t i = 0; i < a.size(); ++i)
         ASSERT_TRUE(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])));
+      // The same along dim 0 of the transpose: lanes strided in memory.
+      auto [tv0, ti0] = topk(x.t(), k, 0, largest);
+      EXPECT_EQ(ti0.to_vector<int64_t>(), ti.t().contiguous().to_vector<int64_t>());
     }
   }
 }

@@ -29,6 +29,35 @@ inline int64_t offset_of(int64_t i, const Shape& sizes, const Shape& strides) {
   return o;
 }
 
+/// Pairwise (cascade) combination of a stream of partial results, like a binary counter: the
+/// rounding error of a float sum grows with log(parts) rather than with the number of parts.
+template <class Op>
+class Cascade {
+ public:
+  using Acc = typename Op::Acc;
+  explicit Cascade(const Op& op) : op_(op) {}
+  void push(Acc a) {
+    int level = 0;
+    for (; used_ & (uint64_t(1) << level); ++level) {
+      a = op_.merge(levels_[level], a);  // the older part stays on the left
+      used_ &= ~(uint64_t(1) << level);
+    }
+    levels_[level] = a;
+    used_ |= uint64_t(1) << level;
+  }
+  Acc result() const {
+    Acc acc = op_.init();
+    for (int level = 63; level >= 0; --level)
+      if (used_ & (uint64_t(1) << level)) acc = op_.merge(acc, levels_[level]);
+    return acc;
+  }
+
+ private:
+  const Op& op_;
+  Acc levels_[64];
+  uint64_t used_ = 0;
+};
+
 /// Op concept: using Acc; Acc init() const; Acc step(Acc, Acc x) const (x already converted);
 /// Acc merge(Acc, Acc) const; Out done(Acc, int64_t n) const.
 template <class T, class Out, class Op>
@@ -45,7 +74,7 @@ void reduce_run(const Tensor& x, const Shape& dims, const Tensor& out, const Op&
   }
   const bool inner_contig = !g.red_strides.empty() && g.red_strides.back() == 1;
   // Reduces `len` contiguous elements starting at p with 16 independent lanes.
-  auto contiguous_block = [&](const T* p, int64_t len) {
+  auto lanes_block = [&](const T* p, int64_t len) {
     constexpr int L = 16;
     Acc lanes[L];
     for (int j = 0; j < L; ++j) lanes[j] = op.init();
@@ -56,6 +85,15 @@ void reduce_run(const Tensor& x, const Shape& dims, const Tensor& out, const Op&
     for (int w = L / 2; w > 0; w /= 2)
       for (int j = 0; j < w; ++j) lanes[j] = op.merge(lanes[j], lanes[j + w]);
     return lanes[0];
+  };
+  // Long runs go in cache-sized chunks combined pairwise, so float sums stay accurate.
+  constexpr int64_t kChunk = 1024;
+  auto contiguous_block = [&](const T* p, int64_t len) {
+    if (len <= kChunk) return lanes_block(p, len);
+    Cascade<Op> cascade(op);
+    for (int64_t c0 = 0; c0 < len; c0 += kChunk)
+      cascade.push(lanes_block(p + c0, std::min(kChunk, len - c0)));
+    return cascade.result();
   };
   const int64_t inner_len = inner_contig ? g.red_sizes.back() : 1;
   const int64_t outer_red = n_red / inner_len;
@@ -68,12 +106,22 @@ void reduce_run(const Tensor& x, const Shape& dims, const Tensor& out, const Op&
   auto reduce_one = [&](int64_t o) {
     const T* base = xp + offset_of(o, g.kept_sizes, g.kept_strides);
     Acc acc = op.init();
-    if (inner_contig) {
+    if (inner_contig && outer_red > 1) {
+      Cascade<Op> cascade(op);
       for (int64_t r = 0; r < outer_red; ++r)
-        acc = op.merge(acc, contiguous_block(base + offset_of(r, outer_sizes, outer_strides), inner_len));
-    } else {
-      for (int64_t r = 0; r < n_red; ++r)
-        acc = op.step(acc, Acc(compute_t<T>(base[offset_of(r, g.red_sizes, g.red_strides)])));
+        cascade.push(contiguous_block(base + offset_of(r, outer_sizes, outer_strides), inner_len));
+      acc = cascade.result();
+    } else if (inner_contig) {
+      acc = contiguous_block(base, inner_len);
+    } else {  // strided: steps in chunks, combined pairwise
+      Cascade<Op> cascade(op);
+      for (int64_t c0 = 0; c0 < n_red; c0 += kChunk) {
+        Acc part = op.init();
+        for (int64_t r = c0; r < std::min(n_red, c0 + kChunk); ++r)
+          part = op.step(part, Acc(compute_t<T>(base[offset_of(r, g.red_sizes, g.red_strides)])));
+        cascade.push(part);
+      }
+      acc = cascade.result();
     }
     return acc;
   };
@@ -89,9 +137,9 @@ void reduce_run(const Tensor& x, const Shape& dims, const Tensor& out, const Op&
         for (int64_t k = b; k < e; ++k)
           partial[size_t(k)] = contiguous_block(base + k * kBlock, std::min(kBlock, inner_len - k * kBlock));
       });
-      Acc acc = op.init();
-      for (const Acc& p : partial) acc = op.merge(acc, p);
-      op_[o] = op.done(acc, n_red);
+      Cascade<Op> cascade(op);
+      for (const Acc& p : partial) cascade.push(p);
+      op_[o] = op.done(cascade.result(), n_red);
     }
     return;
   }
