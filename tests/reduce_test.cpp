@@ -45,13 +45,16 @@ TEST(ReduceLarge, SumTakesEveryEnginePath) {
 }
 
 TEST(ReduceLarge, LongFloatSumsStayAccurate) {
-  // 16M copies of 0.1f: a running float sum drifts by percents; chunks combined pairwise keep
-  // the error near float's resolution, whatever the thread count.
+  // 16M copies of 0.1f: a running float sum drifts by percents (15% for one accumulator);
+  // chunks combined pairwise keep the error near float's resolution, whatever the thread count
+  // and whichever path (lanes, blocks across threads, columns, transposed) runs.
   Tensor x = full({1 << 24}, 0.1);
   const double want = double(0.1f) * double(1 << 24);
   EXPECT_NEAR(sum(x).item<double>(), want, want * 1e-6);
   EXPECT_NEAR(sum(x.reshape({16, 1 << 20}), {1}).to_vector<double>()[0], want / 16, want * 1e-7);
   EXPECT_NEAR(mean(x.reshape({1 << 12, 1 << 12}).t()).item<double>(), double(0.1f), 1e-7);
+  auto cols = sum(x.reshape({1 << 20, 16}), {0}).to_vector<double>();  // the column path
+  EXPECT_NEAR(cols[3], want / 16, want / 16 * 1e-5);
 }
 
 TEST(ReduceLarge, ArgmaxAndMaxAlongEitherDim) {

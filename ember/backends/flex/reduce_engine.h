@@ -4,6 +4,7 @@
 // contiguous) and a general strided walk. Parallel over outputs, or over the reduction itself
 // when there are few outputs.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "ember/backends/flex/loops.h"
@@ -153,17 +154,42 @@ void reduce_run(const Tensor& x, const Shape& dims, const Tensor& out, const Op&
     ok_sizes.resize(ok_sizes.size() - 1);
     ok_strides.resize(ok_strides.size() - 1);
     parallel_for(outer_kept * ((run + 255) / 256), 1, [&](int64_t b, int64_t e) {
-      std::vector<Acc> acc(256);
+      // Rows go in chunks of 256 whose partial results combine pairwise (a cascade per column,
+      // sharing one occupancy mask), keeping long float sums accurate like the lanes' chunks.
+      constexpr int64_t kRows = 256;
+      int depth = 1;
+      while ((int64_t(1) << (depth - 1)) * kRows < n_red) ++depth;
+      // Plain arrays, not std::vector (whose bool specialisation hands out proxies).
+      std::unique_ptr<Acc[]> part_buf(new Acc[256]), levels(new Acc[size_t(depth) * 256]);
+      Acc* part = part_buf.get();
       for (int64_t t = b; t < e; ++t) {
         int64_t ko = t / ((run + 255) / 256), j0 = (t % ((run + 255) / 256)) * 256;
         int64_t len = std::min<int64_t>(256, run - j0);
         const T* base = xp + offset_of(ko, ok_sizes, ok_strides) + j0;
-        std::fill(acc.begin(), acc.begin() + len, op.init());
-        for (int64_t r = 0; r < n_red; ++r) {
-          const T* row = base + offset_of(r, g.red_sizes, g.red_strides);
-          for (int64_t j = 0; j < len; ++j) acc[size_t(j)] = op.step(acc[size_t(j)], Acc(compute_t<T>(row[j])));
+        uint64_t used = 0;
+        for (int64_t r0 = 0; r0 < n_red; r0 += kRows) {
+          std::fill(part, part + len, op.init());
+          for (int64_t r = r0; r < std::min(n_red, r0 + kRows); ++r) {
+            const T* row = base + offset_of(r, g.red_sizes, g.red_strides);
+            for (int64_t j = 0; j < len; ++j)
+              part[j] = op.step(part[j], Acc(compute_t<T>(row[j])));
+          }
+          int level = 0;
+          for (; used & (uint64_t(1) << level); ++level) {
+            Acc* lv = levels.get() + level * 256;
+            for (int64_t j = 0; j < len; ++j) part[j] = op.merge(lv[j], part[j]);
+            used &= ~(uint64_t(1) << level);
+          }
+          std::copy(part, part + len, levels.get() + level * 256);
+          used |= uint64_t(1) << level;
         }
-        for (int64_t j = 0; j < len; ++j) op_[ko * run + j0 + j] = op.done(acc[size_t(j)], n_red);
+        std::fill(part, part + len, op.init());
+        for (int level = depth - 1; level >= 0; --level) {
+          if (!(used & (uint64_t(1) << level))) continue;
+          const Acc* lv = levels.get() + level * 256;
+          for (int64_t j = 0; j < len; ++j) part[j] = op.merge(part[j], lv[j]);
+        }
+        for (int64_t j = 0; j < len; ++j) op_[ko * run + j0 + j] = op.done(part[j], n_red);
       }
     });
     return;
