@@ -89,7 +89,7 @@ void reduce_run(const Tensor& x, const Shape& dims, const Tensor& out, const Op&
     return lanes[0];
   };
   // Long runs go in cache-sized chunks combined pairwise, so float sums stay accurate.
-  constexpr int64_t kChunk = 1024;
+  constexpr int64_t kChunk = 4096;
   auto contiguous_block = [&](const T* p, int64_t len) {
     if (len <= kChunk) return lanes_block(p, len);
     Cascade<Op> cascade(op);
