@@ -130,7 +130,7 @@ void reduce_run(const Tensor& x, const Shape& dims, const Tensor& out, const Op&
   const int nt = num_threads();
   if (n_out < nt && n_red >= 65536 && inner_contig && outer_red == 1) {
     // Few outputs, long contiguous reductions: split each one across threads in blocks.
-    constexpr int64_t kBlock = 8192;
+    constexpr int64_t kBlock = kChunk;
     for (int64_t o = 0; o < n_out; ++o) {
       const T* base = xp + offset_of(o, g.kept_sizes, g.kept_strides);
       int64_t nblocks = (inner_len + kBlock - 1) / kBlock;
