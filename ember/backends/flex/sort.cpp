@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ember/backends/flex/dim_loops.h"
+#include "ember/backends/flex/radix_sort.h"
 #include "ember/backends/flex/reduce_kernels.h"
 
 namespace ember::flex {
@@ -92,6 +93,21 @@ void sort_lanes(const DimView& v, int64_t k, T* vals, int64_t* idx) {
         const int64_t in = o * v.n * v.inner + j;
         heap_select(xp + in, v.n, v.inner, k, order, heap);
         write_items(heap, k, xp + in, v.inner, vals, idx, o * k * v.inner + j);
+      }
+    });
+    return;
+  }
+  if (k == v.n && v.n >= 1024 && v.n < (int64_t(1) << 31)) {  // whole long lanes: radix sort
+    for_each_lane_block(v, [&](int64_t o, int64_t j0, int64_t len) {
+      thread_local RadixScratch<typename RadixKey<T>::type> s;
+      for (int64_t j = j0; j < j0 + len; ++j) {
+        const int64_t in = o * v.n * v.inner + j;
+        radix_sort_lane(xp + in, v.n, v.inner, kDescending, s);
+        for (int64_t r = 0; r < v.n; ++r) {
+          const int64_t i = s.idx[size_t(r)];
+          if (vals) vals[in + r * v.inner] = xp[in + i * v.inner];
+          idx[in + r * v.inner] = i;
+        }
       }
     });
     return;
