@@ -1,7 +1,8 @@
 // flex kernels: sorting and order statistics along a dim — sort, argsort, topk, kthvalue and
-// median. Each lane is copied into a (value, index) buffer and ordered there. NaN is larger than
-// every number (last ascending, first descending, like torch), and equal values keep their
-// original order, so sort is stable and topk/kthvalue/median pick the lowest index among ties.
+// median. Long lanes sort by radix; topk with a small k keeps a heap; everything else copies the
+// lane into a (value, index) buffer and orders it there. NaN is larger than every number (last
+// ascending, first descending, like torch), and equal values keep their original order, so sort
+// is stable and topk/kthvalue/median pick the lowest index among ties.
 #include <algorithm>
 #include <limits>
 #include <vector>
