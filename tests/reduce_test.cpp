@@ -51,7 +51,8 @@ TEST(ReduceLarge, LongFloatSumsStayAccurate) {
   Tensor x = full({1 << 24}, 0.1);
   const double want = double(0.1f) * double(1 << 24);
   EXPECT_NEAR(sum(x).item<double>(), want, want * 5e-6);
-  EXPECT_NEAR(sum(x.reshape({16, 1 << 20}), {1}).to_vector<double>()[0], want / 16, want / 16 * 5e-6);
+  auto rows = sum(x.reshape({16, 1 << 20}), {1}).to_vector<double>();
+  EXPECT_NEAR(rows[0], want / 16, want / 16 * 5e-6);
   EXPECT_NEAR(mean(x.reshape({1 << 12, 1 << 12}).t()).item<double>(), double(0.1f), 5e-7);
   auto cols = sum(x.reshape({1 << 20, 16}), {0}).to_vector<double>();  // the column path
   EXPECT_NEAR(cols[3], want / 16, want / 16 * 1e-5);
