@@ -77,16 +77,20 @@ TEST(Dispatch, MissingKernelFallsBackToDecompositionElseNamesOpDtypeAndDevice) {
   // zeros has no flex kernel: it runs through its decomposition into full.
   EXPECT_EQ(flex->kernel(OpId::zeros).fn, nullptr);
   EXPECT_EQ(zeros({2}).to_vector<float>(), (std::vector<float>{0, 0}));
-  // an op whose kernel lacks a dtype and has no decomposition names op, dtype and backend
-  EXPECT_FALSE(flex->kernel(OpId::mean).dtypes & mask_of(DType::I64));
+  // Take neg's kernel away (neg has no decomposition): the error names op, dtype and backend.
+  KernelEntry saved = flex->kernel(OpId::neg);
+  flex->set_kernel(OpId::neg, nullptr, 0);
   try {
-    Attrs a;
-    a.dtype = DType::I64;  // bypass the API's dtype check to reach the backend
-    (void)dispatch1(OpId::neg, a, {ones({2}, {kBool})});
-    FAIL();
-  } catch (const DTypeError& e) {
-    EXPECT_NE(std::string(e.what()).find("[neg]"), std::string::npos);
+    (void)neg(ones({2}));
+    ADD_FAILURE() << "expected NotImplementedError";
+  } catch (const NotImplementedError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("[neg]"), std::string::npos) << m;
+    EXPECT_NE(m.find("float32"), std::string::npos) << m;
+    EXPECT_NE(m.find("flex"), std::string::npos) << m;
   }
+  flex->set_kernel(OpId::neg, saved.fn, saved.dtypes);
+  EXPECT_EQ(neg(ones({1})).item<float>(), -1.f);
 }
 
 TEST(Dispatch, RegistryIsEnumerableWithUniqueNames) {

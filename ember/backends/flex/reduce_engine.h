@@ -134,14 +134,15 @@ void reduce_run(const Tensor& x, const Shape& dims, const Tensor& out, const Op&
     for (int64_t o = 0; o < n_out; ++o) {
       const T* base = xp + offset_of(o, g.kept_sizes, g.kept_strides);
       int64_t nblocks = (inner_len + kBlock - 1) / kBlock;
-      std::vector<Acc> partial(static_cast<size_t>(nblocks));
+      // Not std::vector: vector<bool> packs bits, and threads writing neighbouring bits race.
+      std::unique_ptr<Acc[]> partial(new Acc[size_t(nblocks)]);
       parallel_for(nblocks, 1, [&](int64_t b, int64_t e) {
         for (int64_t k = b; k < e; ++k)
           partial[size_t(k)] =
               contiguous_block(base + k * kBlock, std::min(kBlock, inner_len - k * kBlock));
       });
       Cascade<Op> cascade(op);
-      for (const Acc& p : partial) cascade.push(p);
+      for (int64_t k = 0; k < nblocks; ++k) cascade.push(partial[size_t(k)]);
       op_[o] = op.done(cascade.result(), n_red);
     }
     return;

@@ -47,8 +47,10 @@ class Pool {
     t_in_worker = true;  // nested parallel_for from inside fn runs inline
     work();
     t_in_worker = false;
+    // Wait for every chunk and for every worker to leave this job, so that no straggler can
+    // read the next job's fields half-written.
     std::unique_lock lock(mu_);
-    done_cv_.wait(lock, [&] { return pending_.load() == 0; });
+    done_cv_.wait(lock, [&] { return pending_.load() == 0 && active_ == 0; });
     return true;
   }
 
@@ -65,8 +67,11 @@ class Pool {
             cv_.wait(lock, [&] { return quit_ || generation_ != seen; });
             if (quit_) return;
             seen = generation_;
+            ++active_;
           }
           work();
+          std::lock_guard lock(mu_);
+          if (--active_ == 0) done_cv_.notify_all();
         }
       });
   }
@@ -96,6 +101,7 @@ class Pool {
   std::condition_variable cv_, done_cv_;
   std::vector<std::thread> workers_;
   bool quit_ = false;
+  int active_ = 0;  // workers inside work() for the current job (guarded by mu_)
   uint64_t generation_ = 0;
   detail::RangeFn fn_ = nullptr;
   const void* ctx_ = nullptr;
