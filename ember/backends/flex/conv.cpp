@@ -6,6 +6,7 @@
 
 #include "ember/backends/flex/flex.h"
 #include "ember/backends/flex/gemm.h"
+#include "ember/backends/flex/gemm_dispatch.h"
 #include "ember/backends/flex/loops.h"
 #include "ember/backends/flex/thread_pool.h"
 #include "ember/ops/conv.h"
@@ -221,30 +222,6 @@ void conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, const 
   });
 }
 
-template <class F>
-void dispatch_conv(DType dt, const char* op, const F& f) {
-  switch (dt) {
-    case DType::F32: f(float{}); break;
-    case DType::F64: f(double{}); break;
-    case DType::U8: f(uint8_t{}); break;
-    case DType::I8: f(int8_t{}); break;
-    case DType::I16: f(int16_t{}); break;
-    case DType::I32: f(int32_t{}); break;
-    case DType::I64: f(int64_t{}); break;
-    default:
-      ember::detail::throw_dtype(op, "not supported for dtype " + std::string(dtype_name(dt)));
-  }
-}
-
-bool is_half(DType d) { return d == DType::F16 || d == DType::BF16; }
-
-TensorList via_f32(const OpCall& c) {
-  std::vector<Tensor> in;
-  for (const Tensor& t : c.inputs) in.push_back(t.defined() ? cast(t, DType::F32) : t);
-  Tensor r = dispatch1(c.op, c.attrs, std::span<const Tensor>(in));
-  return {cast(r, c.inputs[0].dtype())};
-}
-
 TensorList k_conv(const OpCall& c) {
   if (is_half(c.inputs[0].dtype())) return via_f32(c);
   const Geo g = ops::conv_geometry(c.op, c.attrs, c.inputs);
@@ -253,7 +230,7 @@ TensorList k_conv(const OpCall& c) {
   Tensor x = contiguous(c.inputs[0]), w = contiguous(c.inputs[1]), bias = c.inputs[2];
   if (bias.defined()) bias = contiguous(bias);
   const bool transposed = c.op == OpId::conv_transpose1d || c.op == OpId::conv_transpose2d;
-  dispatch_conv(x.dtype(), op_name(c.op), [&](auto tag) {
+  dispatch_gemm(x.dtype(), op_name(c.op), [&](auto tag) {
     using T = decltype(tag);
     if (transposed) conv_transpose<T>(x, w, bias, out, g);
     else conv_forward<T>(x, w, bias, out, g);

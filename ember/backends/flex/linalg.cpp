@@ -3,6 +3,7 @@
 // through f32.
 #include "ember/backends/flex/flex.h"
 #include "ember/backends/flex/gemm.h"
+#include "ember/backends/flex/gemm_dispatch.h"
 #include "ember/backends/flex/loops.h"
 #include "ember/backends/flex/thread_pool.h"
 #include "ember/ops/unary.h"
@@ -11,29 +12,18 @@
 namespace ember::flex {
 void register_flex_conv(BackendImpl& b);
 
+TensorList via_f32(const OpCall& c) {
+  std::vector<Tensor> in;
+  for (const Tensor& t : c.inputs) in.push_back(t.defined() ? cast(t, DType::F32) : t);
+  Tensor r = dispatch1(c.op, c.attrs, std::span<const Tensor>(in));
+  return {cast(r, c.inputs[0].dtype())};
+}
+
 namespace {
 
 template <class T> T* ptr(const Tensor& t) {
   return static_cast<T*>(static_cast<void*>(t.impl()->data()));
 }
-
-// Runs f(T{}) for the dtypes gemm() computes natively.
-template <class F>
-void dispatch_gemm(DType dt, const char* op, const F& f) {
-  switch (dt) {
-    case DType::F32: f(float{}); break;
-    case DType::F64: f(double{}); break;
-    case DType::U8: f(uint8_t{}); break;
-    case DType::I8: f(int8_t{}); break;
-    case DType::I16: f(int16_t{}); break;
-    case DType::I32: f(int32_t{}); break;
-    case DType::I64: f(int64_t{}); break;
-    default:
-      ember::detail::throw_dtype(op, "not supported for dtype " + std::string(dtype_name(dt)));
-  }
-}
-
-bool is_half(DType d) { return d == DType::F16 || d == DType::BF16; }
 
 // out[batch..., n, m] (+)= a[..., n, k] @ b[..., k, m]; a and b have rank >= 2 and batch dims
 // that broadcast to out's. out is contiguous.
@@ -94,13 +84,6 @@ Tensor unsqueezed_output(const Tensor& out, bool a_vector, bool b_vector) {
   if (b_vector) full.push_back(1);
   if (a_vector) full.insert(full.size() - 1, 1);
   return ember::detail::make_view(out, full, contiguous_strides(full), out.offset());
-}
-
-TensorList via_f32(const OpCall& c) {
-  std::vector<Tensor> in;
-  for (const Tensor& t : c.inputs) in.push_back(t.defined() ? cast(t, DType::F32) : t);
-  Tensor r = dispatch1(c.op, c.attrs, std::span<const Tensor>(in));
-  return {cast(r, c.inputs[0].dtype())};
 }
 
 // mm, bmm and matmul (the inference already checked ranks and shapes).

@@ -15,7 +15,9 @@
 
 namespace ember::flex {
 
-/// e^x in float, within 2 ulp for x in [-87.3, 88.3]; 0 below that range and e^88.3 above it.
+/// e^x in float for the fused row kernels, whose arguments are <= 0 (x - max): within 2 ulp for
+/// x in [-87.3, 88.3], 0 below, e^88.3 above. Faster than kl::exp, which also keeps subnormal
+/// results and overflows to inf as torch does; use kl::exp anywhere arguments can be large.
 /// Cephes' expf: x = n ln2 + g, e^g by a degree-6 polynomial, 2^n built in the exponent bits.
 /// Written so that GCC and Clang vectorise it: no lower clamp (the final select covers that
 /// range), no float-to-int casts.
