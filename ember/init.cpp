@@ -1,6 +1,7 @@
 // Start-up: registers every op family and every built backend, once, explicitly.
 #include <mutex>
 
+#include "ember/autodiff/rules.h"
 #include "ember/backends/flex/flex.h"
 
 namespace ember::ops {
@@ -29,6 +30,10 @@ void init() {
     ops::register_index_ops();
     ops::register_layout_ops();
     ops::register_nn_ops();
+    autodiff::register_rules_elementwise();
+    autodiff::register_rules_shape();
+    autodiff::register_rules_reduce();
+    autodiff::register_rules_nn();
     register_backend(Backend::Flex, flex::make_flex_backend(Backend::Flex));
     // The native CPU backend runs the flex kernels until its own issue lands.
     register_backend(Backend::Cpu, flex::make_flex_backend(Backend::Cpu));

@@ -77,6 +77,24 @@ struct OpCall {
 
 /// Infers output metas for `op` (one function may serve a family) and throws on bad input.
 using InferFn = void (*)(OpId op, const Attrs&, std::span<const Tensor>, MetaList&);
+
+/// What a VJP rule sees: the op's attributes, its inputs and outputs as they were in the
+/// forward pass, and the cotangents of its outputs (undefined = zero; never all undefined).
+struct VjpCtx {
+  OpId op;
+  const Attrs& attrs;
+  std::span<const Tensor> inputs;
+  std::span<const Tensor> outputs;
+  std::span<const Tensor> grads;
+  std::span<const bool> needs;  // needs[i]: input i wants a gradient (rules may skip the others)
+  const Tensor& input(size_t i) const { return inputs[i]; }
+  const Tensor& output(size_t i) const { return outputs[i]; }
+  const Tensor& grad(size_t i) const { return grads[i]; }
+  bool needs_grad(size_t i) const { return i < needs.size() && needs[i]; }
+};
+/// A VJP rule, written in ember ops (so it runs on every backend and can itself be
+/// differentiated): one gradient per input, shaped like that input (undefined = none/zero).
+using VjpFn = TensorList (*)(const VjpCtx&);
 using DecompFn = TensorList (*)(const Attrs&, std::span<const Tensor>);
 /// A backend kernel: reads call.inputs, returns the outputs (fresh storage or views).
 using Kernel = TensorList (*)(const OpCall&);
@@ -86,7 +104,7 @@ struct OpDef {
   OpCategory category;
   InferFn infer = nullptr;      // required
   DecompFn decompose = nullptr; // composite ops: a lowering into other ops (optional)
-  void* vjp = nullptr;          // room for the autodiff rule (set by the autodiff library)
+  VjpFn vjp = nullptr;          // the autodiff rule (ember/autodiff/rules_*.cpp)
   bool differentiable = true;   // false for comparisons, argmax, integer ops, ...
 };
 
