@@ -82,10 +82,18 @@ Device Device::remote(const std::string& url) {
   return Device(Backend::Remote, 0, 0);
 }
 
-Device Device::with_layer(std::shared_ptr<Layer> layer) const {
+Device Device::with_layer(std::shared_ptr<Layer> layer, bool outermost) const {
   if (!layer) detail::throw_value("Device::with_layer", "expected a layer, found null");
   auto s = stacks().get(stack_);
-  s.push_back(std::move(layer));
+  if (outermost) s.insert(s.begin(), std::move(layer));
+  else s.push_back(std::move(layer));
+  return Device(backend_, index_, stacks().intern(std::move(s)));
+}
+
+Device Device::replace_layer(const Layer* old, std::shared_ptr<Layer> with) const {
+  auto s = stacks().get(stack_);
+  for (auto& l : s)
+    if (l.get() == old) l = with;
   return Device(backend_, index_, stacks().intern(std::move(s)));
 }
 

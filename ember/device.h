@@ -28,8 +28,18 @@ class Device {
 
   Backend backend() const { return backend_; }
   int index() const { return index_; }
-  /// A copy of this device whose ops also pass through `layer` (outermost last).
-  Device with_layer(std::shared_ptr<Layer> layer) const;
+  /// A copy of this device whose ops also pass through `layer`: innermost (next to the backend)
+  /// by default, or outermost (seen first).
+  Device with_layer(std::shared_ptr<Layer> layer, bool outermost = false) const;
+  /// A copy with `old` replaced by `with` (unchanged when `old` is not in the stack).
+  Device replace_layer(const Layer* old, std::shared_ptr<Layer> with) const;
+  /// This device with the autodiff layer: ops on tensors that require grad record history.
+  Device autodiff() const;
+  /// Autodiff that keeps only compute-heavy outputs (matmul, conv) and recomputes the
+  /// memory-bound ones in backward, trading time for memory.
+  Device gradient_checkpointing() const;
+  /// Whether ops on this device pass through the autodiff layer.
+  bool has_autodiff() const;
   /// The same backend with no layers.
   Device without_layers() const;
   /// The layers an op passes through, outermost first.

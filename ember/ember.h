@@ -1,5 +1,6 @@
 #pragma once
 // The common set: tensors, devices, dtypes, errors and every op.
+#include "ember/autodiff.h"
 #include "ember/device.h"
 #include "ember/dtype.h"
 #include "ember/error.h"

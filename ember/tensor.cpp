@@ -1,8 +1,10 @@
 #include "ember/tensor.h"
 
+#include <atomic>
 #include <cstring>
 #include <sstream>
 
+#include "ember/autodiff.h"
 #include "ember/backends/backend.h"
 #include "ember/error.h"
 #include "ember/ember.h"
@@ -200,6 +202,23 @@ Tensor Tensor::matmul(const Tensor& o) const { return ember::matmul(*this, o); }
 Device resolve_device(std::optional<Device> d) { return d ? *d : default_device(); }
 
 namespace detail {
+namespace {
+std::atomic<int64_t> g_live_tensors{0}, g_live_bytes{0}, g_peak_bytes{0};
+}
+LiveCount::LiveCount() { g_live_tensors.fetch_add(1, std::memory_order_relaxed); }
+LiveCount::LiveCount(const LiveCount&) { g_live_tensors.fetch_add(1, std::memory_order_relaxed); }
+LiveCount::~LiveCount() { g_live_tensors.fetch_sub(1, std::memory_order_relaxed); }
+void track_storage_bytes(int64_t delta) {
+  int64_t now = g_live_bytes.fetch_add(delta, std::memory_order_relaxed) + delta;
+  int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak_bytes.compare_exchange_weak(peak, now)) {
+  }
+}
+int64_t live_tensors() { return g_live_tensors.load(); }
+int64_t live_storage_bytes() { return g_live_bytes.load(); }
+int64_t peak_storage_bytes() { return g_peak_bytes.load(); }
+void reset_peak_storage_bytes() { g_peak_bytes.store(g_live_bytes.load()); }
+
 void check_value_count(size_t n, const Shape& shape) {
   if (int64_t(n) != numel_of(shape))
     throw_shape("tensor", std::to_string(n) + " values given for shape " + shape_str(shape) +

@@ -19,6 +19,8 @@ namespace ember {
 struct TensorImpl;
 struct Storage;
 class Tensor;
+class Gradients;
+struct BackwardOptions;
 using TensorList = std::vector<Tensor>;
 
 /// A host copy of a tensor's elements, row-major, with its shape and dtype.
@@ -111,6 +113,20 @@ class Tensor {
   Tensor diagonal(int64_t offset = 0, int64_t d0 = 0, int64_t d1 = 1) const;
   /// t[i] on the first dim.
   Tensor operator[](int64_t i) const { return select(0, i); }
+
+  // --- autodiff (ember/autodiff.h) ---
+  /// Marks this tensor as a leaf whose gradient backward() computes; moves it (without a copy)
+  /// onto its device's autodiff() form so ops on it record history.
+  Tensor& requires_grad_(bool on = true);
+  Tensor& set_requires_grad(bool on) { return requires_grad_(on); }
+  bool requires_grad() const;
+  /// True for tensors not produced by a recorded op (user-created, or requires_grad_ set).
+  bool is_leaf() const;
+  /// Backpropagates from this tensor; returns the gradients of every leaf reached.
+  Gradients backward() const;
+  Gradients backward(const BackwardOptions& o) const;
+  /// Shorthand for grads.get(*this).
+  Tensor grad(const Gradients& grads) const;
 
   // --- in place (bump the version counter) ---
   Tensor& copy_(const Tensor& src);

@@ -12,6 +12,18 @@
 
 namespace ember {
 
+namespace detail {
+/// Counts live TensorImpl objects (memory tests: no growth over many training steps).
+struct LiveCount {
+  LiveCount();
+  LiveCount(const LiveCount&);
+  LiveCount& operator=(const LiveCount&) { return *this; }
+  ~LiveCount();
+};
+/// Host backends report storage they hand out (+) and take back (-).
+void track_storage_bytes(int64_t delta);
+}  // namespace detail
+
 /// A block of device memory shared by every view of it.
 struct Storage {
   using FreeFn = void (*)(void* ctx, void* data, size_t nbytes);
@@ -42,6 +54,7 @@ struct TensorImpl {
   Device device;
   std::shared_ptr<Storage> storage;
   std::shared_ptr<void> autograd;  // owned and interpreted by the autodiff layer (optional)
+  detail::LiveCount live_;
   void refresh();  // recompute numel and contiguous after shape/strides change
   char* data() const { return static_cast<char*>(storage->data) + offset * int64_t(itemsize(dtype)); }
 };

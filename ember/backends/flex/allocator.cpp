@@ -80,6 +80,7 @@ Cache& cache() {
 }
 
 void free_block(void*, void* data, size_t nbytes) {
+  ember::detail::track_storage_bytes(-int64_t(nbytes));
   if (data) cache().give(data, size_class(nbytes));
 }
 
@@ -91,6 +92,7 @@ std::shared_ptr<Storage> allocate_host(size_t nbytes, Device place) {
   s->place = place.without_layers();
   s->data = cache().take(size_class(nbytes));
   s->free_fn = free_block;
+  ember::detail::track_storage_bytes(int64_t(nbytes));
   return s;
 }
 

@@ -1,0 +1,216 @@
+// Backward: walks the recorded graph from a root in topological order, runs each node's VJP rule
+// and accumulates gradients into leaves. Saved tensors are checked against in-place edits and
+// freed as soon as a node is done (unless the graph is retained).
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/autodiff/engine.h"
+#include "ember/autodiff/rules.h"
+#include "ember/error.h"
+#include "ember/ops/binary.h"
+#include "ember/ops/creation.h"
+
+namespace ember {
+
+// --- Gradients ---
+namespace {
+const AutogradMeta* key_of(const Tensor& t, const char* op) {
+  const AutogradMeta* m = autodiff::meta_of(t);
+  if (!m || !m->requires_grad)
+    detail::throw_value(op, "the tensor does not require grad (call requires_grad_() on it "
+                            "before the forward pass)");
+  return m;
+}
+}  // namespace
+
+Tensor Gradients::get(const Tensor& t) const {
+  auto it = grads_.find(key_of(t, "Gradients::get"));
+  return it == grads_.end() ? Tensor() : it->second.grad;
+}
+bool Gradients::contains(const Tensor& t) const {
+  const AutogradMeta* m = autodiff::meta_of(t);
+  return m && grads_.count(m);
+}
+void Gradients::set(const Tensor& t, Tensor grad) {
+  key_of(t, "Gradients::set");
+  if (grad.defined() && grad.shape() != t.shape())
+    detail::throw_shape("Gradients::set", "gradient of shape " + shape_str(grad.shape()) +
+                                              " for a tensor of shape " + shape_str(t.shape()));
+  grads_[autodiff::meta_of(t)] = Entry{autodiff::meta_ptr_of(t), std::move(grad)};
+}
+void Gradients::remove(const Tensor& t) { grads_.erase(autodiff::meta_of(t)); }
+void Gradients::accumulate(const std::shared_ptr<AutogradMeta>& meta, const Tensor& g) {
+  auto [it, fresh] = grads_.try_emplace(meta.get(), Entry{meta, g});
+  if (!fresh) it->second.grad = it->second.grad.defined() ? add(it->second.grad, g) : g;
+}
+
+namespace autodiff {
+
+Tensor unpack(const Saved& s, const char* op) {
+  if (s.source) {
+    Node& n = *s.source;
+    if (n.recomputed.empty()) {
+      TensorList in;
+      for (const Saved& x : n.inputs) in.push_back(x.source || x.tensor.defined() ? unpack(x, op) : Tensor());
+      NoGradGuard ng;
+      n.recomputed = dispatch(n.op, n.attrs, std::span<const Tensor>(in));
+    }
+    return n.recomputed[size_t(s.source_nr)];
+  }
+  if (s.tensor.defined() && s.tensor.version() != s.version)
+    detail::throw_value("backward", std::string("a tensor saved by ") + op +
+                                        " for the backward pass was modified in place (its version "
+                                        "is " + std::to_string(s.tensor.version()) +
+                                        ", it was " + std::to_string(s.version) +
+                                        " when saved); clone it before modifying it");
+  return s.tensor;
+}
+
+namespace {
+
+struct Pending {
+  TensorList grads;
+};
+
+void add_into(TensorList& slots, size_t i, const Tensor& g) {
+  if (!g.defined()) return;
+  if (slots.size() <= i) slots.resize(i + 1);
+  slots[i] = slots[i].defined() ? add(slots[i], g) : g;
+}
+
+}  // namespace
+
+Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
+  AutogradMeta* rm = meta_of(root);
+  if (!rm || !rm->requires_grad)
+    detail::throw_value("backward", "the tensor does not require grad: nothing it depends on "
+                                    "requires grad, or it was computed under a NoGradGuard or on "
+                                    "a device without .autodiff()");
+  Tensor g0 = o.grad_output;
+  if (!g0.defined()) {
+    if (root.numel() != 1)
+      detail::throw_shape("backward", "expected a scalar (one-element) output or a grad_output, "
+                                      "found an output of shape " + shape_str(root.shape()));
+    g0 = ones_like(root);
+  } else if (g0.shape() != root.shape()) {
+    detail::throw_shape("backward", "grad_output of shape " + shape_str(g0.shape()) +
+                                        " for an output of shape " + shape_str(root.shape()));
+  }
+  Gradients local;
+  Gradients& grads = o.accumulate_into ? *o.accumulate_into : local;
+  const bool create = o.create_graph;
+  const bool retain = o.retain_graph || create;
+  if (!rm->grad_fn) {  // the root is a leaf
+    grads.accumulate(meta_ptr_of(root), g0);
+    return o.accumulate_into ? Gradients(grads) : local;
+  }
+  // Count, for every node reachable from the root, how many edges lead into it.
+  std::unordered_map<Node*, int> deps;
+  std::vector<Node*> stack{rm->grad_fn.get()};
+  std::unordered_set<Node*> seen{rm->grad_fn.get()};
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    if (n->released)
+      detail::throw_value("backward", std::string("the graph through ") + op_name(n->op) +
+                                          " was already freed by an earlier backward; pass "
+                                          "retain_graph = true to backward through it twice");
+    for (const Edge& e : n->next) {
+      if (!e.fn) continue;
+      ++deps[e.fn.get()];
+      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+    }
+  }
+  std::unordered_map<Node*, TensorList> pending;
+  add_into(pending[rm->grad_fn.get()], size_t(rm->output_nr), g0);
+  std::vector<std::shared_ptr<Node>> ready{rm->grad_fn};
+  std::vector<Node*> recomputed;
+  std::unique_ptr<NoGradGuard> no_grad;
+  if (!create) no_grad = std::make_unique<NoGradGuard>();
+  while (!ready.empty()) {
+    std::shared_ptr<Node> node = std::move(ready.back());
+    ready.pop_back();
+    TensorList gs = std::move(pending[node.get()]);
+    pending.erase(node.get());
+    gs.resize(node->outputs.size());
+    bool any = false;
+    for (const Tensor& g : gs) any = any || g.defined();
+    TensorList in_grads;
+    if (any) {
+      const char* name = op_name(node->op);
+      TensorList ins, outs;
+      for (const Saved& s : node->inputs) ins.push_back(unpack(s, name));
+      for (size_t i = 0; i < node->outputs.size(); ++i) {
+        Tensor out = unpack(node->outputs[i], name);
+        if (create && out.defined()) {  // re-attach so the rule's use of it is differentiable
+          out = detail::retag(out, node->device);
+          AutogradMeta& m = ensure_meta(out);
+          m.requires_grad = true;
+          m.grad_fn = node;
+          m.output_nr = int(i);
+        }
+        outs.push_back(out);
+      }
+      if (node->recompute || !node->recomputed.empty()) recomputed.push_back(node.get());
+      std::unique_ptr<bool[]> needs(new bool[node->needs.size()]);
+      for (size_t i = 0; i < node->needs.size(); ++i) needs[i] = node->needs[i];
+      if (node->op == OpId::copy && node->inputs.size() == 2) {  // an in-place copy_
+        // src was broadcast and cast into dst: its gradient is dst's, summed and cast back.
+        in_grads = {Tensor(), node->needs[1] ? sum_to(gs[0], ins[1].shape()).to(ins[1].dtype())
+                                             : Tensor()};
+      } else {
+        VjpCtx ctx{node->op, node->attrs, ins, outs, gs,
+                   std::span<const bool>(needs.get(), node->needs.size())};
+        in_grads = op_def(node->op).vjp(ctx);
+      }
+    }
+    for (size_t i = 0; i < node->next.size(); ++i) {
+      const Edge& e = node->next[i];
+      Tensor g = i < in_grads.size() ? in_grads[i] : Tensor();
+      if (e.leaf) {
+        if (g.defined()) grads.accumulate(e.leaf, g);
+      } else if (e.fn) {
+        add_into(pending[e.fn.get()], size_t(e.output_nr), g);
+        if (--deps[e.fn.get()] == 0) ready.push_back(e.fn);
+      }
+    }
+    if (!retain) {
+      node->released = true;
+      node->inputs.clear();
+      node->outputs.clear();
+    }
+  }
+  for (Node* n : recomputed) n->recomputed.clear();
+  if (o.accumulate_into) return grads;
+  return local;
+}
+
+}  // namespace autodiff
+
+// --- Tensor methods ---
+Tensor& Tensor::requires_grad_(bool r) {
+  if (!defined()) detail::throw_value("requires_grad_", "the tensor is undefined");
+  autodiff::ensure_meta(*this);
+  AutogradMeta& m = autodiff::ensure_meta(*this);
+  if (m.grad_fn && !r)
+    detail::throw_value("requires_grad_", "only leaf tensors can stop requiring grad (use detach())");
+  if (r && !is_floating(dtype()))
+    detail::throw_dtype("requires_grad_", "only floating tensors can require gradients, found " +
+                                              std::string(dtype_name(dtype())));
+  m.requires_grad = r;
+  if (r && !impl()->device.has_autodiff()) impl()->device = impl()->device.autodiff();
+  return *this;
+}
+bool Tensor::requires_grad() const {
+  const AutogradMeta* m = autodiff::meta_of(*this);
+  return m && m->requires_grad;
+}
+bool Tensor::is_leaf() const {
+  const AutogradMeta* m = autodiff::meta_of(*this);
+  return !m || !m->grad_fn;
+}
+Gradients Tensor::backward() const { return autodiff::run_backward(*this, {}); }
+Gradients Tensor::backward(const BackwardOptions& o) const { return autodiff::run_backward(*this, o); }
+Tensor Tensor::grad(const Gradients& g) const { return g.get(*this); }
+
+}  // namespace ember

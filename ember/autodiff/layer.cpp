@@ -1,0 +1,192 @@
+// The autodiff layer: records a node for each op whose inputs require grad, and nothing otherwise
+// (inference pays only a flag check). Ops without a VJP rule are recorded through their
+// decomposition; non-differentiable ops produce tensors that do not require grad.
+#include <atomic>
+
+#include "ember/autodiff/engine.h"
+#include "ember/error.h"
+
+namespace ember {
+
+namespace {
+thread_local bool t_grad_enabled = true;
+}  // namespace
+
+NoGradGuard::NoGradGuard() : prev_(t_grad_enabled) { t_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { t_grad_enabled = prev_; }
+bool grad_enabled() { return t_grad_enabled; }
+
+namespace autodiff {
+
+AutogradMeta* meta_of(const Tensor& t) {
+  if (!t.defined()) return nullptr;
+  return static_cast<AutogradMeta*>(t.impl()->autograd.get());
+}
+std::shared_ptr<AutogradMeta> meta_ptr_of(const Tensor& t) {
+  if (!t.defined() || !t.impl()->autograd) return nullptr;
+  return std::static_pointer_cast<AutogradMeta>(t.impl()->autograd);
+}
+AutogradMeta& ensure_meta(const Tensor& t) {
+  if (!t.impl()->autograd) t.impl()->autograd = std::make_shared<AutogradMeta>();
+  return *static_cast<AutogradMeta*>(t.impl()->autograd.get());
+}
+
+namespace {
+
+bool wants_grad(const Tensor& t) {
+  AutogradMeta* m = meta_of(t);
+  return m && m->requires_grad;
+}
+
+// Ops whose outputs are expensive to recompute: kept even under checkpointing.
+bool compute_heavy(OpId op) {
+  OpCategory c = op_def(op).category;
+  return c == OpCategory::Matmul || c == OpCategory::Conv;
+}
+
+class AutodiffLayer final : public Layer {
+ public:
+  explicit AutodiffLayer(bool checkpointing) : checkpointing_(checkpointing) {}
+  const char* name() const override { return checkpointing_ ? "autodiff(checkpointing)" : "autodiff"; }
+
+  TensorList call(const OpCall& c, const Next& next) override {
+    bool any = false;
+    if (t_grad_enabled)
+      for (const Tensor& t : c.inputs) any = any || wants_grad(t);
+    if (!any) return next(c);
+    const OpDef& d = op_def(c.op);
+    if (c.op == OpId::copy && c.inputs.size() == 2) return record_inplace_copy(c, next);
+    if (!d.differentiable) return next(c);
+    if (!d.vjp) {
+      if (d.decompose) return d.decompose(c.attrs, c.inputs);  // sub-ops are recorded
+      detail::throw_not_implemented(d.name, "no VJP rule and no decomposition: cannot differentiate");
+    }
+    TensorList outs = next(c);
+    record(c, outs);
+    return outs;
+  }
+
+ private:
+  Saved save_input(const Tensor& t) const {
+    Saved s;
+    if (!t.defined()) return s;
+    AutogradMeta* m = meta_of(t);
+    if (checkpointing_ && m && m->grad_fn && m->grad_fn->recompute) {
+      s.source = m->grad_fn;  // recompute the cheap producer instead of keeping its output
+      s.source_nr = m->output_nr;
+      return s;
+    }
+    s.tensor = t;
+    s.version = t.version();
+    return s;
+  }
+
+  void record(const OpCall& c, TensorList& outs) {
+    auto node = std::make_shared<Node>();
+    node->op = c.op;
+    node->attrs = c.attrs;
+    node->device = c.device;
+    node->recompute = checkpointing_ && !compute_heavy(c.op) && op_def(c.op).category != OpCategory::Random;
+    for (const Tensor& t : c.inputs) {
+      node->inputs.push_back(save_input(t));
+      Edge e;
+      AutogradMeta* m = meta_of(t);
+      bool need = m && m->requires_grad && is_floating(t.dtype());
+      if (need) {
+        if (m->grad_fn) {
+          e.fn = m->grad_fn;
+          e.output_nr = m->output_nr;
+        } else {
+          e.leaf = meta_ptr_of(t);
+        }
+      }
+      node->next.push_back(std::move(e));
+      node->needs.push_back(need);
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Tensor& o = outs[i];
+      // A kernel may hand back an input unchanged (contiguous of a contiguous tensor): give the
+      // result its own implementation so its history does not overwrite the input's.
+      for (const Tensor& in : c.inputs)
+        if (in.defined() && o.impl() == in.impl()) o = detail::retag(o, o.device());
+      node->out_shapes.push_back(o.shape());
+      node->out_dtypes.push_back(o.dtype());
+      Saved s;
+      if (!node->recompute) {
+        s.tensor = o.detach();
+        s.version = o.version();
+      }
+      node->outputs.push_back(std::move(s));
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!is_floating(outs[i].dtype())) continue;  // indices never carry gradients
+      AutogradMeta& m = ensure_meta(outs[i]);
+      m.requires_grad = true;
+      m.grad_fn = node;
+      m.output_nr = int(i);
+    }
+  }
+
+  // copy_(dst, src): dst's storage now holds src, so its history becomes "copy of src".
+  TensorList record_inplace_copy(const OpCall& c, const Next& next) {
+    const Tensor& dst = c.inputs[0];
+    AutogradMeta* dm = meta_of(dst);
+    if (dm && dm->requires_grad && !dm->grad_fn)
+      detail::throw_value("copy_", "a leaf tensor that requires grad cannot be modified in place "
+                                   "(wrap the update in a NoGradGuard)");
+    TensorList outs = next(c);
+    auto node = std::make_shared<Node>();
+    node->op = OpId::copy;
+    node->attrs = c.attrs;
+    node->device = c.device;
+    node->inputs.push_back(Saved{});  // the overwritten value: no gradient flows to it
+    node->inputs.push_back(save_input(c.inputs[1]));
+    node->next.resize(2);
+    node->needs = {0, 0};
+    const Tensor& src = c.inputs[1];
+    AutogradMeta* sm = meta_of(src);
+    if (sm && sm->requires_grad && is_floating(src.dtype())) {
+      node->needs[1] = 1;
+      if (sm->grad_fn) node->next[1] = Edge{sm->grad_fn, sm->output_nr, nullptr};
+      else node->next[1].leaf = meta_ptr_of(src);
+    }
+    node->out_shapes.push_back(dst.shape());
+    node->out_dtypes.push_back(dst.dtype());
+    node->outputs.push_back(Saved{});
+    AutogradMeta& m = ensure_meta(dst);
+    m.requires_grad = node->needs[1] != 0;
+    m.grad_fn = m.requires_grad ? node : nullptr;
+    m.output_nr = 0;
+    return outs;
+  }
+
+  bool checkpointing_;
+};
+
+}  // namespace
+
+std::shared_ptr<Layer> layer(bool checkpointing) {
+  static auto plain = std::make_shared<AutodiffLayer>(false);
+  static auto ckpt = std::make_shared<AutodiffLayer>(true);
+  return checkpointing ? ckpt : plain;
+}
+
+}  // namespace autodiff
+
+Device Device::autodiff() const {
+  if (has_autodiff()) return *this;
+  return with_layer(autodiff::layer(false), /*outermost=*/true);  // autodiff sees ops first
+}
+
+Device Device::gradient_checkpointing() const {
+  if (!has_autodiff()) return with_layer(autodiff::layer(true), /*outermost=*/true);
+  return replace_layer(autodiff::layer(false).get(), autodiff::layer(true));
+}
+
+bool Device::has_autodiff() const {
+  for (Layer* l : layers())
+    if (l == autodiff::layer(false).get() || l == autodiff::layer(true).get()) return true;
+  return false;
+}
+
+}  // namespace ember
