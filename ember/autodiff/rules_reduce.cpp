@@ -11,7 +11,7 @@
 namespace ember::autodiff {
 
 Tensor unreduce(const Tensor& g, const Tensor& x, const Shape& dims, bool keepdim) {
-  if (keepdim || x.dim() == 0) return g.dim() == x.dim() ? g : g.reshape(Shape(size_t(x.dim()), 1));
+  if (keepdim || x.dim() == 0) return g;
   Shape s = x.shape();
   for (int64_t d : dims) s[size_t(d)] = 1;
   return g.reshape(s);
