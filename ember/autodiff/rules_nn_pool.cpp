@@ -1,0 +1,214 @@
+// VJP rules: pooling and interpolation.
+// Max pooling scatters the cotangent back through the argmax indices. Average pooling, adaptive
+// average pooling and interpolation are separable linear maps: along each spatial axis, output o
+// is a weighted sum of a few inputs i. Their gradient applies each axis map's transpose, as a
+// gather of the cotangent by o, a multiply by the weights and an index_add into i, which costs
+// about as much as the forward pass and is linear in the cotangent (so it differentiates again).
+#include <cmath>
+#include <optional>
+
+#include "ember/autodiff/rules.h"
+#include "ember/ops/nn_common.h"
+
+namespace ember::autodiff {
+namespace {
+
+// One axis of a separable linear map: out[o[p]] += w[p] * in[i[p]] for every pair p.
+struct AxisMap {
+  int64_t in = 0, out = 0;
+  std::vector<int64_t> o, i;
+  std::vector<double> w;
+  void add(int64_t oo, int64_t ii, double ww) {
+    o.push_back(oo);
+    i.push_back(ii);
+    w.push_back(ww);
+  }
+  bool identity() const {
+    if (in != out || int64_t(o.size()) != out) return false;
+    for (size_t p = 0; p < o.size(); ++p)
+      if (o[p] != int64_t(p) || i[p] != int64_t(p) || w[p] != 1) return false;
+    return true;
+  }
+};
+
+// The transpose of `m` applied along `dim` of t (size m.out there; the result has m.in).
+Tensor apply_transpose(const Tensor& t, int64_t dim, const AxisMap& m) {
+  if (m.identity()) return t;
+  Shape s = t.shape();
+  s[size_t(dim)] = m.in;
+  const TensorOptions opts{t.dtype(), t.device()};
+  if (m.o.empty() || t.numel() == 0) return zeros(s, opts);
+  const int64_t pairs = int64_t(m.o.size());
+  Shape ws(size_t(t.dim()), 1);
+  ws[size_t(dim)] = pairs;
+  const Tensor src = index_select(t, dim, tensor(m.o, {pairs}, DType::I64, t.device())) *
+                     tensor(m.w, ws, t.dtype(), t.device());
+  return index_add(zeros(s, opts), dim, tensor(m.i, {pairs}, DType::I64, t.device()), src);
+}
+
+// The cotangent of an [.., H, W] (or [.., L]) output through per-axis maps, last axis first.
+Tensor apply_spatial(Tensor g, const std::vector<AxisMap>& maps) {
+  const int64_t nd = int64_t(maps.size());
+  for (int64_t k = nd; k-- > 0;) g = apply_transpose(g, g.dim() - nd + k, maps[size_t(k)]);
+  return g;
+}
+
+// --- max pooling ---
+
+TensorList vjp_max_pool(const VjpCtx& c) {
+  if (!c.needs_grad(0)) return {Tensor()};
+  const Tensor& x = c.input(0);
+  const int64_t nd = c.op == OpId::adaptive_max_pool2d || c.op == OpId::max_pool2d ? 2 : 1;
+  Tensor idx;
+  if (c.outputs.size() > 1) {
+    idx = c.output(1);
+  } else {  // the call did not ask for indices: find them again
+    Attrs a = c.attrs;
+    a.b[1] = true;
+    idx = dispatch(c.op, a, {x})[1];
+  }
+  if (x.numel() == 0) return {zeros_like(x)};
+  // Indices address each flattened [H*W] (or [L]) plane.
+  const int64_t lead = x.dim() - nd;
+  Shape planes(std::span<const int64_t>(x.shape().data(), size_t(lead)));
+  planes.push_back(x.numel() / std::max<int64_t>(1, numel_of(planes)));
+  const Tensor z = zeros(planes, {x.dtype(), x.device()});
+  const Tensor gf = c.grad(0).flatten(lead);
+  return {scatter_add(z, -1, idx.flatten(lead), gf).reshape(x.shape())};
+}
+
+// --- average pooling ---
+
+AxisMap avg_axis(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, bool include_pad) {
+  AxisMap m{in, out, {}, {}, {}};
+  for (int64_t o = 0; o < out; ++o) {
+    // As the kernel: the window may hang into the padding (counted when include_pad).
+    const int64_t h0 = o * s - p, h1 = std::min(h0 + k, in + p);
+    const int64_t c0 = std::max<int64_t>(h0, 0), c1 = std::min(h1, in);
+    const double n = double(include_pad ? h1 - h0 : c1 - c0);
+    for (int64_t i = c0; i < c1; ++i) m.add(o, i, 1.0 / n);
+  }
+  return m;
+}
+
+TensorList vjp_avg_pool(const VjpCtx& c) {
+  if (!c.needs_grad(0)) return {Tensor()};
+  const Tensor &x = c.input(0), &g = c.grad(0);
+  const int nd = c.op == OpId::avg_pool2d ? 2 : 1;
+  const ops::PoolParams p = ops::pool_params(op_name(c.op), c.attrs, nd, false);
+  const bool include_pad = c.attrs.b[1];
+  std::vector<AxisMap> maps;
+  if (nd == 2) maps.push_back(avg_axis(x.size(-2), g.size(-2), p.kh, p.sh, p.ph, include_pad));
+  maps.push_back(avg_axis(x.size(-1), g.size(-1), p.kw, p.sw, p.pw, include_pad));
+  return {apply_spatial(g, maps)};
+}
+
+AxisMap adaptive_axis(int64_t in, int64_t out) {
+  AxisMap m{in, out, {}, {}, {}};
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t s = ops::adaptive_start(o, in, out), e = ops::adaptive_end(o, in, out);
+    for (int64_t i = s; i < e; ++i) m.add(o, i, 1.0 / double(e - s));
+  }
+  return m;
+}
+
+TensorList vjp_adaptive_avg_pool(const VjpCtx& c) {
+  if (!c.needs_grad(0)) return {Tensor()};
+  const Tensor &x = c.input(0), &g = c.grad(0);
+  std::vector<AxisMap> maps;
+  if (c.op == OpId::adaptive_avg_pool2d) maps.push_back(adaptive_axis(x.size(-2), g.size(-2)));
+  maps.push_back(adaptive_axis(x.size(-1), g.size(-1)));
+  return {apply_spatial(g, maps)};
+}
+
+// --- interpolate: the taps mirror the flex kernel's (torch's CPU index maths, evaluated in the
+// kernel's compute type C, so indices and weights are the ones the forward pass used) ---
+
+template <class C>
+C axis_scale(int64_t in, int64_t out, bool align, std::optional<double> scale) {
+  if (align) return out > 1 ? C(in - 1) / C(out - 1) : C(0);
+  return scale && *scale > 0 ? C(1.0 / *scale) : C(in) / C(out);
+}
+
+template <class C>
+C source_index(C scale, int64_t o, bool align, bool cubic) {
+  if (align) return scale * C(o);
+  const C s = C(double(scale) * (double(o) + 0.5) - 0.5);
+  return !cubic && s < C(0) ? C(0) : s;
+}
+
+template <class C>
+AxisMap interp_axis(const std::string& mode, int64_t in, int64_t out, bool align,
+                    std::optional<double> scale) {
+  AxisMap m{in, out, {}, {}, {}};
+  if (mode == "nearest") {
+    const float s = scale && *scale > 0 ? float(1.0 / *scale) : float(in) / float(out);
+    for (int64_t o = 0; o < out; ++o)
+      m.add(o,
+            in == out       ? o
+            : out == 2 * in ? o >> 1
+                            : std::min(int64_t(std::floor(float(o) * s)), in - 1),
+            1.0);
+    return m;
+  }
+  const C ratio = axis_scale<C>(in, out, align, scale);
+  if (mode == "bicubic") {
+    constexpr double A = -0.75;
+    auto conv1 = [](C x) { return C(((A + 2) * x - (A + 3)) * x * x + 1); };
+    auto conv2 = [](C x) { return C(((A * x - 5 * A) * x + 8 * A) * x - 4 * A); };
+    for (int64_t o = 0; o < out; ++o) {
+      const C real = source_index(ratio, o, align, true);
+      const int64_t i = int64_t(std::floor(real));
+      const C f = real - C(i);
+      const C w[4] = {conv2(f + C(1)), conv1(f), conv1(C(1) - f), conv2(C(2) - f)};
+      for (int j = 0; j < 4; ++j)
+        m.add(o, std::clamp<int64_t>(i - 1 + j, 0, in - 1), double(w[j]));
+    }
+    return m;
+  }
+  for (int64_t o = 0; o < out; ++o) {  // linear / bilinear
+    if (in == out) {
+      m.add(o, o, 1.0);
+      continue;
+    }
+    const C real = source_index(ratio, o, align, false);
+    const int64_t i0 = int64_t(real), i1 = i0 + (i0 < in - 1 ? 1 : 0);
+    const C l1 = real - C(i0);
+    m.add(o, i0, double(C(1) - l1));
+    m.add(o, i1, double(l1));
+  }
+  return m;
+}
+
+TensorList vjp_interpolate(const VjpCtx& c) {
+  if (!c.needs_grad(0)) return {Tensor()};
+  const Tensor &x = c.input(0), &g = c.grad(0);
+  const Attrs& a = c.attrs;
+  const bool two_d = x.dim() == 4;
+  std::optional<double> sh, sw;
+  if (a.b[0]) {  // scale factors, when given, reach the index maths
+    sw = a.f[size_t(a.i[0] == 1 ? 0 : (two_d ? 1 : 0))];
+    if (two_d) sh = a.f[0];
+  }
+  auto axis = [&](int64_t in, int64_t out, std::optional<double> scale) {
+    return x.dtype() == DType::F64 ? interp_axis<double>(a.str, in, out, a.b[1], scale)
+                                   : interp_axis<float>(a.str, in, out, a.b[1], scale);
+  };
+  std::vector<AxisMap> maps;
+  if (two_d) maps.push_back(axis(x.size(-2), g.size(-2), sh));
+  maps.push_back(axis(x.size(-1), g.size(-1), sw));
+  return {apply_spatial(g, maps)};
+}
+
+}  // namespace
+
+void register_rules_nn_pool() {
+  for (OpId op : {OpId::max_pool1d, OpId::max_pool2d, OpId::adaptive_max_pool2d})
+    set_vjp(op, vjp_max_pool);
+  for (OpId op : {OpId::avg_pool1d, OpId::avg_pool2d}) set_vjp(op, vjp_avg_pool);
+  for (OpId op : {OpId::adaptive_avg_pool1d, OpId::adaptive_avg_pool2d})
+    set_vjp(op, vjp_adaptive_avg_pool);
+  set_vjp(OpId::interpolate, vjp_interpolate);
+}
+
+}  // namespace ember::autodiff
