@@ -46,17 +46,20 @@ void Gradients::accumulate(const std::shared_ptr<AutogradMeta>& meta, const Tens
 
 namespace autodiff {
 
-Tensor unpack(const Saved& s, const char* op) {
-  if (s.source) {
-    Node& n = *s.source;
-    if (n.recomputed.empty()) {
-      TensorList in;
-      for (const Saved& x : n.inputs) in.push_back(x.source || x.tensor.defined() ? unpack(x, op) : Tensor());
-      NoGradGuard ng;
-      n.recomputed = dispatch(n.op, n.attrs, std::span<const Tensor>(in));
-    }
-    return n.recomputed[size_t(s.source_nr)];
+// Checkpointing: runs a cheap node's forward again from its (recursively recomputed) inputs;
+// the results are cached on the node for the rest of this backward pass.
+const TensorList& recompute(Node& n, const char* op) {
+  if (n.recomputed.empty()) {
+    TensorList in;
+    for (const Saved& x : n.inputs) in.push_back(x.source || x.tensor.defined() ? unpack(x, op) : Tensor());
+    NoGradGuard ng;
+    n.recomputed = dispatch(n.op, n.attrs, std::span<const Tensor>(in));
   }
+  return n.recomputed;
+}
+
+Tensor unpack(const Saved& s, const char* op) {
+  if (s.source) return recompute(*s.source, op)[size_t(s.source_nr)];
   if (s.tensor.defined() && s.tensor.version() != s.version)
     detail::throw_value("backward", std::string("a tensor saved by ") + op +
                                         " for the backward pass was modified in place (its version "
@@ -141,7 +144,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
       TensorList ins, outs;
       for (const Saved& s : node->inputs) ins.push_back(unpack(s, name));
       for (size_t i = 0; i < node->outputs.size(); ++i) {
-        Tensor out = unpack(node->outputs[i], name);
+        Tensor out = node->recompute ? recompute(*node, name)[i] : unpack(node->outputs[i], name);
         if (create && out.defined()) {  // re-attach so the rule's use of it is differentiable
           out = detail::retag(out, node->device);
           AutogradMeta& m = ensure_meta(out);
@@ -174,6 +177,8 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
         if (--deps[e.fn.get()] == 0) ready.push_back(e.fn);
       }
     }
+    // Its consumers ran before it (reverse topological order): a recomputed result is done with.
+    node->recomputed.clear();
     if (!retain) {
       node->released = true;
       node->inputs.clear();

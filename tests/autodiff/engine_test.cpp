@@ -1,0 +1,160 @@
+// The autodiff engine: recording only when needed, backward through chains and broadcasting,
+// accumulation, retain_graph, in-place edits of saved tensors, leaves, memory, checkpointing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ember/ember.h"
+
+namespace ember {
+namespace {
+
+Device ad() { return Device::flex().autodiff(); }
+
+TEST(Autodiff, DeviceLayerAndRequiresGrad) {
+  EXPECT_TRUE(ad().has_autodiff());
+  EXPECT_EQ(ad().str(), "flex+autodiff");
+  EXPECT_EQ(ad().autodiff(), ad());
+  EXPECT_TRUE(Device::cpu().autodiff().gradient_checkpointing().has_autodiff());
+  Tensor w = randn({3}).requires_grad_();
+  EXPECT_TRUE(w.requires_grad());
+  EXPECT_TRUE(w.is_leaf());
+  EXPECT_TRUE(w.device().has_autodiff());  // requires_grad_ moves it onto autodiff()
+  EXPECT_THROW(arange(3).requires_grad_(), DTypeError);
+  Tensor y = w * 2;
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_FALSE(y.is_leaf());
+  Tensor z = (w > 0);
+  EXPECT_FALSE(z.requires_grad());  // comparisons are not differentiable
+  {
+    NoGradGuard g;
+    EXPECT_FALSE((w * 2).requires_grad());
+  }
+  Tensor plain = ones({3}, {.device = ad()});
+  EXPECT_FALSE((plain * 2).requires_grad());  // nothing requires grad: nothing recorded
+  EXPECT_FALSE(w.detach().requires_grad());
+}
+
+TEST(Autodiff, ChainRuleWithBroadcasting) {
+  Tensor a = tensor({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor b = tensor(std::vector<double>{0.5, -1.0}, {2, 1}).requires_grad_();
+  Tensor loss = (exp(a) * b + a * a).sum();  // [2,3]
+  Gradients g = loss.backward();
+  // d/da = b.sum() * exp(a) + 2 * a * 2 rows;  d/db = sum_j exp(a_j)
+  std::vector<double> ga = a.grad(g).to_vector<double>(), gb = b.grad(g).to_vector<double>();
+  for (int j = 0; j < 3; ++j) EXPECT_NEAR(ga[j], -0.5 * std::exp(j + 1.0) + 4.0 * (j + 1), 1e-12);
+  double se = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+  EXPECT_NEAR(gb[0], se, 1e-12);
+  EXPECT_NEAR(gb[1], se, 1e-12);
+  EXPECT_EQ(b.grad(g).shape(), Shape({2, 1}));
+}
+
+TEST(Autodiff, ErrorsNameWhatWentWrong) {
+  Tensor a = randn({3}).requires_grad_();
+  Tensor y = a * 2;
+  EXPECT_THROW(y.backward(), ShapeError);  // non-scalar without a grad_output
+  Gradients g = y.backward({.grad_output = ones({3})});
+  EXPECT_TRUE(allclose(a.grad(g), full({3}, 2.0)));
+  Tensor c = randn({3});
+  EXPECT_THROW(g.get(c), ValueError);  // does not require grad
+  EXPECT_THROW(c.sum().backward(), ValueError);
+  // backward twice without retain_graph
+  Tensor l = (a * a).sum();
+  l.backward();
+  EXPECT_THROW(l.backward(), ValueError);
+  Tensor l2 = (a * a).sum();
+  l2.backward({.retain_graph = true});
+  EXPECT_NO_THROW(l2.backward());
+}
+
+TEST(Autodiff, ModifyingASavedTensorInPlaceIsCaught) {
+  Tensor a = randn({4}).requires_grad_();
+  Tensor b = a * 3;
+  Tensor c = b * b;  // saves b
+  b.add_(1);         // in-place edit of a saved tensor
+  try {
+    c.sum().backward();
+    FAIL() << "expected an error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("modified in place"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(a.add_(1), ValueError);  // a leaf that requires grad
+  {
+    NoGradGuard g;
+    EXPECT_NO_THROW(a.add_(1));  // the optimizer's way
+  }
+}
+
+TEST(Autodiff, InPlaceCopyRebasesHistory) {
+  Tensor a = randn({3}).requires_grad_();
+  Tensor buf = zeros({3}, {.device = ad()});
+  buf.copy_(a * 2);
+  Gradients g = (buf * buf).sum().backward();
+  EXPECT_TRUE(allclose(a.grad(g), a.detach() * 8));
+}
+
+TEST(Autodiff, AccumulatesAcrossBackwardCallsWhenAsked) {
+  Tensor a = randn({3}).requires_grad_();
+  Gradients acc;
+  (a * 2).sum().backward({.accumulate_into = &acc});
+  (a * 3).sum().backward({.accumulate_into = &acc});
+  EXPECT_TRUE(allclose(a.grad(acc), full({3}, 5.0)));
+  acc.set(a, zeros({3}));
+  EXPECT_EQ(a.grad(acc).sum().item<float>(), 0.f);
+  acc.remove(a);
+  EXPECT_FALSE(acc.contains(a));
+}
+
+TEST(Autodiff, HigherOrderGradients) {
+  Tensor x = tensor({0.5, -1.0, 2.0}).requires_grad_();
+  Tensor y = (x * x * x).sum();  // dy/dx = 3x^2, d2y/dx2 = 6x
+  Gradients g = y.backward({.create_graph = true});
+  Tensor dx = x.grad(g);
+  EXPECT_TRUE(dx.requires_grad());
+  Gradients g2 = dx.sum().backward();
+  EXPECT_TRUE(allclose(x.grad(g2), x.detach() * 6));
+  // through exp's saved output
+  Tensor e = exp(x).sum();
+  Tensor de = x.grad(e.backward({.create_graph = true}));
+  EXPECT_TRUE(allclose(x.grad(de.sum().backward()), exp(x.detach())));
+}
+
+TEST(Autodiff, GraphMemoryIsFreedAndDoesNotGrow) {
+  Tensor w = randn({64, 64}).requires_grad_();
+  Tensor x = randn({32, 64});
+  int64_t before = 0;
+  for (int step = 0; step < 1000; ++step) {
+    Tensor loss = relu(matmul(x, w)).pow(2).mean();
+    Gradients g = loss.backward();
+    NoGradGuard ng;
+    w.sub_(w.grad(g) * 1e-3);
+    if (step == 10) before = detail::live_tensors();
+  }
+  EXPECT_LE(detail::live_tensors(), before + 2);
+}
+
+TEST(Autodiff, CheckpointingLowersPeakMemoryWithIdenticalGradients) {
+  auto run = [](Device dev, int64_t* peak) {
+    manual_seed(5);
+    std::vector<Tensor> ws;
+    for (int i = 0; i < 6; ++i) ws.push_back((randn({256, 256}) * 0.05).to(dev).requires_grad_());
+    Tensor x = randn({512, 256}, {.device = dev});
+    detail::reset_peak_storage_bytes();
+    int64_t base = detail::live_storage_bytes();
+    Tensor h = x;
+    for (const Tensor& w : ws) h = tanh(gelu(matmul(h, w)) * 1.5 + 0.1);
+    Gradients g = h.pow(2).mean().backward();
+    *peak = detail::peak_storage_bytes() - base;
+    TensorList out;
+    for (const Tensor& w : ws) out.push_back(w.grad(g));
+    return out;
+  };
+  int64_t peak_plain = 0, peak_ckpt = 0;
+  TensorList a = run(Device::flex().autodiff(), &peak_plain);
+  TensorList b = run(Device::flex().autodiff().gradient_checkpointing(), &peak_ckpt);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(equal(a[i], b[i])) << i;
+  EXPECT_LT(peak_ckpt, peak_plain * 0.8) << peak_ckpt << " vs " << peak_plain;
+}
+
+}  // namespace
+}  // namespace ember
