@@ -57,7 +57,8 @@ TensorList vjp_permute(const VjpCtx& c) {
   if (!wants(c, 0)) return {Tensor()};
   const int64_t nd = c.input(0).dim();
   Shape inv(size_t(nd), 0);
-  for (int64_t i = 0; i < nd; ++i) inv[size_t(wrap_dim(c.attrs.ints[size_t(i)], nd, "permute"))] = i;
+  for (int64_t i = 0; i < nd; ++i)
+    inv[size_t(wrap_dim(c.attrs.ints[size_t(i)], nd, "permute"))] = i;
   return {permute(c.grad(0), inv)};
 }
 

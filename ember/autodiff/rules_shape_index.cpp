@@ -94,9 +94,11 @@ TensorList vjp_scatter_reduce(const VjpCtx& c) {
     // A src element that is the only zero at its target: its gradient is the product of the
     // others, recomputed with it set to 1; for the rest, result / src.
     Tensor zero = eq(src, 0);
-    Tensor zeros_at = gather(scatter_add(zeros_like(x), dim, index, zero.to(x.dtype())), dim, index);
+    Tensor zeros_at =
+        gather(scatter_add(zeros_like(x), dim, index, zero.to(x.dtype())), dim, index);
     Tensor single = logical_and(zero, eq(zeros_at, 1));
-    Tensor others = scatter_reduce(x, dim, index, masked_fill(src, single, Scalar(1)), "prod", self);
+    Tensor others =
+        scatter_reduce(x, dim, index, masked_fill(src, single, Scalar(1)), "prod", self);
     gs = where(single, gather(mul(g, others), dim, index),
                div(gather(mul(g, result), dim, index), masked_fill(src, zero, Scalar(1))));
   } else {  // amax, amin
@@ -110,7 +112,8 @@ TensorList vjp_scatter_reduce(const VjpCtx& c) {
     gs = where(src_is, gather(share, dim, index), 0.0);
   }
   if (!self) gx = scatter(gx, dim, index, Scalar(0));
-  return {wants(c, 0) ? gx : Tensor(), Tensor(), wants(c, 2) ? fit_to(gs, c.input(2).shape()) : Tensor()};
+  return {wants(c, 0) ? gx : Tensor(), Tensor(),
+          wants(c, 2) ? fit_to(gs, c.input(2).shape()) : Tensor()};
 }
 
 // index_add: x passes g through; src gets alpha * g at the rows it was added to.

@@ -1,6 +1,7 @@
-// VJP rules: layout ops that copy (cat, repeat, flip, roll, tril, triu, pad). Each gradient is
-// the adjoint rearrangement: pieces of g, sums over the tiles, the inverse flip or roll, the same
-// triangle, or the pad's crop with the border added back where reflect/replicate/circular read.
+// VJP rules: layout ops (cat, repeat, flip, roll, tril, triu, pad; and split, chunk, unbind,
+// which also decompose). Each gradient is the adjoint rearrangement: pieces of g, sums over the
+// tiles, the inverse flip or roll, the same triangle, the pad's crop with the border added back
+// where reflect/replicate/circular read, or the pieces' cotangents joined back together.
 #include <algorithm>
 
 #include "ember/autodiff/rules_shape.h"
@@ -105,6 +106,24 @@ TensorList vjp_pad(const VjpCtx& c) {
   return {g};
 }
 
+// split, chunk, unbind (dedicated rules: through their decompositions each piece's gradient would
+// be padded to x's full size and summed, quadratic in the piece count): the pieces' cotangents
+// joined back along dim, zeros standing in for undefined ones.
+TensorList vjp_pieces(const VjpCtx& c) {
+  if (!wants(c, 0)) return {Tensor()};
+  const Tensor& x = c.input(0);
+  const bool unbind = c.op == OpId::unbind;
+  const int64_t dim = wrap_dim(unbind ? c.attrs.i[0] : c.attrs.i[1], x.dim(), op_name(c.op));
+  TensorList parts;
+  for (size_t k = 0; k < c.outputs.size(); ++k) {
+    const Tensor& g = k < c.grads.size() ? c.grad(k) : Tensor();
+    Tensor p = g.defined() ? g : zeros(c.output(k).shape(), {x.dtype(), x.device()});
+    parts.push_back(unbind ? unsqueeze(p, dim) : p);
+  }
+  if (parts.empty()) return {zeros_like(x)};
+  return {reshape(cat(parts, dim), x.shape())};
+}
+
 }  // namespace
 
 void register_layout() {
@@ -115,6 +134,7 @@ void register_layout() {
   set_vjp(OpId::tril, vjp_tril);
   set_vjp(OpId::triu, vjp_triu);
   set_vjp(OpId::pad, vjp_pad);
+  for (OpId op : {OpId::split, OpId::chunk, OpId::unbind}) set_vjp(op, vjp_pieces);
 }
 
 }  // namespace ember::autodiff::shape_rules
