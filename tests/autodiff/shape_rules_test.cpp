@@ -87,6 +87,8 @@ std::vector<RuleCase> layout_cases() {
        [](Device d) { pad(rn({2, 3, 2}, d), {3, 0, 0, 4}, "replicate"); }},
       {"pad_circular_cropped", OpId::pad,
        [](Device d) { pad(rn({1, 3, 4}, d), {-1, 2, 2, 1}, "circular"); }},
+      {"pad_replicate_bf16", OpId::pad,
+       [](Device d) { pad(rn({2, 3}, d, DType::BF16), {1, 2}, "replicate"); }},
       {"split_sizes", OpId::split, [](Device d) { split(rn({5, 3}, d), Shape{2, 0, 3}, 0); }},
       {"chunk_uneven", OpId::chunk, [](Device d) { chunk(rn({2, 7}, d), 3, -1); }},
       {"unbind_middle", OpId::unbind, [](Device d) { unbind(rn({2, 3, 4}, d), 1); }},
@@ -120,6 +122,11 @@ std::vector<RuleCase> index_cases() {
        [](Device d) {
          scatter_reduce(rn({4, 3}, d), 0, ix({1, 0, 2, 1, 0, 2}, {2, 3}, d), rn({3, 4}, d), "mean",
                         false);
+       }},
+      {"scatter_reduce_mean_f16", OpId::scatter_reduce,
+       [](Device d) {
+         scatter_reduce(rn({3, 2}, d, DType::F16), 0, ix({2, 0, 2, 2}, {2, 2}, d),
+                        rn({2, 2}, d, DType::F16), "mean", true);
        }},
       {"scatter_reduce_prod_zeros", OpId::scatter_reduce,
        [](Device d) {
