@@ -73,7 +73,8 @@ std::string check(const Fn& f, const TensorList& xs) {
   std::string e = compare_fd(xs, r.grads, [&](const TensorList& in) { return dot({f(in)}, {u}); });
   if (!e.empty()) return "first order: " + e;
   TensorList hv = Tape::get()->backward(r.grads, vs, r.leaves);
-  e = compare_fd(xs, hv, [&](const TensorList& in) { return dot(first_order(f, in, u).grads, vs); });
+  e = compare_fd(xs, hv,
+                 [&](const TensorList& in) { return dot(first_order(f, in, u).grads, vs); });
   return e.empty() ? "" : "second order: " + e;
 }
 

@@ -15,6 +15,7 @@ Tensor uni(const Shape& s, double lo, double hi, DType d = DType::F64) {
   return uniform(lo, hi, s, {d});
 }
 Tensor f64(std::vector<double> v) { return tensor(v, {int64_t(v.size())}); }
+template <class T> Tensor int_tensor(std::vector<T> v) { return tensor(v, {int64_t(v.size())}); }
 std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
 
 void expect_near(const Tensor& got, const Tensor& want, double tol = 1e-12) {
@@ -109,14 +110,14 @@ TEST(ElementwiseRules, GradientsTakeEachInputsDtypeAndShape) {
   // Integer operands of a float result get none.
   for (OpId op : {OpId::mul, OpId::div, OpId::pow, OpId::atan2, OpId::maximum}) {
     SCOPED_TRACE(op_name(op));
-    r = call_rule(op, {}, {tensor(std::vector<int32_t>{1, 2, 3}, {3}), uni({2, 3}, 0.5, 1, DType::F32)});
+    r = call_rule(op, {}, {int_tensor<int32_t>({1, 2, 3}), uni({2, 3}, 0.5, 1, DType::F32)});
     EXPECT_FALSE(r[0].defined());
     ASSERT_TRUE(r[1].defined());
     EXPECT_EQ(r[1].shape(), Shape({2, 3}));
   }
-  r = call_rule(OpId::exp, {}, {tensor(std::vector<int32_t>{1, 2}, {2})});
+  r = call_rule(OpId::exp, {}, {int_tensor<int32_t>({1, 2})});
   EXPECT_FALSE(r[0].defined());
-  r = call_rule(OpId::where, {}, {f64({1, 0}) > 0.5, tensor(std::vector<int64_t>{1, 2}, {2}), f64({3, 4})});
+  r = call_rule(OpId::where, {}, {f64({1, 0}) > 0.5, int_tensor<int64_t>({1, 2}), f64({3, 4})});
   EXPECT_FALSE(r[0].defined() || r[1].defined());
   expect_near(r[2], f64({0, 1}));
 }
@@ -160,7 +161,7 @@ TEST(ElementwiseRules, WrappedScalarOperandsKeepTheTensorsPrecision) {
   r = rule_of(OpId::remainder, [&](Device d) { remainder(x.to(d), 0.7); });
   expect_near(r[0], f64({1, 1, 1}), 0);
   // An integer tensor operand multiplies g in g's dtype, not in the default dtype.
-  r = call_rule(OpId::addcmul, with_value(0.3), {x, x, tensor(std::vector<int64_t>{1, 2, 3}, {3})});
+  r = call_rule(OpId::addcmul, with_value(0.3), {x, x, int_tensor<int64_t>({1, 2, 3})});
   expect_near(r[1], f64({0.3, 0.6, 0.9}), 1e-15);
 }
 
@@ -232,7 +233,7 @@ TEST(ElementwiseRules, CastAndCopyHandTheGradientBack) {
   expect_near(r[0], g.to(DType::F32), 0);
   Attrs to_f32 = to_f16;
   to_f32.dtype = DType::F32;
-  EXPECT_FALSE(call_rule(OpId::cast, to_f32, {tensor(std::vector<int32_t>{1, 2}, {2})})[0].defined());
+  EXPECT_FALSE(call_rule(OpId::cast, to_f32, {int_tensor<int32_t>({1, 2})})[0].defined());
   // Rounding to f32 is a staircase at the default step; a wider one sees the slope.
   GradcheckOptions wide;
   wide.eps = 1e-3;
