@@ -17,7 +17,7 @@ Tensor grad_for(const Tensor& g, const Tensor& x) {
 
 Tensor operand(const VjpCtx& c, size_t i, DType d) {
   const Tensor& t = c.input(i);
-  return t.defined() && t.impl()->wrapped_number && t.dtype() != d ? cast(t, d) : t;
+  return t.defined() && t.impl()->wrapped_number ? cast(t, d) : t;
 }
 
 namespace {

@@ -12,8 +12,8 @@ inline bool wants(const VjpCtx& c, size_t i) {
 /// to x's dtype; undefined when g is or when x is not floating.
 Tensor grad_for(const Tensor& g, const Tensor& x);
 /// Input i as the forward kernel saw it: a wrapped Scalar operand becomes a plain 0-d tensor of
-/// dtype `d` (ops between two wrapped numbers compute in the default dtype, which would round an
-/// f64 scalar); other inputs are returned as they are.
+/// dtype `d`, the op's compute dtype (ops between two wrapped numbers compute in the default
+/// dtype, which would round an f64 scalar); other inputs are returned as they are.
 Tensor operand(const VjpCtx& c, size_t i, DType d);
 
 void register_rules_unary();    // rules_elementwise.cpp
