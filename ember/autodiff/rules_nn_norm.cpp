@@ -36,7 +36,7 @@ TensorList vjp_log_softmax(const VjpCtx& c) {
 // rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) for the normalised output's cotangent gy.
 Tensor normalized_grad(const Tensor& gy, const Tensor& xhat, const Tensor& rstd,
                        const Shape& dims) {
-  return rstd * (gy - mean(gy, dims, true) - xhat * mean(gy * xhat, dims, true));
+  return rstd * addcmul(gy - mean(gy, dims, true), xhat, mean(gy * xhat, dims, true), -1);
 }
 
 // The sum over the leading dims that an affine parameter broadcast along.
@@ -47,19 +47,21 @@ Tensor sum_lead(const Tensor& t, int64_t lead) {
   return sum(t, dims);
 }
 
+// xhat comes from the fused forward op itself (without the affine part); rstd from var.
 TensorList vjp_layer_norm(const VjpCtx& c) {
   const Tensor& x = c.input(0);
   const Tensor w = opt_input(c, 1), b = opt_input(c, 2);
   const int64_t k = int64_t(c.attrs.ints.size()), lead = x.dim() - k;
   Shape dims;
   for (int64_t d = lead; d < x.dim(); ++d) dims.push_back(d);
-  const Tensor xc = upcast(x), g = upcast(c.grad(0));
-  const Tensor d = xc - mean(xc, dims, true);
-  const Tensor rstd = rsqrt(mean(d * d, dims, true) + c.attrs.f[0]);
-  const Tensor xhat = d * rstd;
+  const Tensor g = upcast(c.grad(0));
+  Attrs plain = c.attrs;
+  const Tensor xhat = upcast(dispatch1(OpId::layer_norm, plain, {x, Tensor(), Tensor()}));
   Tensor gx, gw, gb;
-  if (c.needs_grad(0))
+  if (c.needs_grad(0)) {
+    const Tensor rstd = rsqrt(var(upcast(x), dims, 0, true) + c.attrs.f[0]);
     gx = cast_like(normalized_grad(w.defined() ? g * upcast(w) : g, xhat, rstd, dims), x);
+  }
   if (c.needs_grad(1)) gw = cast_like(sum_lead(g * xhat, lead), w);
   if (c.needs_grad(2)) gb = cast_like(sum_lead(g, lead), b);
   return {gx, gw, gb};
@@ -78,7 +80,7 @@ TensorList vjp_rms_norm(const VjpCtx& c) {
   Tensor gx, gw;
   if (c.needs_grad(0)) {
     const Tensor gy = w.defined() ? g * upcast(w) : g;
-    gx = cast_like(r * (gy - xhat * mean(gy * xhat, dims, true)), x);
+    gx = cast_like(r * addcmul(gy, xhat, mean(gy * xhat, dims, true), -1), x);
   }
   if (c.needs_grad(1)) gw = cast_like(sum_lead(g * xhat, lead), w);
   return {gx, gw};
