@@ -134,20 +134,15 @@ Tensor conv_input_grad(const Tensor& gy, const Tensor& w, const ConvGeometry& g)
   // transposed op, so it pays for them). Unit stride: a plain conv is faster on flex.
   if (nsp <= 2 && strided) {
     Attrs a = conv_attrs(used(g.stride, nsp), used(g.pad, nsp), used(g.dilation, nsp), g.groups);
-    bool crop = false;
     for (int i = 0; i < nsp; ++i) {
       const size_t j = slot(nsp, i);
+      // The input rows past the last window (fewer than the stride) come back as
+      // output_padding. ("same", whose padding may be asymmetric, has unit stride.)
       const int64_t full = (g.out[j] - 1) * g.stride[j] - 2 * g.pad[j] +
                            g.dilation[j] * (g.kernel[j] - 1) + 1;
-      // "same" with an odd total padding pads more at the end: the transposed conv then gives
-      // one more element, cropped below.
-      a.ints.push_back(std::max<int64_t>(g.in[j] - full, 0));
-      crop = crop || full > g.in[j];
+      a.ints.push_back(g.in[j] - full);
     }
-    Tensor r = dispatch1(conv_transpose_op(nsp), a, {gy, w, Tensor()});
-    if (crop)
-      for (int i = 0; i < nsp; ++i) r = r.narrow(2 + i, 0, g.in[slot(nsp, i)]);
-    return r;
+    return dispatch1(conv_transpose_op(nsp), a, {gy, w, Tensor()});
   }
   // xpad's gradient at j is sum_k gd[j - k*d] w[k] (gd: gy with stride-1 zeros between), a
   // correlation with the flipped kernel; pad gd so that it lines up with x itself.
