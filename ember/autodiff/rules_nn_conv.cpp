@@ -13,6 +13,11 @@
 namespace ember::autodiff {
 namespace {
 
+// Input i is given and asks for a gradient (optional inputs may be undefined).
+bool wants(const VjpCtx& c, size_t i) {
+  return c.needs_grad(i) && i < c.inputs.size() && c.input(i).defined();
+}
+
 using ops::ConvGeometry;
 using Dims = ConvGeometry::Dims;
 
@@ -183,9 +188,9 @@ TensorList vjp_conv(const VjpCtx& c) {
   const ConvGeometry g = ops::conv_geometry(c.op, c.attrs, c.inputs);
   const Batched b = batched(c, g);
   Tensor gx, gw, gbias;
-  if (c.needs_grad(0)) gx = unbatch(conv_input_grad(b.g, c.input(1), g), b.squeeze);
-  if (c.needs_grad(1)) gw = conv_weight_grad(b.x, b.g, g, g.in, g.out);
-  if (c.needs_grad(2)) gbias = bias_grad(b.g, g.nsp);
+  if (wants(c, 0)) gx = unbatch(conv_input_grad(b.g, c.input(1), g), b.squeeze);
+  if (wants(c, 1)) gw = conv_weight_grad(b.x, b.g, g, g.in, g.out);
+  if (wants(c, 2)) gbias = bias_grad(b.g, g.nsp);
   return {gx, gw, gbias};
 }
 
@@ -196,7 +201,7 @@ TensorList vjp_conv_transpose(const VjpCtx& c) {
   const int nsp = g.nsp;
   const Batched b = batched(c, g);
   Tensor gx, gw, gbias;
-  if (c.needs_grad(0)) {
+  if (wants(c, 0)) {
     Attrs a = conv_attrs(used(g.stride, nsp), used(g.pad, nsp), used(g.dilation, nsp), g.groups);
     Tensor r = dispatch1(conv_op(nsp), a, {b.g, c.input(1), Tensor()});
     // An output_padding of stride or more (allowed when dilation is larger) adds windows.
@@ -204,14 +209,14 @@ TensorList vjp_conv_transpose(const VjpCtx& c) {
       if (r.size(2 + i) != g.in[slot(nsp, i)]) r = r.narrow(2 + i, 0, g.in[slot(nsp, i)]);
     gx = unbatch(r, b.squeeze);
   }
-  if (c.needs_grad(1)) gw = conv_weight_grad(b.g, b.x, g, g.out, g.in);
-  if (c.needs_grad(2)) gbias = bias_grad(b.g, nsp);
+  if (wants(c, 1)) gw = conv_weight_grad(b.g, b.x, g, g.out, g.in);
+  if (wants(c, 2)) gbias = bias_grad(b.g, nsp);
   return {gx, gw, gbias};
 }
 
 // unfold and fold are adjoint: each one's gradient is the other with the same block geometry.
 TensorList vjp_unfold(const VjpCtx& c) {
-  if (!c.needs_grad(0)) return {Tensor()};
+  if (!wants(c, 0)) return {Tensor()};
   Attrs a = c.attrs;
   a.i[0] = c.input(0).size(-2);
   a.i[1] = c.input(0).size(-1);
@@ -220,7 +225,7 @@ TensorList vjp_unfold(const VjpCtx& c) {
 }
 
 TensorList vjp_fold(const VjpCtx& c) {
-  if (!c.needs_grad(0)) return {Tensor()};
+  if (!wants(c, 0)) return {Tensor()};
   Attrs a = c.attrs;
   a.i = {};
   return {dispatch1(OpId::unfold, a, {c.grad(0)})};

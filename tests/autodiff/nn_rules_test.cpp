@@ -213,7 +213,8 @@ TEST(NnRules, UndefinedCotangentsCountAsZero) {
 
 TEST(NnRules, EmbeddingPaddingRowGetsNoGradient) {
   detail::init();
-  const Tensor idx = tensor<int64_t>({0, 4, 2, 1, 1, 3}, {2, 3}), w = rnd({5, 2}), g = rnd({2, 3, 2});
+  const Tensor idx = tensor<int64_t>({0, 4, 2, 1, 1, 3}, {2, 3});
+  const Tensor w = rnd({5, 2}), g = rnd({2, 3, 2});
   Attrs plain, padded;
   padded.b[0] = true, padded.i[0] = -4;  // row 1
   const Tensor ref = rule(OpId::embedding, plain, {idx, w}, {g})[1];
