@@ -8,6 +8,11 @@
 namespace ember::autodiff {
 namespace {
 
+// Input i is given and asks for a gradient (optional inputs may be undefined).
+bool wants(const VjpCtx& c, size_t i) {
+  return c.needs_grad(i) && i < c.inputs.size() && c.input(i).defined();
+}
+
 Tensor upcast(const Tensor& t) {
   const bool half = t.defined() && (t.dtype() == DType::F16 || t.dtype() == DType::BF16);
   return half ? t.to(DType::F32) : t;
@@ -36,7 +41,7 @@ TensorList vjp_log_softmax(const VjpCtx& c) {
 // rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) for the normalised output's cotangent gy.
 Tensor normalized_grad(const Tensor& gy, const Tensor& xhat, const Tensor& rstd,
                        const Shape& dims) {
-  return rstd * (gy - mean(gy, dims, true) - xhat * mean(gy * xhat, dims, true));
+  return rstd * addcmul(gy - mean(gy, dims, true), xhat, mean(gy * xhat, dims, true), -1);
 }
 
 // The sum over the leading dims that an affine parameter broadcast along.
@@ -47,21 +52,23 @@ Tensor sum_lead(const Tensor& t, int64_t lead) {
   return sum(t, dims);
 }
 
+// xhat comes from the fused forward op itself (without the affine part); rstd from var.
 TensorList vjp_layer_norm(const VjpCtx& c) {
   const Tensor& x = c.input(0);
   const Tensor w = opt_input(c, 1), b = opt_input(c, 2);
   const int64_t k = int64_t(c.attrs.ints.size()), lead = x.dim() - k;
   Shape dims;
   for (int64_t d = lead; d < x.dim(); ++d) dims.push_back(d);
-  const Tensor xc = upcast(x), g = upcast(c.grad(0));
-  const Tensor d = xc - mean(xc, dims, true);
-  const Tensor rstd = rsqrt(mean(d * d, dims, true) + c.attrs.f[0]);
-  const Tensor xhat = d * rstd;
+  const Tensor g = upcast(c.grad(0));
+  Attrs plain = c.attrs;
+  const Tensor xhat = upcast(dispatch1(OpId::layer_norm, plain, {x, Tensor(), Tensor()}));
   Tensor gx, gw, gb;
-  if (c.needs_grad(0))
+  if (wants(c, 0)) {
+    const Tensor rstd = rsqrt(var(upcast(x), dims, 0, true) + c.attrs.f[0]);
     gx = cast_like(normalized_grad(w.defined() ? g * upcast(w) : g, xhat, rstd, dims), x);
-  if (c.needs_grad(1)) gw = cast_like(sum_lead(g * xhat, lead), w);
-  if (c.needs_grad(2)) gb = cast_like(sum_lead(g, lead), b);
+  }
+  if (wants(c, 1)) gw = cast_like(sum_lead(g * xhat, lead), w);
+  if (wants(c, 2)) gb = cast_like(sum_lead(g, lead), b);
   return {gx, gw, gb};
 }
 
@@ -76,11 +83,11 @@ TensorList vjp_rms_norm(const VjpCtx& c) {
   const Tensor r = rsqrt(mean(xc * xc, dims, true) + ops::rms_norm_eps(c.attrs, x.dtype()));
   const Tensor xhat = xc * r;
   Tensor gx, gw;
-  if (c.needs_grad(0)) {
+  if (wants(c, 0)) {
     const Tensor gy = w.defined() ? g * upcast(w) : g;
-    gx = cast_like(r * (gy - xhat * mean(gy * xhat, dims, true)), x);
+    gx = cast_like(r * addcmul(gy, xhat, mean(gy * xhat, dims, true), -1), x);
   }
-  if (c.needs_grad(1)) gw = cast_like(sum_lead(g * xhat, lead), w);
+  if (wants(c, 1)) gw = cast_like(sum_lead(g * xhat, lead), w);
   return {gx, gw};
 }
 
@@ -109,12 +116,12 @@ TensorList vjp_group_norm(const VjpCtx& c) {
   const Tensor rstd = rsqrt(mean(d * d, red, true) + c.attrs.f[0]);
   const Tensor xhat = d * rstd;  // grouped
   Tensor gx, gw, gb;
-  if (c.needs_grad(0)) {
+  if (wants(c, 0)) {
     const Tensor gy = (w.defined() ? g * channel_view(upcast(w), nd) : g).reshape(grouped);
     gx = cast_like(normalized_grad(gy, xhat, rstd, red).reshape(x.shape()), x);
   }
-  if (c.needs_grad(1)) gw = cast_like(sum(g * xhat.reshape(x.shape()), non_channel_dims(nd)), w);
-  if (c.needs_grad(2)) gb = cast_like(sum(g, non_channel_dims(nd)), b);
+  if (wants(c, 1)) gw = cast_like(sum(g * xhat.reshape(x.shape()), non_channel_dims(nd)), w);
+  if (wants(c, 2)) gb = cast_like(sum(g, non_channel_dims(nd)), b);
   return {gx, gw, gb};
 }
 
@@ -137,32 +144,30 @@ TensorList vjp_batch_norm(const VjpCtx& c) {
     const Tensor d = xc - cv(mean(xc, dims));
     const Tensor rstd = cv(rsqrt(mean(d * d, dims) + eps));
     const Tensor xhat = d * rstd;
-    if (c.needs_grad(0)) {
+    if (wants(c, 0)) {
       Tensor acc;
       auto plus = [&acc](const Tensor& t) { acc = acc.defined() ? acc + t : t; };
-      if (g.defined()) {
-        const Tensor gy = w.defined() ? g * cv(wc) : g;
-        plus(rstd * (gy - cv(mean(gy, dims)) - xhat * cv(mean(gy * xhat, dims))));
-      }
-      if (const Tensor gm = upcast(opt_grad(c, 1)); gm.defined()) plus(cv(gm / count).expand(x.shape()).contiguous());
+      if (g.defined()) plus(normalized_grad(w.defined() ? g * cv(wc) : g, xhat, rstd, dims));
+      if (const Tensor gm = upcast(opt_grad(c, 1)); gm.defined())
+        plus(cv(gm / count).expand(x.shape()).contiguous());
       if (const Tensor gv = upcast(opt_grad(c, 2)); gv.defined())
         plus(cv(gv) * d * (2.0 / (count - 1)));
       gx = cast_like(acc, x);
     }
-    if (g.defined() && c.needs_grad(3)) gw = cast_like(sum(g * xhat, dims), w);
-    if (g.defined() && c.needs_grad(4)) gb = cast_like(sum(g, dims), b);
+    if (g.defined() && wants(c, 3)) gw = cast_like(sum(g * xhat, dims), w);
+    if (g.defined() && wants(c, 4)) gb = cast_like(sum(g, dims), b);
     return {gx, grm, grv, gw, gb};
   }
   if (!g.defined()) return {gx, grm, grv, gw, gb};
   const Tensor rstd = rsqrt(upcast(rv) + eps);          // [C]
   const Tensor centered = xc - cv(upcast(rm));
   const Tensor gy = w.defined() ? g * cv(wc) : g;
-  if (c.needs_grad(0)) gx = cast_like(gy * cv(rstd), x);
-  if (c.needs_grad(1)) grm = cast_like(neg(sum(gy, dims) * rstd), rm);
-  if (c.needs_grad(2))
+  if (wants(c, 0)) gx = cast_like(gy * cv(rstd), x);
+  if (wants(c, 1)) grm = cast_like(neg(sum(gy, dims) * rstd), rm);
+  if (wants(c, 2))
     grv = cast_like(sum(gy * centered, dims) * (rstd * rstd * rstd) * -0.5, rv);
-  if (c.needs_grad(3)) gw = cast_like(sum(g * centered * cv(rstd), dims), w);
-  if (c.needs_grad(4)) gb = cast_like(sum(g, dims), b);
+  if (wants(c, 3)) gw = cast_like(sum(g * centered * cv(rstd), dims), w);
+  if (wants(c, 4)) gb = cast_like(sum(g, dims), b);
   return {gx, grm, grv, gw, gb};
 }
 
