@@ -21,5 +21,16 @@ int main() {
   auto t1 = std::chrono::steady_clock::now();
   std::cout << "sqrt(|z| + 1).sum() over 4M normals = " << r.item<double>() << " in "
             << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms\n";
+
+  // Gradients are a property of the device: requires_grad_() puts w on flex().autodiff().
+  Tensor w = (randn({4, 3}) * 0.1).requires_grad_();
+  Tensor target = tensor({0, 2, 1});
+  for (int step = 0; step < 5; ++step) {
+    Tensor loss = nn::functional::cross_entropy(matmul(x, w), target);
+    Gradients g = loss.backward();
+    std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
+    NoGradGuard no_grad;
+    w.sub_(w.grad(g) * 0.05);
+  }
   return 0;
 }
