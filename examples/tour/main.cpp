@@ -25,12 +25,12 @@ int main() {
   // Gradients are a property of the device: requires_grad_() puts w on flex().autodiff().
   Tensor w = (randn({4, 3}) * 0.1).requires_grad_();
   Tensor target = tensor({0, 2, 1});
-  for (int step = 0; step < 5; ++step) {
-    Tensor loss = nn::functional::cross_entropy(matmul(x, w), target);
+  for (int step = 0; step < 8; ++step) {
+    Tensor loss = nn::functional::cross_entropy(matmul(x / 11.0, w), target);
     Gradients g = loss.backward();
     std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
     NoGradGuard no_grad;
-    w.sub_(w.grad(g) * 0.05);
+    w.sub_(w.grad(g) * 2.0);
   }
   return 0;
 }
