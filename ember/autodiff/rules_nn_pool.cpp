@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "ember/autodiff/rules.h"
+#include "ember/ops/interpolate_taps.h"
 #include "ember/ops/nn_common.h"
 
 namespace ember::autodiff {
@@ -138,62 +139,16 @@ TensorList vjp_adaptive_avg_pool(const VjpCtx& c) {
   return {apply_spatial(g, maps)};
 }
 
-// --- interpolate: the taps mirror the flex kernel's (torch's CPU index maths, evaluated in the
-// kernel's compute type C, so indices and weights are the ones the forward pass used) ---
-
-template <class C>
-C axis_scale(int64_t in, int64_t out, bool align, std::optional<double> scale) {
-  if (align) return out > 1 ? C(in - 1) / C(out - 1) : C(0);
-  return scale && *scale > 0 ? C(1.0 / *scale) : C(in) / C(out);
-}
-
-template <class C>
-C source_index(C scale, int64_t o, bool align, bool cubic) {
-  if (align) return scale * C(o);
-  const C s = C(double(scale) * (double(o) + 0.5) - 0.5);
-  return !cubic && s < C(0) ? C(0) : s;
-}
+// --- interpolate: the adjoint of the taps the flex kernel used (ember/ops/interpolate_taps.h) ---
 
 template <class C>
 AxisMap interp_axis(const std::string& mode, int64_t in, int64_t out, bool align,
                     std::optional<double> scale) {
   AxisMap m{in, out, {}, {}, {}};
-  if (mode == "nearest") {
-    const float s = scale && *scale > 0 ? float(1.0 / *scale) : float(in) / float(out);
-    for (int64_t o = 0; o < out; ++o)
-      m.add(o,
-            in == out       ? o
-            : out == 2 * in ? o >> 1
-                            : std::min(int64_t(std::floor(float(o) * s)), in - 1),
-            1.0);
-    return m;
-  }
-  const C ratio = axis_scale<C>(in, out, align, scale);
-  if (mode == "bicubic") {
-    constexpr double A = -0.75;
-    auto conv1 = [](C x) { return C(((A + 2) * x - (A + 3)) * x * x + 1); };
-    auto conv2 = [](C x) { return C(((A * x - 5 * A) * x + 8 * A) * x - 4 * A); };
-    for (int64_t o = 0; o < out; ++o) {
-      const C real = source_index(ratio, o, align, true);
-      const int64_t i = int64_t(std::floor(real));
-      const C f = real - C(i);
-      const C w[4] = {conv2(f + C(1)), conv1(f), conv1(C(1) - f), conv2(C(2) - f)};
-      for (int j = 0; j < 4; ++j)
-        m.add(o, std::clamp<int64_t>(i - 1 + j, 0, in - 1), double(w[j]));
-    }
-    return m;
-  }
-  for (int64_t o = 0; o < out; ++o) {  // linear / bilinear
-    if (in == out) {
-      m.add(o, o, 1.0);
-      continue;
-    }
-    const C real = source_index(ratio, o, align, false);
-    const int64_t i0 = int64_t(real), i1 = i0 + (i0 < in - 1 ? 1 : 0);
-    const C l1 = real - C(i0);
-    m.add(o, i0, double(C(1) - l1));
-    m.add(o, i1, double(l1));
-  }
+  const ops::Taps<C> t = ops::make_taps<C>(mode, in, out, align, scale);
+  for (int64_t o = 0; o < out; ++o)
+    for (int j = 0; j < t.k; ++j)
+      m.add(o, t.idx[size_t(o * t.k + j)], double(t.wt[size_t(o * t.k + j)]));
   return m;
 }
 
