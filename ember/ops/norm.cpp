@@ -230,7 +230,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   Attrs a;
   a.b[0] = training;
   a.f[0] = eps;
-  if (!training) return dispatch(OpId::batch_norm, a, {x, running_mean, running_var, weight, bias})[0];
+  if (!training)
+    return dispatch(OpId::batch_norm, a, {x, running_mean, running_var, weight, bias})[0];
   // Training normalises with the batch statistics; the running ones are only updated, so they
   // are checked here and left out of the op: autodiff must not save them (the update below would
   // then make backward refuse a "modified" saved tensor) nor record the update (the buffers would
