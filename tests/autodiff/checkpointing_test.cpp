@@ -1,5 +1,6 @@
-// Gradient checkpointing with create_graph: tensors recomputed for the backward pass must keep
-// the history of the forward tensors they stand for, or second-order terms through them vanish.
+// Gradient checkpointing: a tensor recomputed for the backward pass must stand for the forward
+// tensor exactly: same values (not when it was written in place since), and, with create_graph,
+// the same history (or second-order terms through it vanish).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +12,7 @@ namespace {
 
 // f(w) = sum(tanh(2w) * w): the product's rule uses tanh(2w), which checkpointing recomputes.
 // f'(w) = t + 2w(1 - t^2) and f''(w) = 4(1 - t^2) - 8wt(1 - t^2), with t = tanh(2w).
-TEST(CheckpointingHigherOrder, RecomputedInputsKeepTheirHistory) {
+TEST(Checkpointing, RecomputedInputsKeepTheirHistoryForHigherOrder) {
   const std::vector<double> w0 = {0.3, -0.7, 1.1};
   for (Device dev : {Device::flex().autodiff(), Device::flex().gradient_checkpointing()}) {
     SCOPED_TRACE(dev.str());
@@ -29,7 +30,7 @@ TEST(CheckpointingHigherOrder, RecomputedInputsKeepTheirHistory) {
 
 // A Hessian-vector product through a small MLP gives the same result with and without
 // checkpointing (the recomputed activations are inputs of the cheap nodes' rules).
-TEST(CheckpointingHigherOrder, HessianVectorProductMatchesPlainAutodiff) {
+TEST(Checkpointing, HessianVectorProductMatchesPlainAutodiff) {
   auto hvp = [](Device dev) {
     manual_seed(11);
     Tensor x = randn({6, 5}, {.dtype = DType::F64});
@@ -45,6 +46,22 @@ TEST(CheckpointingHigherOrder, HessianVectorProductMatchesPlainAutodiff) {
   TensorList ckpt = hvp(Device::flex().gradient_checkpointing());
   for (size_t i = 0; i < plain.size(); ++i)
     EXPECT_TRUE(allclose(ckpt[i], plain[i], 1e-12, 1e-12)) << i << "\n" << ckpt[i] << plain[i];
+}
+
+// A non-leaf written in place (here outside the graph, like torch's no_grad) before a cheap op
+// uses it: recomputing its producer would give the old values, so it must be kept instead.
+TEST(Checkpointing, TensorsWrittenInPlaceAreKeptNotRecomputed) {
+  Device dev = Device::flex().gradient_checkpointing();
+  Tensor w = tensor({1.0, 2.0, 3.0, 4.0}).to(dev).requires_grad_();
+  Tensor h = w * 1.0;
+  {
+    NoGradGuard ng;
+    h.add_(1.0);
+  }
+  Tensor loss = (h * h).sum();
+  EXPECT_DOUBLE_EQ(loss.item<double>(), 54.0);
+  // d/dw sum(h^2) = 2h (torch: [4, 6, 8, 10]); recomputing h from w gave 2w
+  EXPECT_EQ(w.grad(loss.backward()).to_vector<double>(), (std::vector<double>{4, 6, 8, 10}));
 }
 
 }  // namespace
