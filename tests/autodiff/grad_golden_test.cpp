@@ -175,13 +175,43 @@ Tensor mix_where(Vars& v, const json&) {
   return loss + (sigmoid(y) * log1p(exp(x))).sum() / rsqrt(y.pow(2).sum() + 1);
 }
 
+Tensor mix_shape(Vars& v, const json&) {
+  Tensor x = v["x"], y = v["y"], z = v["z"];
+  Tensor e1 = einsum("bij,jk->bik", {x, y});
+  Tensor e2 = bmm(x, y.expand({2, 4, 5}));
+  Tensor c = matmul(x.transpose(1, 2), z);
+  Tensor d = stack({e1, flip(e2, {2}), roll(e1, {1}, {1})}, 0);
+  TensorList parts = chunk(d, 3, 0);
+  Tensor e = cat({parts[2], parts[1], parts[0]}, 3);
+  TensorList s = split(c, Shape{1, 3}, 2);
+  TensorList u = unbind(s[1], 0);
+  Tensor t = tril(matmul(u[0], u[1].t()), -1) + diagonal(c, 0, 1, 2).sum();
+  Tensor r = narrow(movedim(repeat(x, {1, 2, 1}), {2}, {0}), 2, 1, 4);
+  Tensor loss = e.pow(2).mean() + 0.1 * t.sum() + (r.tanh() * v["coef"]).sum() + s[0].exp().mean();
+  return loss + sin(repeat_interleave(z, 2, 0)).sum() + cos(tile(z, {2, 1})).mean();
+}
+
+Tensor mix_scatter(Vars& v, const json&) {
+  Tensor x = v["x"], src = v["src"], sidx = v["sidx"];
+  Tensor loss = (scatter_add(x, 0, sidx, src) * v["c1"]).sum();
+  loss = loss + index_add(x, 0, v["ridx"], src, 0.5).pow(2).sum();
+  loss = loss + sin(index_put(x, {v["pr"], v["pc"]}, v["pv"], true)).sum();
+  loss = loss + (scatter(x, 1, v["cidx"], v["csrc"]) * v["c1"]).sum();
+  loss = loss + scatter_reduce(x, 0, sidx, src, "mean").pow(2).sum();
+  loss = loss + scatter_reduce(x, 0, sidx, src, "amax").exp().sum();
+  loss = loss + masked_select(x, v["mask"]).pow(2).sum() + take(x, v["tidx"]).sum();
+  loss = loss + std::get<0>(kthvalue(x, 2, 1)).exp().sum();
+  loss = loss + std::get<0>(median(x, 0)).pow(3).sum();
+  return loss + std::get<0>(cummax(x, 1)).sum() + cumprod(x, 1).tanh().sum();
+}
+
 const std::map<std::string, Model>& models() {
   static const std::map<std::string, Model> m = {
       {"mlp", mlp},          {"convnet", convnet},     {"attention", attention},
       {"resblock", resblock}, {"xent", xent},          {"mix_index", mix_index},
       {"mix_sort", mix_sort}, {"mix_embed", mix_embed}, {"grad_penalty", grad_penalty},
       {"unet", unet},         {"llama_block", llama_block}, {"losses", losses},
-      {"mix_where", mix_where}};
+      {"mix_where", mix_where}, {"mix_shape", mix_shape}, {"mix_scatter", mix_scatter}};
   return m;
 }
 

@@ -233,10 +233,44 @@ def mix_where(v, a):
     return loss + torch.sigmoid(y).mul(torch.log1p(x.exp())).sum() / torch.rsqrt(y.pow(2).sum() + 1)
 
 
+
+def mix_shape(v, a):
+    # einsum/bmm/matmul with broadcast and transposed operands, stack/chunk/cat/split/unbind,
+    # flip/roll/tril/diagonal/movedim/narrow/repeat/tile/repeat_interleave
+    x, y, z = v["x"], v["y"], v["z"]
+    e1 = torch.einsum("bij,jk->bik", x, y)                        # [2, 3, 5]
+    e2 = torch.bmm(x, y.expand(2, 4, 5))
+    c = torch.matmul(x.transpose(1, 2), z)                        # [2, 4, 4]
+    d = torch.stack([e1, e2.flip(2), torch.roll(e1, 1, 1)], 0)    # [3, 2, 3, 5]
+    e = torch.cat(list(torch.chunk(d, 3, 0))[::-1], 3)            # [1, 2, 3, 15]
+    s1, s2 = torch.split(c, [1, 3], dim=2)
+    u0, u1 = torch.unbind(s2, 0)                                  # [4, 3] each
+    t = torch.tril(u0 @ u1.t(), -1) + torch.diagonal(c, 0, 1, 2).sum()
+    r = torch.narrow(x.repeat(1, 2, 1).movedim(2, 0), 2, 1, 4)    # [4, 2, 4]
+    loss = (e ** 2).mean() + 0.1 * t.sum() + (r.tanh() * v["coef"]).sum() + s1.exp().mean()
+    return loss + z.repeat_interleave(2, dim=0).sin().sum() + torch.tile(z, (2, 1)).cos().mean()
+
+
+def mix_scatter(v, a):
+    # scatter family, index_add/index_put (accumulating duplicates), masked_select, take, and
+    # order statistics and scans that route gradients through indices
+    x, src = v["x"], v["src"]
+    loss = (torch.scatter_add(x, 0, v["sidx"], src) * v["c1"]).sum()
+    loss = loss + torch.index_add(x, 0, v["ridx"], src, alpha=0.5).pow(2).sum()
+    loss = loss + torch.index_put(x, (v["pr"], v["pc"]), v["pv"], accumulate=True).sin().sum()
+    loss = loss + (torch.scatter(x, 1, v["cidx"], v["csrc"]) * v["c1"]).sum()
+    loss = loss + torch.scatter_reduce(x, 0, v["sidx"], src, "mean").pow(2).sum()
+    loss = loss + torch.scatter_reduce(x, 0, v["sidx"], src, "amax").exp().sum()
+    loss = loss + torch.masked_select(x, v["mask"]).pow(2).sum() + torch.take(x, v["tidx"]).sum()
+    loss = loss + torch.kthvalue(x, 2, dim=1).values.exp().sum()
+    loss = loss + torch.median(x, dim=0).values.pow(3).sum()
+    return loss + torch.cummax(x, 1).values.sum() + torch.cumprod(x, 1).tanh().sum()
+
 MODELS = {"mlp": mlp, "convnet": convnet, "attention": attention, "resblock": resblock,
           "xent": xent, "mix_index": mix_index, "mix_sort": mix_sort, "mix_embed": mix_embed,
           "grad_penalty": grad_penalty, "unet": unet, "llama_block": llama_block,
-          "losses": losses, "mix_where": mix_where}
+          "losses": losses, "mix_where": mix_where, "mix_shape": mix_shape,
+          "mix_scatter": mix_scatter}
 
 
 def run_case(model, name, tensors, params, attrs=None, dtype=F64, buffers=(), hvp=None,
@@ -445,6 +479,18 @@ def loss_mix_cases():
          "coef": vals([6], 193)}
     out.append(run_case("mix_where", "mix_where", t, ["x", "y"]))
     out.append(run_case("mix_where", "mix_where_hvp", t, ["x", "y"], hvp=["x", "y"]))
+    t = {"x": vals([2, 3, 4], 200), "y": vals([4, 5], 201), "z": vals([3, 4], 202),
+         "coef": vals([2, 4], 203)}
+    out.append(run_case("mix_shape", "mix_shape", t, ["x", "y", "z"]))
+    g = torch.Generator().manual_seed(211)
+    t = {"x": vals([5, 4], 210, -1.5, 1.5), "src": vals([3, 4], 212, -1.5, 1.5),
+         "sidx": torch.tensor([[0, 4, 2, 2], [4, 4, 0, 1], [0, 3, 2, 2]]),
+         "ridx": torch.tensor([4, 0, 4]), "pr": torch.tensor([0, 2, 2, 4]),
+         "pc": torch.tensor([1, 3, 3, 0]), "pv": vals([4], 213),
+         "cidx": torch.tensor([[0, 3], [2, 1], [1, 0], [3, 2], [0, 1]]), "csrc": vals([5, 2], 214),
+         "mask": torch.rand(5, 4, generator=g) > 0.5, "tidx": torch.tensor([0, 7, 7, 19]),
+         "c1": vals([4], 215)}
+    out.append(run_case("mix_scatter", "mix_scatter", t, ["x", "src", "pv", "csrc"]))
     return out
 
 
