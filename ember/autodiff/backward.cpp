@@ -75,6 +75,17 @@ struct Pending {
   TensorList grads;
 };
 
+// When the backward pass is itself recorded (create_graph), a tensor a rule sees must carry the
+// history of the forward tensor it stands for: output `nr` of `fn`.
+Tensor attach(const Tensor& t, const std::shared_ptr<Node>& fn, int nr) {
+  Tensor out = detail::retag(t, fn->device);
+  AutogradMeta& m = ensure_meta(out);
+  m.requires_grad = true;
+  m.grad_fn = fn;
+  m.output_nr = nr;
+  return out;
+}
+
 void add_into(TensorList& slots, size_t i, const Tensor& g) {
   if (!g.defined()) return;
   if (slots.size() <= i) slots.resize(i + 1);
@@ -142,16 +153,17 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
     if (any) {
       const char* name = op_name(node->op);
       TensorList ins, outs;
-      for (const Saved& s : node->inputs) ins.push_back(unpack(s, name));
+      for (const Saved& s : node->inputs) {
+        Tensor in = unpack(s, name);
+        // A checkpointed input is recomputed without history: re-attach it to its producer,
+        // or second-order terms through it would be lost.
+        if (create && s.source && in.defined()) in = attach(in, s.source, s.source_nr);
+        ins.push_back(in);
+      }
       for (size_t i = 0; i < node->outputs.size(); ++i) {
         Tensor out = node->recompute ? recompute(*node, name)[i] : unpack(node->outputs[i], name);
-        if (create && out.defined()) {  // re-attach so the rule's use of it is differentiable
-          out = detail::retag(out, node->device);
-          AutogradMeta& m = ensure_meta(out);
-          m.requires_grad = true;
-          m.grad_fn = node;
-          m.output_nr = int(i);
-        }
+        // re-attach so the rule's use of it is differentiable
+        if (create && out.defined()) out = attach(out, node, int(i));
         outs.push_back(out);
       }
       if (node->recompute || !node->recomputed.empty()) recomputed.push_back(node.get());

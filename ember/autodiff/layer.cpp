@@ -71,7 +71,8 @@ class AutodiffLayer final : public Layer {
     Saved s;
     if (!t.defined()) return s;
     AutogradMeta* m = meta_of(t);
-    if (checkpointing_ && m && m->grad_fn && m->grad_fn->recompute) {
+    if (checkpointing_ && m && m->grad_fn && m->grad_fn->recompute &&
+        !modified_since_made(t, *m)) {
       s.source = m->grad_fn;  // recompute the cheap producer instead of keeping its output
       s.source_nr = m->output_nr;
       return s;
@@ -79,6 +80,13 @@ class AutodiffLayer final : public Layer {
     s.tensor = t;
     s.version = t.version();
     return s;
+  }
+
+  // Whether `t` was written in place after its producer made it: recomputing the producer would
+  // then give the old values, so the tensor itself must be kept.
+  static bool modified_since_made(const Tensor& t, const AutogradMeta& m) {
+    const std::vector<Saved>& outs = m.grad_fn->outputs;
+    return size_t(m.output_nr) >= outs.size() || outs[size_t(m.output_nr)].version != t.version();
   }
 
   void record(const OpCall& c, TensorList& outs) {
@@ -112,10 +120,8 @@ class AutodiffLayer final : public Layer {
       node->out_shapes.push_back(o.shape());
       node->out_dtypes.push_back(o.dtype());
       Saved s;
-      if (!node->recompute) {
-        s.tensor = o.detach();
-        s.version = o.version();
-      }
+      s.version = o.version();  // recomputed outputs too: see modified_since_made
+      if (!node->recompute) s.tensor = o.detach();
       node->outputs.push_back(std::move(s));
     }
     for (size_t i = 0; i < outs.size(); ++i) {

@@ -5,7 +5,8 @@
 // epsilon); inputs (x, weight). group_norm: i[0] groups, f[0] eps; inputs (x, weight, bias).
 // batch_norm: b[0] training, f[0] eps; inputs (x, running_mean, running_var, weight, bias);
 // outputs y and, when training, the batch mean and unbiased variance per channel (the API
-// updates the running statistics from them).
+// updates the running statistics from them, outside the graph, and passes none to the op).
+#include "ember/autodiff.h"
 #include "ember/backends/backend.h"
 #include "ember/nn/functional.h"
 #include "ember/ops/binary.h"
@@ -229,14 +230,23 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   Attrs a;
   a.b[0] = training;
   a.f[0] = eps;
-  TensorList r = dispatch(OpId::batch_norm, a, {x, running_mean, running_var, weight, bias});
-  if (training) {
-    // Like torch: running = (1 - momentum) * running + momentum * batch statistic (the variance
-    // unbiased), written in place so modules see the update through their buffers.
-    Tensor rm = running_mean, rv = running_var;
-    if (rm.defined()) rm.copy_(rm * (1 - momentum) + r[1] * momentum);
-    if (rv.defined()) rv.copy_(rv * (1 - momentum) + r[2] * momentum);
+  if (!training)
+    return dispatch(OpId::batch_norm, a, {x, running_mean, running_var, weight, bias})[0];
+  // Training normalises with the batch statistics; the running ones are only updated, so they
+  // are checked here and left out of the op: autodiff must not save them (the update below would
+  // then make backward refuse a "modified" saved tensor) nor record the update (the buffers would
+  // require grad and chain every step's graph to the next, as torch's never do).
+  if (x.defined() && x.dim() >= 2) {
+    check_affine("batch_norm", running_mean, {x.size(1)}, "running_mean");
+    check_affine("batch_norm", running_var, {x.size(1)}, "running_var");
   }
+  TensorList r = dispatch(OpId::batch_norm, a, {x, Tensor(), Tensor(), weight, bias});
+  // Like torch: running = (1 - momentum) * running + momentum * batch statistic (the variance
+  // unbiased), written in place so modules see the update through their buffers.
+  NoGradGuard no_grad;
+  Tensor rm = running_mean, rv = running_var;
+  if (rm.defined()) rm.copy_(rm * (1 - momentum) + r[1] * momentum);
+  if (rv.defined()) rv.copy_(rv * (1 - momentum) + r[2] * momentum);
   return r[0];
 }
 
