@@ -260,6 +260,7 @@ Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset)
   impl->dtype = b.dtype;
   impl->device = b.device;
   impl->storage = b.storage;
+  impl->is_view = true;
   impl->refresh();
   return Tensor(std::move(impl));
 }

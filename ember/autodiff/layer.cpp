@@ -140,6 +140,13 @@ class AutodiffLayer final : public Layer {
     if (dm && dm->requires_grad && !dm->grad_fn)
       detail::throw_value("copy_", "a leaf tensor that requires grad cannot be modified in place "
                                    "(wrap the update in a NoGradGuard)");
+    // Writing through a view would have to rewrite the base tensor's history too (PyTorch's
+    // CopySlices); until ember does that, refuse rather than return wrong gradients.
+    if (dst.impl()->is_view)
+      detail::throw_not_implemented(
+          "copy_", "in-place writes into a view (slice, select, ...) of a tensor with autograd "
+                   "history are not supported yet; build the result out of place instead "
+                   "(cat, index_put, where, pad), or write under a NoGradGuard");
     TensorList outs = next(c);
     auto node = std::make_shared<Node>();
     node->op = OpId::copy;

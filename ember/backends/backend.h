@@ -51,6 +51,7 @@ struct TensorImpl {
   DType dtype = DType::F32;
   bool contiguous = true;
   bool wrapped_number = false;  // a 0-d tensor made from a Scalar operand (a weak type)
+  bool is_view = false;         // made by a view op: shares another tensor's storage
   Device device;
   std::shared_ptr<Storage> storage;
   std::shared_ptr<void> autograd;  // owned and interpreted by the autodiff layer (optional)

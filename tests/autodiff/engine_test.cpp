@@ -158,3 +158,21 @@ TEST(Autodiff, CheckpointingLowersPeakMemoryWithIdenticalGradients) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+TEST(Autodiff, InPlaceWritesIntoViewsAreRefusedNotSilentlyWrong) {
+  Tensor w = randn({4}).requires_grad_();
+  Tensor buf = zeros({4}, {.device = Device::flex().autodiff()});
+  buf.copy_(w * 2);
+  EXPECT_THROW(buf.slice(0, 0, 2).mul_(3), NotImplementedError);
+  Tensor cache = zeros({4}, {.device = Device::flex().autodiff()});
+  EXPECT_THROW(cache.slice(0, 0, 2).copy_(w.slice(0, 0, 2) * 3), NotImplementedError);
+  {
+    NoGradGuard ng;  // plain buffer work without history is fine
+    cache.slice(0, 0, 2).fill_(1);
+  }
+  EXPECT_EQ(cache.sum().item<float>(), 2.f);
+}
+}  // namespace
+}  // namespace ember
