@@ -53,6 +53,12 @@ TEST(Gemm, CrossesEveryCacheBlock) {
   // float64 uses its own tile (8 lanes) and depth block (256).
   Tensor e = randn({70, 300}, {kF64}), f = randn({300, 45}, {kF64}).slice(0, 0, 300, 1);
   expect_near(mm(e, f), ref_mm(e, f), 1e-10);
+  // Row-major A and column-major B are packed through 8 x 8 (4 x 4 for f64) register
+  // transposes: odd sizes leave partial tiles on both sides.
+  Tensor g = randn({45, 301}, {kF64}).t(), h = randn({29, 301}, {kF64});
+  expect_near(mm(h, g), ref_mm(h, g), 1e-10);
+  Tensor x = randn({13, 77}), w = randn({21, 77});
+  expect_near(mm(x, w.t()), ref_mm(x, w.t()), 1e-4);
 }
 
 TEST(Gemm, StridedAndVectorShapes) {

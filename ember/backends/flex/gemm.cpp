@@ -6,6 +6,7 @@
 #include "ember/backends/flex/gemm_kernel.h"
 
 #include "ember/backends/flex/gemm.h"
+#include "ember/backends/flex/gemm_transpose.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -21,6 +22,7 @@ namespace {
 using gemm_detail::kLanes;
 using gemm_detail::micro;
 using gemm_detail::Tile;
+using gemm_detail::transpose_into;
 using gemm_detail::Vec;
 
 // Per-thread scratch that grows and is reused (pack buffers must not be allocated per call).
@@ -65,10 +67,13 @@ void pack_a_block(MatRef<T> a, int64_t i0, int64_t mc, int64_t p0, int64_t kc, T
     for (int64_t s = s0; s < s1; ++s) {
       const int mr = int(std::min<int64_t>(MR, mc - s * MR));
       T* d = dst + s * kc * MR;
-      for (int i = 0; i < mr; ++i) {
-        const T* src = a.p + (i0 + s * MR + i) * a.rs + p0 * a.cs;
-        if (a.cs == 1) for (int64_t p = 0; p < kc; ++p) d[p * MR + i] = src[p];
-        else for (int64_t p = 0; p < kc; ++p) d[p * MR + i] = src[p * a.cs];
+      if (a.cs == 1) {  // row-major A: rows are contiguous, the sliver interleaves them
+        transpose_into(a.p + (i0 + s * MR) * a.rs + p0, a.rs, mr, kc, d, MR);
+      } else {
+        for (int i = 0; i < mr; ++i) {
+          const T* src = a.p + (i0 + s * MR + i) * a.rs + p0 * a.cs;
+          for (int64_t p = 0; p < kc; ++p) d[p * MR + i] = src[p * a.cs];
+        }
       }
       for (int i = mr; i < MR; ++i)
         for (int64_t p = 0; p < kc; ++p) d[p * MR + i] = T(0);
@@ -98,10 +103,13 @@ void pack_b(MatRef<T> b, int64_t p0, int64_t kc, int64_t j0, int nr, T* __restri
   constexpr int64_t kChunk = 64;
   for (int64_t q = 0; q < kc; q += kChunk) {
     const int64_t qe = std::min(kc, q + kChunk);
-    for (int j = 0; j < nr; ++j) {
-      const T* src = b.p + (j0 + j) * b.cs + p0 * b.rs;
-      if (b.rs == 1) for (int64_t p = q; p < qe; ++p) dst[p * NR + j] = src[p];
-      else for (int64_t p = q; p < qe; ++p) dst[p * NR + j] = src[p * b.rs];
+    if (b.rs == 1) {
+      transpose_into(b.p + j0 * b.cs + p0 + q, b.cs, nr, qe - q, dst + q * NR, NR);
+    } else {
+      for (int j = 0; j < nr; ++j) {
+        const T* src = b.p + (j0 + j) * b.cs + p0 * b.rs;
+        for (int64_t p = q; p < qe; ++p) dst[p * NR + j] = src[p * b.rs];
+      }
     }
     for (int64_t p = q; p < qe; ++p)
       for (int j = nr; j < NR; ++j) dst[p * NR + j] = T(0);
