@@ -59,6 +59,11 @@ TEST(Gemm, CrossesEveryCacheBlock) {
   expect_near(mm(h, g), ref_mm(h, g), 1e-10);
   Tensor x = randn({13, 77}), w = randn({21, 77});
   expect_near(mm(x, w.t()), ref_mm(x, w.t()), 1e-4);
+  // A last sliver of 4 or 8 rows runs a kernel of that many rows, full or partial in n.
+  for (int64_t m : {16, 20, 7}) {
+    Tensor p = randn({m, 50}), q = randn({50, 64 + 5});
+    expect_near(mm(p, q), ref_mm(p, q), 1e-4);
+  }
 }
 
 TEST(Gemm, StridedAndVectorShapes) {
