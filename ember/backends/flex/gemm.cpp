@@ -220,6 +220,87 @@ void gemv(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64
   });
 }
 
+// Few rows of A against a column-major B (x @ W^T of a linear layer at a small batch): packing
+// would copy all of W to serve a handful of rows, and cost as much as the product. Instead each
+// output is a dot product of two contiguous vectors, computed in 4 x 4 blocks whose W rows stay
+// in L1 while every row block of A passes over them; W is read from memory once.
+constexpr int64_t kDotRowsMax = 32;
+
+// The sum of a vector's lanes by halving (a serial sum of 16 lanes is 16 dependent adds).
+template <class T>
+T hsum(const Vec<T>& v) {
+  using H = typename gemm_detail::VecOf<T, 32>::type;
+  using Q = typename gemm_detail::VecOf<T, 16>::type;
+  H lo, hi;
+  std::memcpy(&lo, &v, sizeof(H));
+  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof(H), sizeof(H));
+  const H h = lo + hi;
+  Q ql, qh;
+  std::memcpy(&ql, &h, sizeof(Q));
+  std::memcpy(&qh, reinterpret_cast<const char*>(&h) + sizeof(Q), sizeof(Q));
+  const Q q = ql + qh;
+  T r = 0;
+  for (int l = 0; l < int(16 / sizeof(T)); ++l) r += q[l];
+  return r;
+}
+
+template <class T>
+void gemm_dot_block(int64_t k, const T* const* ar, const T* const* br, T (&out)[4][4]) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<T>;
+  const T *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3];
+  const T *b0 = br[0], *b1 = br[1], *b2 = br[2], *b3 = br[3];
+  V s[4][4] = {};
+  int64_t p = 0;
+  for (; p + L <= k; p += L) {
+    V av[4], bv[4];
+    std::memcpy(&av[0], a0 + p, sizeof(V));
+    std::memcpy(&av[1], a1 + p, sizeof(V));
+    std::memcpy(&av[2], a2 + p, sizeof(V));
+    std::memcpy(&av[3], a3 + p, sizeof(V));
+    std::memcpy(&bv[0], b0 + p, sizeof(V));
+    std::memcpy(&bv[1], b1 + p, sizeof(V));
+    std::memcpy(&bv[2], b2 + p, sizeof(V));
+    std::memcpy(&bv[3], b3 + p, sizeof(V));
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) s[i][j] += av[i] * bv[j];
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      T r = hsum<T>(s[i][j]);
+      for (int64_t q = p; q < k; ++q) r += ar[i][q] * br[j][q];
+      out[i][j] = r;
+    }
+}
+
+template <class T>
+void gemm_dot(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64_t ldc,
+              bool accumulate) {
+  const int64_t nb = (n + 3) / 4;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, m * k));
+  parallel_for(nb, grain, [&](int64_t j0b, int64_t j1b) {
+    for (int64_t jb = j0b; jb < j1b; ++jb) {
+      const int64_t j0 = jb * 4, nj = std::min<int64_t>(4, n - j0);
+      const T* br[4];
+      for (int j = 0; j < 4; ++j) br[j] = b.p + (j0 + std::min<int64_t>(j, nj - 1)) * b.cs;
+      for (int64_t i0 = 0; i0 < m; i0 += 4) {
+        const int64_t ni = std::min<int64_t>(4, m - i0);
+        const T* ar[4];  // edge blocks repeat their last row/column and drop the copies
+        for (int i = 0; i < 4; ++i) ar[i] = a.p + (i0 + std::min<int64_t>(i, ni - 1)) * a.rs;
+        T out[4][4];
+        gemm_dot_block(k, ar, br, out);
+        for (int64_t i = 0; i < ni; ++i)
+          for (int64_t j = 0; j < nj; ++j) {
+            T& dst = c[(i0 + i) * ldc + j0 + j];
+            dst = accumulate ? dst + out[i][j] : out[i][j];
+          }
+      }
+    }
+  });
+}
+
 template <class T>
 void gemm_float(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64_t ldc,
                 bool accumulate) {
@@ -230,6 +311,7 @@ void gemm_float(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c,
     return;
   }
   if (m == 1 || n == 1) return gemv(m, n, k, a, b, c, ldc, accumulate);
+  if (m <= kDotRowsMax && a.cs == 1 && b.rs == 1) return gemm_dot(m, n, k, a, b, c, ldc, accumulate);
   gemm_packed(m, n, k, a, b, c, ldc, accumulate);
 }
 
