@@ -43,7 +43,8 @@ TensorList timed_kernel(Kernel fn, const OpCall& call) {
   } depth(c.depth);
   const auto t0 = std::chrono::steady_clock::now();
   TensorList out = fn(call);
-  const double dt = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  const auto t1 = std::chrono::steady_clock::now();
+  const double dt = std::chrono::duration<double, std::nano>(t1 - t0).count();
   c.ns[size_t(call.op)] += dt;
   c.calls[size_t(call.op)] += 1;
   c.total_ns += dt;

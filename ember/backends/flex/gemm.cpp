@@ -311,7 +311,8 @@ void gemm_float(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c,
     return;
   }
   if (m == 1 || n == 1) return gemv(m, n, k, a, b, c, ldc, accumulate);
-  if (m <= kDotRowsMax && a.cs == 1 && b.rs == 1) return gemm_dot(m, n, k, a, b, c, ldc, accumulate);
+  if (m <= kDotRowsMax && a.cs == 1 && b.rs == 1)
+    return gemm_dot(m, n, k, a, b, c, ldc, accumulate);
   gemm_packed(m, n, k, a, b, c, ldc, accumulate);
 }
 

@@ -30,8 +30,9 @@ inline void transpose_tile(typename Vec32<float>::type (&r)[8]) {
   }
   for (int i = 0; i < 8; i += 4)
     for (int h = 0; h < 2; ++h) {  // gather 4-row columns within halves
-      u[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
-      u[i + 2 * h + 1] = __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+      const V &x = t[i + h], &y = t[i + h + 2];
+      u[i + 2 * h] = __builtin_shufflevector(x, y, 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * h + 1] = __builtin_shufflevector(x, y, 2, 3, 10, 11, 6, 7, 14, 15);
     }
   for (int i = 0; i < 4; ++i) {  // join the halves of rows 0-3 and 4-7
     r[i] = __builtin_shufflevector(u[i], u[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);
