@@ -1,5 +1,8 @@
 // Runs every registered workload (or those whose name contains argv[1]) and prints the median
 // time per call, one line each, plus JSON to $OUT/ember_cpu.json (or /tmp).
+// With EMBER_PROFILE=1 each line also gives the share of the timed calls' wall time spent inside
+// backend kernels (see ember/profile.h) and the kernel calls per call; EMBER_PROFILE=ops adds the
+// ops that took the most kernel time.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,6 +12,7 @@
 
 #include "bench.h"
 #include "ember/ember.h"
+#include "ember/profile.h"
 
 namespace ember::bench {
 std::vector<Workload>& workloads() {
@@ -17,8 +21,19 @@ std::vector<Workload>& workloads() {
 }
 }  // namespace ember::bench
 
+namespace {
+void print_ops(int iters) {
+  auto stats = ember::profile::op_stats();
+  for (size_t i = 0; i < stats.size() && i < 16; ++i)
+    std::printf("    %-24s %6.1f calls %10.3f ms\n", stats[i].op.c_str(),
+                double(stats[i].calls) / iters, stats[i].ns / 1e6 / iters);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace ember::bench;
+  const char* prof_env = std::getenv("EMBER_PROFILE");
+  const bool per_op = prof_env && std::string(prof_env) == "ops";
   std::string filter = argc > 1 ? argv[1] : "";
   std::string out = std::getenv("OUT") ? std::getenv("OUT") : "/tmp";
   std::ofstream js(out + "/ember_cpu.json");
@@ -29,6 +44,7 @@ int main(int argc, char** argv) {
     auto body = w.setup();
     for (int i = 0; i < w.warmup; ++i) body();
     std::vector<double> ts;
+    ember::profile::reset();
     for (int i = 0; i < w.iters; ++i) {
       auto t0 = std::chrono::steady_clock::now();
       body();
@@ -38,7 +54,14 @@ int main(int argc, char** argv) {
     double med = ts[ts.size() / 2];
     std::printf("%-36s %10.3f ms", w.name.c_str(), med);
     if (w.flops > 0) std::printf("  %.0f GFLOP/s", w.flops / med / 1e6);
+    if (ember::profile::enabled()) {
+      double total = 0;
+      for (double t : ts) total += t;
+      std::printf("  kernels %.1f%% (%.1f calls)", 100 * ember::profile::kernel_ns() / 1e6 / total,
+                  double(ember::profile::kernel_calls()) / w.iters);
+    }
     std::printf("\n");
+    if (per_op) print_ops(w.iters);
     std::fflush(stdout);
     js << (first ? "" : ",") << "\n \"" << w.name << "\": " << med;
     first = false;

@@ -53,6 +53,26 @@ TEST(Gemm, CrossesEveryCacheBlock) {
   // float64 uses its own tile (8 lanes) and depth block (256).
   Tensor e = randn({70, 300}, {kF64}), f = randn({300, 45}, {kF64}).slice(0, 0, 300, 1);
   expect_near(mm(e, f), ref_mm(e, f), 1e-10);
+  // Row-major A and column-major B are packed through 8 x 8 (4 x 4 for f64) register
+  // transposes: odd sizes leave partial tiles on both sides. Up to 32 rows, the product is
+  // taken as 4 x 4 blocks of dot products instead (edge blocks, a depth tail).
+  Tensor g = randn({45, 301}, {kF64}).t();
+  for (int64_t m : {50, 29}) {
+    Tensor h = randn({m, 301}, {kF64});
+    expect_near(mm(h, g), ref_mm(h, g), 1e-10);
+  }
+  for (int64_t m : {45, 13}) {
+    Tensor x = randn({m, 77}), w = randn({21, 77});
+    expect_near(mm(x, w.t()), ref_mm(x, w.t()), 1e-4);
+    std::vector<double> want = ref_mm(x, w.t());
+    for (double& v : want) v += 1;  // linear accumulates the product onto its bias
+    expect_near(linear(x, w, ones({21})), want, 1e-4);
+  }
+  // A last sliver of 4 or 8 rows runs a kernel of that many rows, full or partial in n.
+  for (int64_t m : {16, 20, 7}) {
+    Tensor p = randn({m, 50}), q = randn({50, 64 + 5});
+    expect_near(mm(p, q), ref_mm(p, q), 1e-4);
+  }
 }
 
 TEST(Gemm, StridedAndVectorShapes) {

@@ -1,8 +1,8 @@
 // Backward: walks the recorded graph from a root in topological order, runs each node's VJP rule
 // and accumulates gradients into leaves. Saved tensors are checked against in-place edits and
 // freed as soon as a node is done (unless the graph is retained).
+#include <iterator>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "ember/autodiff/engine.h"
 #include "ember/autodiff/rules.h"
@@ -71,7 +71,9 @@ Tensor unpack(const Saved& s, const char* op) {
 
 namespace {
 
-struct Pending {
+// A node reachable from the root: the edges into it not yet run, and its outputs' cotangents.
+struct Visit {
+  int deps = 0;
   TensorList grads;
 };
 
@@ -118,10 +120,11 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
     grads.accumulate(meta_ptr_of(root), g0);
     return o.accumulate_into ? Gradients(grads) : local;
   }
-  // Count, for every node reachable from the root, how many edges lead into it.
-  std::unordered_map<Node*, int> deps;
+  // Count, for every node reachable from the root, how many edges lead into it (one map for
+  // the walk and the pending cotangents: a lookup per edge, not three).
+  std::unordered_map<Node*, Visit> graph;
   std::vector<Node*> stack{rm->grad_fn.get()};
-  std::unordered_set<Node*> seen{rm->grad_fn.get()};
+  graph.try_emplace(rm->grad_fn.get());
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
@@ -131,12 +134,12 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
                                           "retain_graph = true to backward through it twice");
     for (const Edge& e : n->next) {
       if (!e.fn) continue;
-      ++deps[e.fn.get()];
-      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+      auto [it, fresh] = graph.try_emplace(e.fn.get());
+      ++it->second.deps;
+      if (fresh) stack.push_back(e.fn.get());
     }
   }
-  std::unordered_map<Node*, TensorList> pending;
-  add_into(pending[rm->grad_fn.get()], size_t(rm->output_nr), g0);
+  add_into(graph[rm->grad_fn.get()].grads, size_t(rm->output_nr), g0);
   std::vector<std::shared_ptr<Node>> ready{rm->grad_fn};
   std::vector<Node*> recomputed;
   std::unique_ptr<NoGradGuard> no_grad;
@@ -144,8 +147,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
   while (!ready.empty()) {
     std::shared_ptr<Node> node = std::move(ready.back());
     ready.pop_back();
-    TensorList gs = std::move(pending[node.get()]);
-    pending.erase(node.get());
+    TensorList gs = std::move(graph.find(node.get())->second.grads);
     gs.resize(node->outputs.size());
     bool any = false;
     for (const Tensor& g : gs) any = any || g.defined();
@@ -153,6 +155,8 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
     if (any) {
       const char* name = op_name(node->op);
       TensorList ins, outs;
+      ins.reserve(node->inputs.size());
+      outs.reserve(node->outputs.size());
       for (const Saved& s : node->inputs) {
         Tensor in = unpack(s, name);
         // A checkpointed input is recomputed without history: re-attach it to its producer,
@@ -167,7 +171,14 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
         outs.push_back(out);
       }
       if (node->recompute || !node->recomputed.empty()) recomputed.push_back(node.get());
-      std::unique_ptr<bool[]> needs(new bool[node->needs.size()]);
+      // VjpCtx takes bools; ops have a handful of inputs, so no allocation for them.
+      bool needs_inline[8];
+      std::unique_ptr<bool[]> needs_heap;
+      bool* needs = needs_inline;
+      if (node->needs.size() > std::size(needs_inline)) {
+        needs_heap.reset(new bool[node->needs.size()]);
+        needs = needs_heap.get();
+      }
       for (size_t i = 0; i < node->needs.size(); ++i) needs[i] = node->needs[i];
       if (node->op == OpId::copy && node->inputs.size() == 2) {  // an in-place copy_
         // src was broadcast and cast into dst: its gradient is dst's, summed and cast back.
@@ -175,7 +186,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
                                              : Tensor()};
       } else {
         VjpCtx ctx{node->op, node->attrs, ins, outs, gs,
-                   std::span<const bool>(needs.get(), node->needs.size())};
+                   std::span<const bool>(needs, node->needs.size())};
         in_grads = op_def(node->op).vjp(ctx);
       }
     }
@@ -185,8 +196,9 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
       if (e.leaf) {
         if (g.defined()) grads.accumulate(e.leaf, g);
       } else if (e.fn) {
-        add_into(pending[e.fn.get()], size_t(e.output_nr), g);
-        if (--deps[e.fn.get()] == 0) ready.push_back(e.fn);
+        Visit& v = graph.find(e.fn.get())->second;
+        add_into(v.grads, size_t(e.output_nr), g);
+        if (--v.deps == 0) ready.push_back(e.fn);
       }
     }
     // Its consumers ran before it (reverse topological order): a recomputed result is done with.

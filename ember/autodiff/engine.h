@@ -41,8 +41,6 @@ struct Node {
   std::vector<Saved> outputs;    // outputs are saved detached (no cycle through their meta)
   std::vector<Edge> next;        // one per input
   std::vector<char> needs;       // per input: wants a gradient
-  std::vector<Shape> out_shapes;
-  std::vector<DType> out_dtypes;
   Device device;
   bool released = false;         // saved tensors freed by a backward without retain_graph
   bool recompute = false;        // checkpointing: outputs are recomputed, not kept

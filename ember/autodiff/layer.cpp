@@ -95,6 +95,10 @@ class AutodiffLayer final : public Layer {
     node->attrs = c.attrs;
     node->device = c.device;
     node->recompute = checkpointing_ && !compute_heavy(c.op) && op_def(c.op).category != OpCategory::Random;
+    node->inputs.reserve(c.inputs.size());  // one allocation each: recording runs on every op
+    node->next.reserve(c.inputs.size());
+    node->needs.reserve(c.inputs.size());
+    node->outputs.reserve(outs.size());
     for (const Tensor& t : c.inputs) {
       node->inputs.push_back(save_input(t));
       Edge e;
@@ -117,8 +121,6 @@ class AutodiffLayer final : public Layer {
       // result its own implementation so its history does not overwrite the input's.
       for (const Tensor& in : c.inputs)
         if (in.defined() && o.impl() == in.impl()) o = detail::retag(o, o.device());
-      node->out_shapes.push_back(o.shape());
-      node->out_dtypes.push_back(o.dtype());
       Saved s;
       s.version = o.version();  // recomputed outputs too: see modified_since_made
       if (!node->recompute) s.tensor = o.detach();
@@ -163,8 +165,6 @@ class AutodiffLayer final : public Layer {
       if (sm->grad_fn) node->next[1] = Edge{sm->grad_fn, sm->output_nr, nullptr};
       else node->next[1].leaf = meta_ptr_of(src);
     }
-    node->out_shapes.push_back(dst.shape());
-    node->out_dtypes.push_back(dst.dtype());
     node->outputs.push_back(Saved{});
     AutogradMeta& m = ensure_meta(dst);
     m.requires_grad = node->needs[1] != 0;

@@ -4,6 +4,7 @@
 
 #include "ember/backends/backend.h"
 #include "ember/error.h"
+#include "ember/ops/profile_hook.h"
 
 namespace ember {
 
@@ -70,7 +71,10 @@ TensorList run_on_backend(const OpCall& call) {
     }
   // Ops a kernel or decomposition runs internally are part of this op: no layer sees them.
   BypassGuard guard;
-  if (k.fn && (k.dtypes & mask_of(key))) return k.fn(call);
+  if (k.fn && (k.dtypes & mask_of(key))) {
+    if (profile::detail::g_enabled) [[unlikely]] return profile::detail::timed_kernel(k.fn, call);
+    return k.fn(call);
+  }
   const OpDef& def = op_def(call.op);
   if (def.decompose) return def.decompose(call.attrs, call.inputs);
   detail::throw_not_implemented(

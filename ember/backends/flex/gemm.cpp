@@ -6,6 +6,7 @@
 #include "ember/backends/flex/gemm_kernel.h"
 
 #include "ember/backends/flex/gemm.h"
+#include "ember/backends/flex/gemm_transpose.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -21,6 +22,7 @@ namespace {
 using gemm_detail::kLanes;
 using gemm_detail::micro;
 using gemm_detail::Tile;
+using gemm_detail::transpose_into;
 using gemm_detail::Vec;
 
 // Per-thread scratch that grows and is reused (pack buffers must not be allocated per call).
@@ -65,10 +67,13 @@ void pack_a_block(MatRef<T> a, int64_t i0, int64_t mc, int64_t p0, int64_t kc, T
     for (int64_t s = s0; s < s1; ++s) {
       const int mr = int(std::min<int64_t>(MR, mc - s * MR));
       T* d = dst + s * kc * MR;
-      for (int i = 0; i < mr; ++i) {
-        const T* src = a.p + (i0 + s * MR + i) * a.rs + p0 * a.cs;
-        if (a.cs == 1) for (int64_t p = 0; p < kc; ++p) d[p * MR + i] = src[p];
-        else for (int64_t p = 0; p < kc; ++p) d[p * MR + i] = src[p * a.cs];
+      if (a.cs == 1) {  // row-major A: rows are contiguous, the sliver interleaves them
+        transpose_into(a.p + (i0 + s * MR) * a.rs + p0, a.rs, mr, kc, d, MR);
+      } else {
+        for (int i = 0; i < mr; ++i) {
+          const T* src = a.p + (i0 + s * MR + i) * a.rs + p0 * a.cs;
+          for (int64_t p = 0; p < kc; ++p) d[p * MR + i] = src[p * a.cs];
+        }
       }
       for (int i = mr; i < MR; ++i)
         for (int64_t p = 0; p < kc; ++p) d[p * MR + i] = T(0);
@@ -98,10 +103,13 @@ void pack_b(MatRef<T> b, int64_t p0, int64_t kc, int64_t j0, int nr, T* __restri
   constexpr int64_t kChunk = 64;
   for (int64_t q = 0; q < kc; q += kChunk) {
     const int64_t qe = std::min(kc, q + kChunk);
-    for (int j = 0; j < nr; ++j) {
-      const T* src = b.p + (j0 + j) * b.cs + p0 * b.rs;
-      if (b.rs == 1) for (int64_t p = q; p < qe; ++p) dst[p * NR + j] = src[p];
-      else for (int64_t p = q; p < qe; ++p) dst[p * NR + j] = src[p * b.rs];
+    if (b.rs == 1) {
+      transpose_into(b.p + j0 * b.cs + p0 + q, b.cs, nr, qe - q, dst + q * NR, NR);
+    } else {
+      for (int j = 0; j < nr; ++j) {
+        const T* src = b.p + (j0 + j) * b.cs + p0 * b.rs;
+        for (int64_t p = q; p < qe; ++p) dst[p * NR + j] = src[p * b.rs];
+      }
     }
     for (int64_t p = q; p < qe; ++p)
       for (int j = nr; j < NR; ++j) dst[p * NR + j] = T(0);
@@ -212,6 +220,87 @@ void gemv(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64
   });
 }
 
+// Few rows of A against a column-major B (x @ W^T of a linear layer at a small batch): packing
+// would copy all of W to serve a handful of rows, and cost as much as the product. Instead each
+// output is a dot product of two contiguous vectors, computed in 4 x 4 blocks whose W rows stay
+// in L1 while every row block of A passes over them; W is read from memory once.
+constexpr int64_t kDotRowsMax = 32;
+
+// The sum of a vector's lanes by halving (a serial sum of 16 lanes is 16 dependent adds).
+template <class T>
+T hsum(const Vec<T>& v) {
+  using H = typename gemm_detail::VecOf<T, 32>::type;
+  using Q = typename gemm_detail::VecOf<T, 16>::type;
+  H lo, hi;
+  std::memcpy(&lo, &v, sizeof(H));
+  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof(H), sizeof(H));
+  const H h = lo + hi;
+  Q ql, qh;
+  std::memcpy(&ql, &h, sizeof(Q));
+  std::memcpy(&qh, reinterpret_cast<const char*>(&h) + sizeof(Q), sizeof(Q));
+  const Q q = ql + qh;
+  T r = 0;
+  for (int l = 0; l < int(16 / sizeof(T)); ++l) r += q[l];
+  return r;
+}
+
+template <class T>
+void gemm_dot_block(int64_t k, const T* const* ar, const T* const* br, T (&out)[4][4]) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<T>;
+  const T *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3];
+  const T *b0 = br[0], *b1 = br[1], *b2 = br[2], *b3 = br[3];
+  V s[4][4] = {};
+  int64_t p = 0;
+  for (; p + L <= k; p += L) {
+    V av[4], bv[4];
+    std::memcpy(&av[0], a0 + p, sizeof(V));
+    std::memcpy(&av[1], a1 + p, sizeof(V));
+    std::memcpy(&av[2], a2 + p, sizeof(V));
+    std::memcpy(&av[3], a3 + p, sizeof(V));
+    std::memcpy(&bv[0], b0 + p, sizeof(V));
+    std::memcpy(&bv[1], b1 + p, sizeof(V));
+    std::memcpy(&bv[2], b2 + p, sizeof(V));
+    std::memcpy(&bv[3], b3 + p, sizeof(V));
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) s[i][j] += av[i] * bv[j];
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      T r = hsum<T>(s[i][j]);
+      for (int64_t q = p; q < k; ++q) r += ar[i][q] * br[j][q];
+      out[i][j] = r;
+    }
+}
+
+template <class T>
+void gemm_dot(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64_t ldc,
+              bool accumulate) {
+  const int64_t nb = (n + 3) / 4;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, m * k));
+  parallel_for(nb, grain, [&](int64_t j0b, int64_t j1b) {
+    for (int64_t jb = j0b; jb < j1b; ++jb) {
+      const int64_t j0 = jb * 4, nj = std::min<int64_t>(4, n - j0);
+      const T* br[4];
+      for (int j = 0; j < 4; ++j) br[j] = b.p + (j0 + std::min<int64_t>(j, nj - 1)) * b.cs;
+      for (int64_t i0 = 0; i0 < m; i0 += 4) {
+        const int64_t ni = std::min<int64_t>(4, m - i0);
+        const T* ar[4];  // edge blocks repeat their last row/column and drop the copies
+        for (int i = 0; i < 4; ++i) ar[i] = a.p + (i0 + std::min<int64_t>(i, ni - 1)) * a.rs;
+        T out[4][4];
+        gemm_dot_block(k, ar, br, out);
+        for (int64_t i = 0; i < ni; ++i)
+          for (int64_t j = 0; j < nj; ++j) {
+            T& dst = c[(i0 + i) * ldc + j0 + j];
+            dst = accumulate ? dst + out[i][j] : out[i][j];
+          }
+      }
+    }
+  });
+}
+
 template <class T>
 void gemm_float(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64_t ldc,
                 bool accumulate) {
@@ -222,6 +311,8 @@ void gemm_float(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c,
     return;
   }
   if (m == 1 || n == 1) return gemv(m, n, k, a, b, c, ldc, accumulate);
+  if (m <= kDotRowsMax && a.cs == 1 && b.rs == 1)
+    return gemm_dot(m, n, k, a, b, c, ldc, accumulate);
   gemm_packed(m, n, k, a, b, c, ldc, accumulate);
 }
 

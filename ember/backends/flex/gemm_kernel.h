@@ -12,6 +12,7 @@
 // micro-kernel is written as multiply-adds precisely so that it does.
 #pragma GCC optimize("fp-contract=fast")
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 
@@ -44,32 +45,34 @@ template <class T> struct Tile {
   static constexpr int64_t MC = 2040;
 };
 
-// C[mr x nr] (+)= A sliver (kc x MR) * B sliver (kc x NR), in passes of NVP vectors of VB bytes.
-template <class T, int VB, int NVP>
+// C[mr x nr] (+)= A sliver (kc x MR) * B sliver (kc x NR), in passes of NVP vectors of VB bytes,
+// computing the first ROWS rows of the sliver only: a partial last sliver (m = 16 is one full
+// sliver and 4 rows) would otherwise cost a whole tile of padding.
+template <class T, int VB, int NVP, int ROWS>
 __attribute__((always_inline)) inline void micro_body(int64_t kc, const T* __restrict a,
                                                       const T* __restrict b, T* __restrict c,
                                                       int64_t ldc, int mr, int nr, bool acc) {
   using V = typename VecOf<T, VB>::type;
   constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR, L = VB / int(sizeof(T)), W = NVP * L;
-  static_assert(NR % W == 0);
+  static_assert(NR % W == 0 && ROWS <= MR);
   a = static_cast<const T*>(__builtin_assume_aligned(a, 64));
   b = static_cast<const T*>(__builtin_assume_aligned(b, 64));
-  const bool full = mr == MR && nr == NR;
-  alignas(64) T tile[MR * NR];
+  const bool full = mr == ROWS && nr == NR;
+  alignas(64) T tile[ROWS * NR];
   for (int j0 = 0; j0 < NR; j0 += W) {
-    V r[MR][NVP];
-    for (int i = 0; i < MR; ++i)
+    V r[ROWS][NVP];
+    for (int i = 0; i < ROWS; ++i)
       for (int v = 0; v < NVP; ++v) r[i][v] = V{};
     for (int64_t p = 0; p < kc; ++p) {
       V bv[NVP];
       for (int v = 0; v < NVP; ++v) bv[v] = *reinterpret_cast<const V*>(b + p * NR + j0 + v * L);
 #pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
+      for (int i = 0; i < ROWS; ++i) {
         const T s = a[p * MR + i];
         for (int v = 0; v < NVP; ++v) r[i][v] += s * bv[v];
       }
     }
-    for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < ROWS; ++i)
       for (int v = 0; v < NVP; ++v) {
         if (!full) {
           std::memcpy(tile + i * NR + j0 + v * L, &r[i][v], sizeof(V));
@@ -93,12 +96,19 @@ __attribute__((always_inline)) inline void micro_body(int64_t kc, const T* __res
 
 template <class T>
 using MicroFn = void (*)(int64_t, const T*, const T*, T*, int64_t, int, int, bool);
+// One kernel per row count 4, 8 and 12 (MR): micro() takes the smallest that covers mr.
+template <class T>
+using MicroSet = std::array<MicroFn<T>, 3>;
 
-#define EMBER_MICRO(name, attr, VB, NVP)                                                     \
-  template <class T>                                                                          \
-  attr void name(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int mr, int nr,      \
-                 bool acc) {                                                                  \
-    micro_body<T, VB, NVP>(kc, a, b, c, ldc, mr, nr, acc);                                    \
+#define EMBER_MICRO(name, attr, VB, NVP)                                                      \
+  template <class T, int ROWS>                                                                 \
+  attr void name(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int mr, int nr,       \
+                 bool acc) {                                                                   \
+    micro_body<T, VB, NVP, ROWS>(kc, a, b, c, ldc, mr, nr, acc);                               \
+  }                                                                                            \
+  template <class T>                                                                           \
+  MicroSet<T> name##_set() {                                                                   \
+    return {name<T, 4>, name<T, 8>, name<T, Tile<T>::MR>};                                     \
   }
 #if defined(__AVX512F__)
 EMBER_MICRO(micro_native, , 64, 2)
@@ -114,20 +124,21 @@ EMBER_MICRO(micro_avx2, __attribute__((target("avx2,fma"))), 32, 1)
 #undef EMBER_MICRO
 
 template <class T>
-MicroFn<T> pick_micro() {
+MicroSet<T> pick_micro() {
+  static_assert(Tile<T>::MR == 12, "the row variants are 4, 8 and MR");
 #ifdef EMBER_GEMM_RUNTIME_ISA
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return micro_avx512<T>;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return micro_avx2<T>;
+  if (__builtin_cpu_supports("avx512f")) return micro_avx512_set<T>();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return micro_avx2_set<T>();
 #endif
-  return micro_native<T>;
+  return micro_native_set<T>();
 }
 
 template <class T>
 inline void micro(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int mr, int nr,
                   bool acc) {
-  static const MicroFn<T> fn = pick_micro<T>();
-  fn(kc, a, b, c, ldc, mr, nr, acc);
+  static const MicroSet<T> fns = pick_micro<T>();
+  fns[size_t((mr - 1) / 4)](kc, a, b, c, ldc, mr, nr, acc);
 }
 
 }  // namespace ember::flex::gemm_detail
