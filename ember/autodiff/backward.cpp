@@ -88,6 +88,13 @@ Tensor attach(const Tensor& t, const std::shared_ptr<Node>& fn, int nr) {
   return out;
 }
 
+// A view of a leaf's data carrying the leaf's own meta: gradients through it reach the leaf.
+Tensor attach_leaf(const Tensor& t, const std::shared_ptr<AutogradMeta>& leaf, Device d) {
+  Tensor out = detail::retag(t, d);
+  out.impl()->autograd = leaf;
+  return out;
+}
+
 void add_into(TensorList& slots, size_t i, const Tensor& g) {
   if (!g.defined()) return;
   if (slots.size() <= i) slots.resize(i + 1);
@@ -157,11 +164,17 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
       TensorList ins, outs;
       ins.reserve(node->inputs.size());
       outs.reserve(node->outputs.size());
-      for (const Saved& s : node->inputs) {
+      for (size_t i = 0; i < node->inputs.size(); ++i) {
+        const Saved& s = node->inputs[i];
         Tensor in = unpack(s, name);
-        // A checkpointed input is recomputed without history: re-attach it to its producer,
-        // or second-order terms through it would be lost.
-        if (create && s.source && in.defined()) in = attach(in, s.source, s.source_nr);
+        // Saved inputs carry no history (recomputed ones neither): re-attach them to where they
+        // came from, or second-order terms through them would be lost.
+        if (create && in.defined()) {
+          const Edge& e = node->next[i];
+          if (e.fn) in = attach(in, e.fn, e.output_nr);
+          else if (e.leaf) in = attach_leaf(in, e.leaf, node->device);
+          else if (s.source) in = attach(in, s.source, s.source_nr);
+        }
         ins.push_back(in);
       }
       for (size_t i = 0; i < node->outputs.size(); ++i) {

@@ -77,7 +77,10 @@ class AutodiffLayer final : public Layer {
       s.source_nr = m->output_nr;
       return s;
     }
-    s.tensor = t;
+    // Detached: holding the handle would hold its meta, which an in-place op may later point
+    // at a newer node, closing a reference cycle. The history a second-order backward needs
+    // is the node's edge for this input (a snapshot of the meta when saved).
+    s.tensor = t.detach();
     s.version = t.version();
     return s;
   }
