@@ -1,34 +1,14 @@
 """Peer rows for bench/autodiff.cpp: an MLP's forward + backward in PyTorch (CPU, $THREADS
 threads), the same graph ember records. Run with /usr/bin/python3; writes torch_cpu.json to $OUT
 or /tmp, so `bench/compare.py --peer bench/torch_autodiff_peer.py --filter mlp_` runs both.
-OpenBLAS 0.3.21 mistakes this CPU for an old one; the peer is run at its best (SkylakeX kernels),
-as in shared/peers/torch_cpu.py. OpenMP workers wait passively: torch's OpenMP pool and
-OpenBLAS's pthread pool share the same cores, and with GNU OpenMP's default spin-wait an idle
-OpenMP worker keeps a core from OpenBLAS's worker (or a worker of the next parallel region from
-being scheduled), so linear-with-bias and relu took 8-12 ms instead of 0.6 ms and 0.01 ms here."""
-import os
-os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-import json, statistics, time
+The environment (OpenBLAS at its best, passive OpenMP waits) is set by peer_common."""
+import os, sys
 
-import torch
-import torch.nn.functional as F
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_common import bench, res, write  # noqa: E402  (sets the environment before torch loads)
 
-torch.set_num_threads(int(os.environ.get("THREADS", "2")))
-torch.manual_seed(0)
-res = {}
-
-
-def bench(name, fn, warm=3, iters=10):
-    for _ in range(warm):
-        fn()
-    ts = []
-    for _ in range(iters):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1e3)
-    res[name] = statistics.median(ts)
-    print(f"{name:36s} {res[name]:10.3f} ms", flush=True)
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 def linear_params(n_in, n_out):
@@ -70,4 +50,4 @@ mlp("b128", 128, [784, 512, 512, 10], 10, 50)
 mlp("b16", 16, [784, 512, 512, 10], 10, 100)
 mlp("tiny_b16", 16, [64, 32, 32, 10], 50, 500)
 
-json.dump(res, open(os.path.join(os.environ.get("OUT", "/tmp"), "torch_cpu.json"), "w"), indent=1)
+write()

@@ -1,25 +1,12 @@
 """Peer rows for bench/index.cpp: the same index/layout workloads in PyTorch (CPU, $THREADS
 threads). Run with /usr/bin/python3; writes torch_cpu.json to $OUT or /tmp (compare.py --peer)."""
-import json, os, statistics, time
+import os, sys
 
-import torch
-import torch.nn.functional as F
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_common import bench, res, write  # noqa: E402  (sets the environment before torch loads)
 
-torch.set_num_threads(int(os.environ.get("THREADS", "2")))
-torch.manual_seed(0)
-res = {}
-
-
-def bench(name, fn, warm=3, iters=10):
-    for _ in range(warm):
-        fn()
-    ts = []
-    for _ in range(iters):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1e3)
-    res[name] = statistics.median(ts)
-    print(f"{name:36s} {res[name]:10.3f} ms", flush=True)
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 x = torch.randn(100000, 128); i = torch.randint(0, 100000, (50000,))
@@ -56,4 +43,4 @@ bench("idx_transpose_contiguous_16M", lambda: a.t().contiguous())
 x = torch.randn(1 << 22)
 bench("idx_repeat_interleave_4Mx2", lambda: torch.repeat_interleave(x, 2))
 
-json.dump(res, open(os.path.join(os.environ.get("OUT", "/tmp"), "torch_cpu.json"), "w"), indent=1)
+write()
