@@ -58,16 +58,14 @@ class LoaderRun {
     int64_t n = int64_t(order_.size());
     batches_ = o.drop_last ? n / bs_ : (n + bs_ - 1) / bs_;
     window_ = int64_t(o.workers) * std::max(o.prefetch, 1);
-    for (int w = 0; w < o.workers; ++w) threads_.emplace_back([this] { work(); });
-  }
-  ~LoaderRun() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
+    try {
+      for (int w = 0; w < o.workers; ++w) threads_.emplace_back([this] { work(); });
+    } catch (...) {  // no destructor runs for a half-made run: join what started
+      stop_and_join();
+      throw;
     }
-    work_cv_.notify_all();
-    for (auto& t : threads_) t.join();
   }
+  ~LoaderRun() { stop_and_join(); }
   LoaderRun(const LoaderRun&) = delete;
   LoaderRun& operator=(const LoaderRun&) = delete;
 
@@ -91,6 +89,14 @@ class LoaderRun {
     std::optional<Batch> batch;
     std::exception_ptr error;
   };
+  void stop_and_join() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
   Batch make(int64_t k) const {
     std::vector<T> items;
     int64_t begin = k * bs_, end = std::min(begin + bs_, int64_t(order_.size()));

@@ -45,7 +45,8 @@ inline void check_value(bool ok, const char* what, const std::string& msg) {
 template <class U, class T>
 class MapDataset final : public Dataset<U> {
  public:
-  MapDataset(DatasetPtr<T> src, std::function<U(T)> fn) : src_(std::move(src)), fn_(std::move(fn)) {}
+  MapDataset(DatasetPtr<T> src, std::function<U(T)> fn)
+      : src_(std::move(src)), fn_(std::move(fn)) {}
   U get(int64_t i) const override { return fn_(src_->get(i)); }
   int64_t size() const override { return src_->size(); }
 
@@ -187,7 +188,9 @@ DatasetPtr<T> sample(DatasetPtr<T> src, int64_t n, uint64_t seed, bool replaceme
 /// Function composition for item transforms: compose(f, g)(x) == g(f(x)).
 template <class F, class G>
 auto compose(F f, G g) {
-  return [f = std::move(f), g = std::move(g)](auto&& x) { return g(f(std::forward<decltype(x)>(x))); };
+  return [f = std::move(f), g = std::move(g)](auto&& x) {
+    return g(f(std::forward<decltype(x)>(x)));
+  };
 }
 
 }  // namespace ember::data
