@@ -113,7 +113,7 @@ Tensor read_idx(const std::string& path) {
     fail(path, "unexpected data after the " + std::to_string(body.size()) + " bytes of shape " +
                    shape_str(shape));
   swap_bytes(body.data(), size_t(count), width);
-  return from_blob_copy(body.data(), dtype, shape, dtype, resolve_device(std::nullopt));
+  return from_blob_copy(body.data(), dtype, shape, dtype, Device::flex());
 }
 
 void write_idx(const std::string& path, const Tensor& t) {

@@ -8,8 +8,8 @@
 namespace ember::data {
 
 /// Reads an IDX file (plain or gzip'd; gzip is detected from the content, not the name) into a
-/// host tensor of the stored dtype and shape: u8 for images and labels. Throws ValueError naming
-/// the file for a missing file, a bad magic, an unknown dtype code or a truncated body.
+/// host (flex) tensor of the stored dtype and shape: u8 for images and labels. Throws ValueError
+/// naming the file for a missing file, a bad magic, a truncated header or body, or trailing data.
 Tensor read_idx(const std::string& path);
 
 /// Writes `t` (u8, i8, i16, i32, f32 or f64) as an uncompressed IDX file (for tests and tools).

@@ -128,6 +128,13 @@ TEST(DataIdx, FashionMnistFromGeneratedFiles) {
   EXPECT_EQ(y.item<int64_t>(), 3);
   EXPECT_FLOAT_EQ(x.flatten().to_vector<float>()[0], float((784) % 256) / 255.f);
   EXPECT_THROW(ds.get(2), IndexError);
+  {
+    // Files load onto the host whatever the default device; items follow the default device.
+    DeviceGuard g(Device::flex().autodiff());
+    FashionMNIST again(dir.string(), false);
+    EXPECT_EQ(again.images().device(), Device::flex());
+    EXPECT_EQ(again.get(0).second.item<int64_t>(), 7);
+  }
 
   // Labels that disagree with the images, or fall outside 0..9.
   write_idx((dir / "t10k-labels-idx1-ubyte").string(), tensor({7, 3, 1}).to(kU8));
