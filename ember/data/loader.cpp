@@ -1,0 +1,38 @@
+#include "ember/data/loader.h"
+
+#include "ember/ops/layout.h"
+
+namespace ember::data {
+
+std::pair<Tensor, Tensor> StackBatcher::operator()(
+    const std::vector<std::pair<Tensor, Tensor>>& items) const {
+  TensorList xs, ys;
+  xs.reserve(items.size());
+  ys.reserve(items.size());
+  for (auto& [x, y] : items) xs.push_back(x), ys.push_back(y);
+  return {stack(xs), stack(ys)};
+}
+
+Tensor StackBatcher::operator()(const std::vector<Tensor>& items) const { return stack(items); }
+
+namespace detail {
+void check_loader_options(const LoaderOptions& o) {
+  auto bad = [](const std::string& m) { throw ValueError("[DataLoader] " + m); };
+  if (o.batch_size < 1) bad("expected batch_size >= 1, found " + std::to_string(o.batch_size));
+  if (o.workers < 0) bad("expected workers >= 0, found " + std::to_string(o.workers));
+  if (o.prefetch < 1) bad("expected prefetch >= 1, found " + std::to_string(o.prefetch));
+}
+
+std::vector<int64_t> epoch_order(int64_t n, const LoaderOptions& o, uint64_t epoch) {
+  if (!o.shuffle) {
+    std::vector<int64_t> p(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) p[size_t(i)] = i;
+    return p;
+  }
+  // One generator draw mixes seed and epoch so neighbouring epochs get unrelated orders.
+  SplitMix64 mix{o.seed ^ (0xD1B54A32D192ED03ull * (epoch + 1))};
+  return permutation(n, mix.next());
+}
+}  // namespace detail
+
+}  // namespace ember::data
