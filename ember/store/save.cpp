@@ -27,10 +27,9 @@ class TempFile {
     namespace fs = std::filesystem;
     fs::path t(target);
     // A hidden name beside the target: same filesystem, so rename() is atomic.
-    std::string name = t.filename().string();
-    name.append(".tmp.XXXXXX");
-    std::string tmpl = (t.parent_path() / name).string();
-    tmpl.insert(tmpl.size() - name.size(), ".");
+    std::string dir = t.parent_path().string(), tmpl;
+    if (!dir.empty()) tmpl.append(dir).append("/");
+    tmpl.append(".").append(t.filename().string()).append(".tmp.XXXXXX");
     tmpl_.assign(tmpl.begin(), tmpl.end());
     tmpl_.push_back('\0');
     fd_ = ::mkstemp(tmpl_.data());
