@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -24,15 +25,19 @@ static_assert(std::endian::native == std::endian::little,
 class TempFile {
  public:
   explicit TempFile(const std::string& target) : target_(target) {
-    namespace fs = std::filesystem;
-    fs::path t(target);
-    // A hidden name beside the target: same filesystem, so rename() is atomic.
-    std::string dir = t.parent_path().string(), tmpl;
-    if (!dir.empty()) tmpl.append(dir).append("/");
-    tmpl.append(".").append(t.filename().string()).append(".tmp.XXXXXX");
-    tmpl_.assign(tmpl.begin(), tmpl.end());
-    tmpl_.push_back('\0');
-    fd_ = ::mkstemp(tmpl_.data());
+    // A hidden name beside the target (same filesystem, so rename() is atomic). open() with mode
+    // 0666 rather than mkstemp(), so the saved file gets the usual umask permissions, not 0600.
+    std::filesystem::path t(target);
+    std::string dir = t.parent_path().string(), base;
+    if (!dir.empty()) base.append(dir).append("/");
+    base.append(".").append(t.filename().string()).append(".tmp.");
+    base.append(std::to_string(::getpid())).append(".");
+    std::random_device rd;
+    for (int attempt = 0; fd_ < 0 && attempt < 100; ++attempt) {
+      tmp_ = base + std::to_string(rd());
+      fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0 && errno != EEXIST) break;
+    }
     if (fd_ < 0) throw IOError(detail::message(target, "cannot create a temporary file: " +
                                                            detail::os_error()));
   }
@@ -40,7 +45,7 @@ class TempFile {
   TempFile& operator=(const TempFile&) = delete;
   ~TempFile() {
     if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(tmpl_.data());
+    if (!committed_) ::unlink(tmp_.c_str());
   }
   void write(const void* data, size_t n) {
     auto p = static_cast<const char*>(data);
@@ -58,7 +63,7 @@ class TempFile {
     int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail("close failed");
-    if (::rename(tmpl_.data(), target_.c_str()) != 0) fail("rename failed");
+    if (::rename(tmp_.c_str(), target_.c_str()) != 0) fail("rename failed");
     committed_ = true;
     // Make the rename itself durable; a failure here does not make the file wrong.
     std::string dir = std::filesystem::path(target_).parent_path().string();
@@ -74,7 +79,7 @@ class TempFile {
     throw IOError(detail::message(target_, what + ": " + detail::os_error()));
   }
   std::string target_;
-  std::vector<char> tmpl_;
+  std::string tmp_;
   int fd_ = -1;
   bool committed_ = false;
 };

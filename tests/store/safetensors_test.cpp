@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cstring>
 
@@ -133,6 +134,15 @@ TEST(Store, FailedWriteLeavesTheOldFileAndNoTemporary) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1);
   EXPECT_THROW(store::save_safetensors(dir.file("no/such/dir.safetensors"), {{"x", ones({1})}}),
                store::IOError);
+}
+
+TEST(Store, SavedFileGetsUmaskPermissionsNotTheTemporaryDefault) {
+  test::ScratchDir dir;
+  std::string p = dir.file("w.safetensors");
+  mode_t mask = umask(022);
+  store::save_safetensors(p, {{"x", ones({1})}});
+  umask(mask);
+  EXPECT_EQ(fs::status(p).permissions(), fs::perms(0644));
 }
 
 TEST(Store, RejectsBadNamesBeforeWriting) {
