@@ -1,6 +1,7 @@
 // load_into: match file keys to target names (rename, filter), check every pair, then copy.
 #include "ember/store/load.h"
 
+#include <algorithm>
 #include <map>
 #include <regex>
 
@@ -31,7 +32,8 @@ LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
                      const LoadOptions& o) {
   const std::string& path = file.path();
   std::vector<std::pair<std::regex, std::string>> rules;
-  for (const auto& r : o.rename) rules.emplace_back(compile(r.pattern, path, "rename"), r.replacement);
+  for (const auto& r : o.rename)
+    rules.emplace_back(compile(r.pattern, path, "rename"), r.replacement);
   std::vector<std::regex> inc, exc;
   for (const auto& p : o.include) inc.push_back(compile(p, path, "include"));
   for (const auto& p : o.exclude) exc.push_back(compile(p, path, "exclude"));

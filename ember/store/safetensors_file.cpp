@@ -20,29 +20,9 @@ namespace {
 // The reference implementation's limit: larger headers are rejected before parsing.
 constexpr uint64_t kMaxHeader = 100'000'000;
 
-struct Names {
-  DType dtype;
-  const char* name;
-};
-constexpr Names kNames[] = {{kBool, "BOOL"}, {kU8, "U8"},     {kI8, "I8"},   {kI16, "I16"},
-                            {kI32, "I32"},   {kI64, "I64"},   {kF16, "F16"}, {kBF16, "BF16"},
-                            {kF32, "F32"},   {kF64, "F64"}};
-
 std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
 }  // namespace
-
-std::string_view safetensors_dtype_name(DType d) {
-  for (const auto& n : kNames)
-    if (n.dtype == d) return n.name;
-  return "?";
-}
-
-std::optional<DType> detail::dtype_from_safetensors(std::string_view s) {
-  for (const auto& n : kNames)
-    if (s == n.name) return n.dtype;
-  return std::nullopt;
-}
 
 // A read-only private mapping of the whole file; the descriptor is closed as soon as it is mapped.
 struct SafetensorsFile::Mapping {

@@ -5,7 +5,6 @@
 
 #include <bit>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <random>
 #include <nlohmann/json.hpp>
@@ -85,13 +84,6 @@ class TempFile {
 };
 
 }  // namespace
-
-namespace detail {
-std::string os_error() { return std::strerror(errno); }
-std::string message(const std::string& path, const std::string& msg) {
-  return "[store] " + path + ": " + msg;
-}
-}  // namespace detail
 
 void save_safetensors(const std::string& path, const TensorMap& tensors,
                       const Metadata& metadata) {

@@ -6,7 +6,7 @@ Debian's python3-torch has no `safetensors` package; this follows the spec
 tensors in the given order with dtype, shape, data_offsets), spaces padding the header to a
 multiple of 8 bytes, then each tensor's little-endian bytes back to back.
 
-  /usr/bin/python3 tests/gen/safetensors_tool.py            # writes the fixtures in tests/data/store
+  /usr/bin/python3 tests/gen/safetensors_tool.py            # writes tests/data/store fixtures
   /usr/bin/python3 tests/gen/safetensors_tool.py dump FILE  # prints a file's header and tensors
 """
 import json
