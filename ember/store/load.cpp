@@ -1,0 +1,113 @@
+// load_into: match file keys to target names (rename, filter), check every pair, then copy.
+#include "ember/store/load.h"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+
+#include "ember/autodiff.h"
+#include "ember/store/format.h"
+
+namespace ember::store {
+namespace {
+
+std::regex compile(const std::string& pattern, const std::string& path, const char* what) {
+  try {
+    return std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw ValueError(detail::message(path, std::string("bad ") + what + " regex \"" + pattern +
+                                               "\": " + e.what()));
+  }
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
+                     const LoadOptions& o) {
+  const std::string& path = file.path();
+  std::vector<std::pair<std::regex, std::string>> rules;
+  for (const auto& r : o.rename)
+    rules.emplace_back(compile(r.pattern, path, "rename"), r.replacement);
+  std::vector<std::regex> inc, exc;
+  for (const auto& p : o.include) inc.push_back(compile(p, path, "include"));
+  for (const auto& p : o.exclude) exc.push_back(compile(p, path, "exclude"));
+  auto selected = [&](const std::string& name) {
+    auto hit = [&](const std::regex& r) { return std::regex_search(name, r); };
+    return (inc.empty() || std::any_of(inc.begin(), inc.end(), hit)) &&
+           std::none_of(exc.begin(), exc.end(), hit);
+  };
+
+  std::map<std::string, const Tensor*> by_name;
+  for (const auto& [name, t] : targets)
+    if (!by_name.emplace(name, &t).second)
+      throw ValueError(detail::message(path, "duplicate target name \"" + name + "\""));
+
+  LoadReport rep;
+  std::vector<std::string> mismatched;
+  std::map<std::string, std::string> source;  // target name -> file key
+  for (const auto& key : file.keys()) {
+    std::string name = key;
+    for (const auto& [re, rep_with] : rules) name = std::regex_replace(name, re, rep_with);
+    if (!selected(name)) continue;
+    std::string shown = name == key ? name : name + " (file key " + key + ")";
+    auto [it, fresh] = source.emplace(name, key);
+    if (!fresh) {
+      mismatched.push_back(name + ": file keys " + it->second + " and " + key +
+                           " both map to it");
+      continue;
+    }
+    auto t = by_name.find(name);
+    if (t == by_name.end()) {
+      rep.unexpected.push_back(shown);
+      continue;
+    }
+    const TensorInfo& fi = file.info(key);
+    const Tensor& target = *t->second;
+    if (fi.shape != target.shape()) {
+      mismatched.push_back(shown + ": shape " + shape_str(fi.shape) + " in the file, " +
+                           shape_str(target.shape()) + " in the target");
+    } else if (fi.dtype != target.dtype() &&
+               !(o.cast_floating && is_floating(fi.dtype) && is_floating(target.dtype()))) {
+      mismatched.push_back(shown + ": dtype " + std::string(dtype_name(fi.dtype)) +
+                           " in the file, " + std::string(dtype_name(target.dtype())) +
+                           " in the target");
+    }
+  }
+  for (const auto& [name, t] : targets)
+    if (selected(name) && !source.count(name)) rep.missing.push_back(name);
+
+  bool bad_missing = !rep.missing.empty() && !o.allow_partial;
+  bool bad_unexpected = !rep.unexpected.empty() && !o.allow_unexpected;
+  if (bad_missing || bad_unexpected || !mismatched.empty()) {
+    std::string msg = "cannot load into the targets:";
+    if (bad_missing)
+      msg += "\n  missing (a target, not in the file): " + join(rep.missing);
+    if (bad_unexpected)
+      msg += "\n  unexpected (in the file, no target): " + join(rep.unexpected);
+    for (const auto& m : mismatched) msg += "\n  mismatched: " + m;
+    throw LoadError(detail::message(path, msg), std::move(rep), std::move(mismatched));
+  }
+
+  // Parameters are autodiff leaves: writing them must not be recorded.
+  NoGradGuard no_grad;
+  for (const auto& [name, key] : source) {
+    auto t = by_name.find(name);
+    if (t == by_name.end()) continue;
+    Tensor target = *t->second;
+    target.copy_(file.get(key, target.dtype(), target.device()));
+    rep.loaded.push_back(name);
+  }
+  return rep;
+}
+
+LoadReport load_into(const TensorMap& targets, const std::string& path, const LoadOptions& o) {
+  return load_into(targets, SafetensorsFile(path), o);
+}
+
+}  // namespace ember::store

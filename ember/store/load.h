@@ -1,0 +1,58 @@
+#pragma once
+// Loading a file's tensors into existing named tensors (a module's parameters), by key.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/store/safetensors.h"
+
+namespace ember::store {
+
+/// One ordered renaming rule: std::regex_replace(key, regex(pattern), replacement).
+struct RenameRule {
+  std::string pattern;
+  std::string replacement;
+};
+
+struct LoadOptions {
+  /// Applied in order to every file key to give the target name ("$1" refers to groups).
+  std::vector<RenameRule> rename;
+  /// ECMAScript regexes searched in target names (after renaming): when not empty, only names
+  /// matching one of them are loaded or expected.
+  std::vector<std::string> include;
+  /// Names matching any of these are neither loaded nor expected.
+  std::vector<std::string> exclude;
+  /// Targets with no tensor in the file are left as they are instead of being an error.
+  bool allow_partial = false;
+  /// File tensors with no target are ignored instead of being an error.
+  bool allow_unexpected = false;
+  /// Floating tensors are converted to the target's dtype (f16/bf16/f32/f64 in any direction);
+  /// when false, a dtype difference is an error. Other dtypes must always match.
+  bool cast_floating = true;
+};
+
+/// What a load did: target names filled, and the names left out (when allowed).
+struct LoadReport {
+  std::vector<std::string> loaded;
+  std::vector<std::string> missing;     // targets not in the file (allow_partial)
+  std::vector<std::string> unexpected;  // file keys (renamed) with no target (allow_unexpected)
+};
+
+/// Missing, unexpected, mis-shaped or mis-typed keys, all listed in one message.
+class LoadError : public StoreError {
+ public:
+  LoadError(const std::string& msg, LoadReport r, std::vector<std::string> mismatched)
+      : StoreError(msg), report(std::move(r)), mismatched(std::move(mismatched)) {}
+  LoadReport report;                    // missing and unexpected keys; nothing was loaded
+  std::vector<std::string> mismatched;  // shape or dtype differences, one line each
+};
+
+/// Copies the file's tensors into `targets` (name -> existing tensor) in place, under a
+/// NoGradGuard. Every key is checked before any tensor is written: on error nothing changes.
+LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
+                     const LoadOptions& options = {});
+/// Opens `path` and loads it into `targets`.
+LoadReport load_into(const TensorMap& targets, const std::string& path,
+                     const LoadOptions& options = {});
+
+}  // namespace ember::store

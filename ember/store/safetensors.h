@@ -1,0 +1,81 @@
+#pragma once
+// Weights on disk in the safetensors format (https://github.com/huggingface/safetensors):
+// an 8-byte little-endian header length, a JSON header, then the tensors' bytes back to back.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/error.h"
+#include "ember/tensor.h"
+
+namespace ember::store {
+
+/// Named tensors in file order (names must be unique).
+using TensorMap = std::vector<std::pair<std::string, Tensor>>;
+/// The header's free-form "__metadata__" string map.
+using Metadata = std::map<std::string, std::string>;
+
+/// Base of every weights-on-disk error; the message names the file.
+class StoreError : public Error { using Error::Error; };
+/// The file could not be opened, read, written, synced or renamed (the OS error is included).
+class IOError : public StoreError { using StoreError::StoreError; };
+/// The file is not valid safetensors: bad header, bad offsets, unknown dtype, ...
+class FormatError : public StoreError { using StoreError::StoreError; };
+/// The file ends before the header or the data it announces.
+class TruncatedError : public FormatError { using FormatError::FormatError; };
+/// A name that is not in the file.
+class KeyError : public StoreError { using StoreError::StoreError; };
+
+/// The safetensors dtype string ("F32", "BF16", "I64", "BOOL", ...) for `d`.
+std::string_view safetensors_dtype_name(DType d);
+
+/// Writes `tensors` (in order) and `metadata` to `path`. The bytes go to a temporary file in the
+/// same directory, which is fsynced and renamed over `path`: a failure leaves `path` untouched.
+void save_safetensors(const std::string& path, const TensorMap& tensors,
+                      const Metadata& metadata = {});
+
+/// One tensor's header entry.
+struct TensorInfo {
+  DType dtype = DType::F32;
+  Shape shape;
+  uint64_t begin = 0, end = 0;  // byte range in the data section
+};
+
+/// A safetensors file, validated when opened and memory-mapped; tensors are copied out of the
+/// mapping only when asked for. Copies share the mapping, which is unmapped with the last one.
+class SafetensorsFile {
+ public:
+  /// Opens, maps and validates `path`; throws IOError, TruncatedError or FormatError.
+  explicit SafetensorsFile(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  /// Tensor names in data order.
+  const std::vector<std::string>& keys() const { return keys_; }
+  bool contains(const std::string& name) const;
+  /// Dtype, shape and byte range of `name`; throws KeyError.
+  const TensorInfo& info(const std::string& name) const;
+  const Metadata& metadata() const { return metadata_; }
+  /// Materialises `name`, converted to `dtype` when given, on `device` (default device if empty).
+  Tensor get(const std::string& name, std::optional<DType> dtype = {},
+             std::optional<Device> device = {}) const;
+  /// Every tensor, in data order.
+  TensorMap load_all(std::optional<DType> dtype = {}, std::optional<Device> device = {}) const;
+
+ private:
+  struct Mapping;
+  std::string path_;
+  std::shared_ptr<const Mapping> map_;
+  std::vector<std::string> keys_;
+  std::map<std::string, TensorInfo> infos_;
+  Metadata metadata_;
+  uint64_t data_start_ = 0;
+};
+
+/// Shorthand for SafetensorsFile(path).load_all().
+TensorMap load_safetensors(const std::string& path);
+
+}  // namespace ember::store
