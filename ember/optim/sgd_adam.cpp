@@ -1,6 +1,7 @@
 // SGD, Adam and AdamW, following torch 1.13's single-tensor implementations op for op so results
 // match its goldens to rounding.
 #include <cmath>
+#include <sstream>
 
 #include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
@@ -16,9 +17,12 @@ void SGD::validate(const SGDOptions& o) const {
   check_non_negative("lr", o.lr);
   check_non_negative("momentum", o.momentum);
   check_non_negative("weight_decay", o.weight_decay);
-  if (o.nesterov && (o.momentum <= 0 || o.dampening != 0))
-    fail("expected momentum > 0 and dampening = 0 with nesterov, found momentum " +
-         std::to_string(o.momentum) + " and dampening " + std::to_string(o.dampening));
+  if (o.nesterov && (o.momentum <= 0 || o.dampening != 0)) {
+    std::ostringstream os;
+    os << "expected momentum > 0 and dampening = 0 with nesterov, found momentum " << o.momentum
+       << " and dampening " << o.dampening;
+    fail(os.str());
+  }
 }
 
 void SGD::update(const Tensor& p, const Tensor& grad, const SGDOptions& o, ParamState& s) {

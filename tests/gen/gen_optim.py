@@ -43,7 +43,7 @@ def flat(t):
     return [float(v) for v in t.detach().double().reshape(-1).tolist()]
 
 
-def optim_case(name, kind, groups, dtype=torch.float64, missing=(), tol=1e-9):
+def optim_case(name, kind, groups, dtype=torch.float64, missing=(), tol=1e-12):
     """groups: list of (param indices, options). missing: (step, param) pairs without a grad."""
     gen = torch.Generator().manual_seed(len(name) * 7919 + sum(map(ord, name)))
     init = [torch.randn(s, generator=gen, dtype=torch.float64) for s in SHAPES]
