@@ -155,10 +155,14 @@ struct OneCycleOptions {
   double div_factor = 25;
   double final_div_factor = 1e4;
   bool three_phase = false;
+  /// Move the momentum (beta1 for Adam-like optimizers) inversely to the lr between these.
+  bool cycle_momentum = true;
+  double base_momentum = 0.85;
+  double max_momentum = 0.95;
 };
 
-/// The 1cycle policy: warm up from max_lr/div_factor to max_lr, then anneal far below
-/// (sets the groups' lr at construction). Momentum is not cycled.
+/// The 1cycle policy: warm up from max_lr/div_factor to max_lr, then anneal far below, with the
+/// momentum going the other way (sets the groups' lr and momentum at construction).
 class OneCycleLR : public LRScheduler {
  public:
   OneCycleLR(Optimizer& opt, const OneCycleOptions& o);
@@ -168,6 +172,7 @@ class OneCycleLR : public LRScheduler {
   struct Phase {
     double end_step;
     int start, end;  // 0 initial lr, 1 max lr, 2 min lr
+    int m_start, m_end;  // 0 max momentum, 1 base momentum
   };
   OneCycleOptions o_;
   std::vector<Phase> phases_;

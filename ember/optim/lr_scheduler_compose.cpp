@@ -60,11 +60,19 @@ OneCycleLR::OneCycleLR(Optimizer& opt, const OneCycleOptions& o)
     fail("expected max_lr, div_factor and final_div_factor > 0");
   double total = double(o.total_steps);
   if (o.three_phase) {
-    phases_ = {{o.pct_start * total - 1, 0, 1},
-               {2 * o.pct_start * total - 2, 1, 0},
-               {total - 1, 0, 2}};
+    phases_ = {{o.pct_start * total - 1, 0, 1, 0, 1},
+               {2 * o.pct_start * total - 2, 1, 0, 1, 0},
+               {total - 1, 0, 2, 0, 0}};
   } else {
-    phases_ = {{o.pct_start * total - 1, 0, 1}, {total - 1, 1, 2}};
+    phases_ = {{o.pct_start * total - 1, 0, 1, 0, 1}, {total - 1, 1, 2, 1, 0}};
+  }
+  if (o.cycle_momentum) {
+    for (size_t g = 0; g < opt.num_groups(); ++g) {
+      if (!opt.momentum(g))
+        fail("expected an optimizer with momentum or betas for cycle_momentum, found " +
+             opt.name());
+      opt.set_momentum(g, o.max_momentum);
+    }
   }
   for (size_t g = 0; g < opt.num_groups(); ++g) {
     opt.set_initial_lr(g, o.max_lr / o.div_factor);
@@ -79,18 +87,24 @@ std::vector<double> OneCycleLR::get_lr() {
          std::to_string(last_epoch_ + 1));
   double initial = o_.max_lr / o_.div_factor;
   double levels[3] = {initial, o_.max_lr, initial / o_.final_div_factor};
-  double step = double(last_epoch_), start_step = 0, lr = 0;
+  double momenta[2] = {o_.max_momentum, o_.base_momentum};
+  auto anneal = [&](double a, double b, double pct) {
+    return o_.cos_anneal ? b + (a - b) / 2.0 * (std::cos(std::numbers::pi * pct) + 1)
+                         : (b - a) * pct + a;
+  };
+  double step = double(last_epoch_), start_step = 0, lr = 0, momentum = 0;
   for (size_t i = 0; i < phases_.size(); ++i) {
     const Phase& ph = phases_[i];
     if (step <= ph.end_step || i + 1 == phases_.size()) {
       double pct = (step - start_step) / (ph.end_step - start_step);
-      double a = levels[ph.start], b = levels[ph.end];
-      lr = o_.cos_anneal ? b + (a - b) / 2.0 * (std::cos(std::numbers::pi * pct) + 1)
-                         : (b - a) * pct + a;
+      lr = anneal(levels[ph.start], levels[ph.end], pct);
+      momentum = anneal(momenta[ph.m_start], momenta[ph.m_end], pct);
       break;
     }
     start_step = ph.end_step;
   }
+  if (o_.cycle_momentum)
+    for (size_t g = 0; g < opt_.num_groups(); ++g) opt_.set_momentum(g, momentum);
   return std::vector<double>(opt_.num_groups(), lr);
 }
 

@@ -73,6 +73,7 @@ State Optimizer::state_dict() const {
   for (size_t g = 0; g < num_groups(); ++g) {
     std::string key = "group." + std::to_string(g) + ".";
     s.scalars[key + "lr"] = lr(g);
+    if (auto m = momentum(g)) s.scalars[key + "momentum"] = *m;
     if (auto init = initial_lr(g)) s.scalars[key + "initial_lr"] = *init;
   }
   return s;
@@ -115,6 +116,8 @@ void Optimizer::load_state_dict(const State& s) {
     set_lr(g, s.scalars.at(key + "lr"));
     if (auto it = s.scalars.find(key + "initial_lr"); it != s.scalars.end())
       set_initial_lr(g, it->second);
+    if (auto it = s.scalars.find(key + "momentum"); it != s.scalars.end() && momentum(g))
+      set_momentum(g, it->second);
   }
 }
 

@@ -43,6 +43,11 @@ class Optimizer {
   /// The learning rate of group `g` (what schedulers read and write).
   virtual double lr(size_t g) const = 0;
   virtual void set_lr(size_t g, double lr) = 0;
+  /// The momentum-like coefficient of group `g` (SGD's and RMSprop's momentum, Adam's, AdamW's
+  /// and Lion's beta1) that OneCycleLR cycles; none for Adagrad.
+  virtual std::optional<double> momentum(size_t g) const = 0;
+  /// Sets it; throws ValueError for an optimizer without one.
+  virtual void set_momentum(size_t g, double m) = 0;
   /// Every parameter of every group, in group order.
   std::vector<Tensor> all_params() const;
   /// The lr the first scheduler attached to this optimizer started from (torch's initial_lr).
@@ -51,7 +56,8 @@ class Optimizer {
   /// The optimizer's name as used in error messages ("Adam").
   const std::string& name() const { return name_; }
 
-  /// Every parameter's state (tensors copied) and each group's lr.
+  /// Every parameter's state (tensors copied) and each group's lr and momentum (what schedulers
+  /// change; other options come from the code that builds the optimizer).
   State state_dict() const;
   /// Restores a state_dict() of an optimizer with the same groups and parameter shapes.
   void load_state_dict(const State& s);
@@ -116,6 +122,26 @@ class OptimizerWith : public Optimizer {
   const std::vector<Tensor>& params(size_t g) const override { return groups_.at(g).params; }
   double lr(size_t g) const override { return groups_.at(g).options.lr; }
   void set_lr(size_t g, double lr) override { groups_.at(g).options.lr = lr; }
+  std::optional<double> momentum(size_t g) const override {
+    const Options& o = groups_.at(g).options;
+    if constexpr (requires { o.betas.first; }) {
+      return o.betas.first;
+    } else if constexpr (requires { o.momentum; }) {
+      return o.momentum;
+    } else {
+      return std::nullopt;
+    }
+  }
+  void set_momentum(size_t g, double m) override {
+    Options& o = groups_.at(g).options;
+    if constexpr (requires { o.betas.first; }) {
+      o.betas.first = m;
+    } else if constexpr (requires { o.momentum; }) {
+      o.momentum = m;
+    } else {
+      fail("expected an optimizer with momentum or betas, found none");
+    }
+  }
 
  protected:
   OptimizerWith(std::string name, const Options& defaults)

@@ -147,7 +147,9 @@ def build(opt, spec):
                             pct_start=a["pct_start"],
                             anneal_strategy="cos" if a["cos_anneal"] else "linear",
                             div_factor=a["div_factor"], final_div_factor=a["final_div_factor"],
-                            three_phase=a["three_phase"], cycle_momentum=False)
+                            three_phase=a["three_phase"],
+                            cycle_momentum=a["cycle_momentum"],
+                            base_momentum=a["base_momentum"], max_momentum=a["max_momentum"])
     subs = [build(opt, s) for s in a["schedulers"]]
     if kind == "SequentialLR":
         return S.SequentialLR(opt, subs, a["milestones"])
@@ -156,18 +158,27 @@ def build(opt, spec):
     raise ValueError(kind)
 
 
-def sched_case(name, spec, steps=25, base_lrs=(0.1, 0.02)):
+def momenta(opt):
+    return [g["betas"][0] if "betas" in g else g["momentum"] for g in opt.param_groups]
+
+
+def sched_case(name, spec, steps=25, base_lrs=(0.1, 0.02), optimizer="SGD"):
+    """The groups' lrs and momenta (SGD's momentum, Adam's beta1) after each step."""
     params = [torch.zeros(1, requires_grad=True) for _ in base_lrs]
-    opt = torch.optim.SGD([{"params": [p], "lr": lr} for p, lr in zip(params, base_lrs)])
+    opt = OPTIMIZERS[optimizer]([{"params": [p], "lr": lr} for p, lr in zip(params, base_lrs)],
+                                lr=base_lrs[0])
     sched = build(opt, spec)
     lrs = [[g["lr"] for g in opt.param_groups]]
     last = [list(sched.get_last_lr())]
+    moms = [momenta(opt)]
     for _ in range(steps):
         opt.step()
         sched.step()
         lrs.append([g["lr"] for g in opt.param_groups])
         last.append(list(sched.get_last_lr()))
-    return {"name": name, "spec": spec, "base_lrs": list(base_lrs), "lrs": lrs, "last_lr": last}
+        moms.append(momenta(opt))
+    return {"name": name, "spec": spec, "optimizer": optimizer, "base_lrs": list(base_lrs),
+            "lrs": lrs, "last_lr": last, "momenta": moms}
 
 
 def sp(kind, **args):
@@ -176,7 +187,8 @@ def sp(kind, **args):
 
 def scheduler_cases():
     one_cycle = dict(max_lr=0.5, total_steps=30, pct_start=0.3, cos_anneal=True, div_factor=25.0,
-                     final_div_factor=1e4, three_phase=False)
+                     final_div_factor=1e4, three_phase=False, cycle_momentum=False,
+                     base_momentum=0.85, max_momentum=0.95)
     return [
         sched_case("step", sp("StepLR", step_size=4, gamma=0.5)),
         sched_case("multistep", sp("MultiStepLR", milestones=[3, 8, 8, 15], gamma=0.3)),
@@ -195,6 +207,12 @@ def scheduler_cases():
         sched_case("one_cycle_linear_three_phase",
                    sp("OneCycleLR", **{**one_cycle, "cos_anneal": False, "three_phase": True,
                                        "total_steps": 25, "pct_start": 0.4}), steps=24),
+        sched_case("one_cycle_momentum_sgd",
+                   sp("OneCycleLR", **{**one_cycle, "cycle_momentum": True}), steps=29),
+        sched_case("one_cycle_momentum_adam_three_phase",
+                   sp("OneCycleLR", **{**one_cycle, "cycle_momentum": True, "three_phase": True,
+                                       "base_momentum": 0.8, "max_momentum": 0.9}),
+                   steps=29, optimizer="Adam"),
         sched_case("sequential_warmup_cosine",
                    sp("SequentialLR", milestones=[5],
                       schedulers=[sp("LinearLR", start_factor=0.2, end_factor=1.0,

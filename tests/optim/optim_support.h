@@ -117,7 +117,10 @@ inline std::shared_ptr<optim::LRScheduler> make_scheduler(optim::Optimizer& opt,
                              .pct_start = a["pct_start"], .cos_anneal = a["cos_anneal"],
                              .div_factor = a["div_factor"],
                              .final_div_factor = a["final_div_factor"],
-                             .three_phase = a["three_phase"]});
+                             .three_phase = a["three_phase"],
+                             .cycle_momentum = a["cycle_momentum"],
+                             .base_momentum = a["base_momentum"],
+                             .max_momentum = a["max_momentum"]});
   std::vector<std::shared_ptr<LRScheduler>> subs;
   for (const auto& s : a["schedulers"]) subs.push_back(make_scheduler(opt, s));
   if (kind == "SequentialLR")

@@ -160,6 +160,13 @@ TEST(Optim, SchedulerErrorsNameTheScheduler) {
   for (int i = 0; i < 3; ++i) one.step();
   EXPECT_EQ(value_error([&] { one.step(); }).rfind("[OneCycleLR] expected at most 3 steps", 0),
             0u);
+  optim::Adagrad ada({zeros({1}).requires_grad_()});
+  EXPECT_EQ(value_error([&] { optim::OneCycleLR(ada, {.max_lr = 1.0}); })
+                .rfind("[OneCycleLR] expected an optimizer with momentum or betas", 0),
+            0u);
+  EXPECT_EQ(value_error([&] { ada.set_momentum(0, 0.9); }).rfind("[Adagrad]", 0), 0u);
+  optim::OneCycleLR ada_cycle(ada, {.max_lr = 1.0, .cycle_momentum = false});
+  EXPECT_NEAR(ada.lr(0), 1.0 / 25, 1e-15);
   auto s = std::make_shared<optim::ExponentialLR>(opt, 0.5);
   EXPECT_EQ(value_error([&] { optim::SequentialLR(opt, {s, s}, {}); }).rfind("[SequentialLR]", 0),
             0u);

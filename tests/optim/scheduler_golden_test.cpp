@@ -13,7 +13,7 @@ using test_optim::json;
 
 struct SchedRun {
   std::vector<Tensor> params;
-  std::unique_ptr<optim::SGD> opt;
+  std::unique_ptr<optim::Optimizer> opt;
   std::shared_ptr<optim::LRScheduler> sched;
 };
 
@@ -21,10 +21,9 @@ SchedRun make_sched_run(const json& c) {
   SchedRun r;
   auto lrs = c["base_lrs"].get<std::vector<double>>();
   for (size_t g = 0; g < lrs.size(); ++g) r.params.push_back(zeros({1}).requires_grad_());
-  r.opt = std::make_unique<optim::SGD>(std::vector<Tensor>{r.params[0]},
-                                       optim::SGDOptions{.lr = lrs[0]});
-  for (size_t g = 1; g < lrs.size(); ++g)
-    r.opt->add_param_group({r.params[g]}, {.lr = lrs[g]});
+  test_optim::json groups = test_optim::json::array();
+  for (size_t g = 0; g < lrs.size(); ++g) groups.push_back({{g}, {{"lr", lrs[g]}}});
+  r.opt = test_optim::make_optimizer(c["optimizer"], groups, r.params);
   r.sched = test_optim::make_scheduler(*r.opt, c["spec"]);
   return r;
 }
@@ -38,6 +37,8 @@ void expect_lrs(const json& c, const SchedRun& r, size_t step) {
         << c["name"] << " step " << step << " group " << g;
     EXPECT_NEAR(r.sched->get_last_lr()[g], want_last[g], 1e-12)
         << c["name"] << " step " << step << " group " << g;
+    EXPECT_NEAR(*r.opt->momentum(g), c["momenta"][step][g].get<double>(), 1e-12)
+        << c["name"] << " momentum, step " << step << " group " << g;
   }
 }
 
