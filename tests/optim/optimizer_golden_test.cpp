@@ -56,7 +56,8 @@ void expect_close(const json& c, const OptRun& r, size_t step) {
   }
 }
 
-TEST(OptimGolden, TwentyStepsMatchTorch) {
+// Every case on the default device; checks the state lives on the params' device.
+void replay_all() {
   json cases = test_optim::load_golden("optimizers.json")["cases"];
   ASSERT_GE(cases.size(), 18u);
   for (const auto& c : cases) {
@@ -66,7 +67,16 @@ TEST(OptimGolden, TwentyStepsMatchTorch) {
       do_step(c, r, s);
       expect_close(c, r, s);
     }
+    for (const auto& [key, t] : r.opt->state_dict().tensors)
+      EXPECT_EQ(t.device().backend(), r.params[0].device().backend()) << key;
   }
+}
+
+TEST(OptimGolden, TwentyStepsMatchTorch) { replay_all(); }
+
+TEST(OptimGolden, TwentyStepsMatchTorchOnCpu) {
+  DeviceGuard on_cpu(Device::cpu());
+  replay_all();
 }
 
 TEST(OptimGolden, SaveLoadMidRunContinuesIdentically) {
