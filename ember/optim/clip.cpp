@@ -32,7 +32,8 @@ double clip_grad_norm(Gradients& grads, const std::vector<Tensor>& params, doubl
                                           : norm(g, norm_type).reshape({1}));
   }
   Tensor all = cat(norms);
-  double total = std::isinf(norm_type) ? amax(all).item<double>() : norm(all, norm_type).item<double>();
+  double total =
+      std::isinf(norm_type) ? amax(all).item<double>() : norm(all, norm_type).item<double>();
   double coef = max_norm / (total + 1e-6);
   if (coef < 1) {
     for (const auto& p : held) {

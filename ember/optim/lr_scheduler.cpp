@@ -173,7 +173,8 @@ std::vector<double> CosineAnnealingLR::get_lr() {
 std::optional<std::vector<double>> CosineAnnealingLR::closed_form_lr() {
   auto lrs = base_lrs_;
   for (auto& lr : lrs)
-    lr = eta_min_ + (lr - eta_min_) * (1 + std::cos(kPi * double(last_epoch_) / double(t_max_))) / 2;
+    lr = eta_min_ +
+         (lr - eta_min_) * (1 + std::cos(kPi * double(last_epoch_) / double(t_max_))) / 2;
   return lrs;
 }
 

@@ -97,7 +97,9 @@ class OptimizerWith : public Optimizer {
     groups_.push_back({std::move(params), options, std::vector<ParamState>(n)});
   }
   /// Adds a group using the optimizer's default options.
-  void add_param_group(std::vector<Tensor> params) { add_param_group(std::move(params), defaults_); }
+  void add_param_group(std::vector<Tensor> params) {
+    add_param_group(std::move(params), defaults_);
+  }
   /// The options of group `g` (writable: changes apply from the next step).
   Options& options(size_t g) { return groups_.at(g).options; }
   const Options& options(size_t g) const { return groups_.at(g).options; }

@@ -235,13 +235,38 @@ def scheduler_cases():
     ]
 
 
+def clip_cases():
+    """torch.nn.utils.clip_grad_norm_ / clip_grad_value_ on three gradients."""
+    gen = torch.Generator().manual_seed(1234)
+    cases = []
+    for norm_type, max_norm in ((2.0, 1.0), (1.0, 2.0), (3.0, 0.5), ("inf", 0.7), (2.0, 100.0)):
+        grads = [torch.randn(s, generator=gen, dtype=torch.float64) for s in ([3, 2], [4], [])]
+        params = [torch.zeros_like(g, requires_grad=True) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = g.clone()
+        nt = float("inf") if norm_type == "inf" else norm_type
+        total = torch.nn.utils.clip_grad_norm_(params, max_norm, nt)
+        cases.append({"kind": "norm", "norm_type": norm_type, "max": max_norm,
+                      "shapes": [list(g.shape) for g in grads], "grads": [flat(g) for g in grads],
+                      "total": float(total), "expected": [flat(p.grad) for p in params]})
+    grads = [torch.randn(s, generator=gen, dtype=torch.float64) * 2 for s in ([3, 2], [4], [])]
+    params = [torch.zeros_like(g, requires_grad=True) for g in grads]
+    for p, g in zip(params, grads):
+        p.grad = g.clone()
+    torch.nn.utils.clip_grad_value_(params, 0.8)
+    cases.append({"kind": "value", "max": 0.8, "shapes": [list(g.shape) for g in grads],
+                  "grads": [flat(g) for g in grads], "expected": [flat(p.grad) for p in params]})
+    return cases
+
+
 def main():
     import warnings
     warnings.simplefilter("ignore")
     torch.set_default_dtype(torch.float64)
     os.makedirs(OUT, exist_ok=True)
     for fname, cases in (("optimizers.json", optimizer_cases()),
-                         ("schedulers.json", scheduler_cases())):
+                         ("schedulers.json", scheduler_cases()),
+                         ("clip.json", clip_cases())):
         with open(os.path.join(OUT, fname), "w") as f:
             json.dump({"cases": cases}, f, separators=(",", ":"))
             f.write("\n")

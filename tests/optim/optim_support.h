@@ -80,7 +80,8 @@ inline std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& kind,
   };
   if (kind == "SGD") return build((optim::SGD*)nullptr, sgd_options);
   if (kind == "Adam")
-    return build((optim::Adam*)nullptr, [](const json& j) { return adam_options(j, optim::AdamOptions{}); });
+    return build((optim::Adam*)nullptr,
+                 [](const json& j) { return adam_options(j, optim::AdamOptions{}); });
   if (kind == "AdamW")
     return build((optim::AdamW*)nullptr,
                  [](const json& j) { return adam_options(j, optim::AdamWOptions{}); });

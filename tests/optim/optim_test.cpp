@@ -34,7 +34,8 @@ TEST(Optim, BadOptionsThrowValueErrorNamingTheOptimizer) {
                      "[Adam] expected betas.first in [0, 1)"));
   EXPECT_TRUE(starts(value_error([&] { optim::AdamW({w}, {.lr = 0.1, .betas = {0.9, -0.1}}); }),
                      "[AdamW] expected betas.second"));
-  EXPECT_TRUE(starts(value_error([&] { optim::Adam({w}, {.eps = -1e-8}); }), "[Adam] expected eps"));
+  EXPECT_TRUE(
+      starts(value_error([&] { optim::Adam({w}, {.eps = -1e-8}); }), "[Adam] expected eps"));
   EXPECT_TRUE(starts(value_error([&] { optim::RMSprop({w}, {.alpha = -0.5}); }),
                      "[RMSprop] expected alpha"));
   EXPECT_TRUE(starts(value_error([&] { optim::Adagrad({w}, {.lr_decay = -1}); }),
@@ -63,8 +64,9 @@ TEST(Optim, LoadStateDictRejectsMismatchedState) {
   a.step(g);
   std::string msg = value_error([&] { b.load_state_dict(a.state_dict()); });
   EXPECT_NE(msg.find("[Adam] expected state.0.exp_avg of shape [3]"), std::string::npos) << msg;
-  EXPECT_NE(value_error([&] { b.load_state_dict(optim::State()); }).find("[Adam] expected 1 groups"),
-            std::string::npos);
+  EXPECT_NE(
+      value_error([&] { b.load_state_dict(optim::State()); }).find("[Adam] expected 1 groups"),
+      std::string::npos);
 }
 
 TEST(Optim, ParamsWithoutGradientAreSkipped) {

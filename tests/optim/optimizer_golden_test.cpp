@@ -124,3 +124,37 @@ TEST(OptimGolden, StateDictHoldsBuffersStepsAndLrs) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(OptimGolden, ClippingMatchesTorch) {
+  json cases = test_optim::load_golden("clip.json")["cases"];
+  ASSERT_EQ(cases.size(), 6u);
+  for (const auto& c : cases) {
+    std::vector<Tensor> params;
+    Gradients grads;
+    for (size_t i = 0; i < c["grads"].size(); ++i) {
+      Shape shape(c["shapes"][i].get<std::vector<int64_t>>());
+      params.push_back(zeros(shape, {.dtype = kF64}).requires_grad_());
+      grads.set(params.back(), tensor(c["grads"][i].get<std::vector<double>>(), shape));
+    }
+    if (c["kind"] == "norm") {
+      double norm_type =
+          c["norm_type"].is_string() ? optim::kInfNorm : c["norm_type"].get<double>();
+      double total = optim::clip_grad_norm(grads, params, c["max"], norm_type);
+      EXPECT_NEAR(total, c["total"].get<double>(), 1e-12) << norm_type;
+    } else {
+      optim::clip_grad_value(grads, params, c["max"]);
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      auto got = params[i].grad(grads).to_vector<double>();
+      auto want = c["expected"][i].get<std::vector<double>>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-12);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember
