@@ -79,30 +79,43 @@ State Optimizer::state_dict() const {
   return s;
 }
 
+namespace {
+// The parameter index and buffer name of a key "state.<i>.<name>"; nullopt when malformed.
+std::optional<std::pair<size_t, std::string>> split_state_key(const std::string& key) {
+  if (key.rfind("state.", 0) != 0) return std::nullopt;
+  size_t dot = key.find('.', 6);
+  if (dot == std::string::npos || dot == 6 || dot + 1 == key.size()) return std::nullopt;
+  size_t i = 0;
+  for (size_t k = 6; k < dot; ++k) {
+    if (key[k] < '0' || key[k] > '9' || i > (size_t(1) << 40)) return std::nullopt;
+    i = i * 10 + size_t(key[k] - '0');
+  }
+  return std::pair{i, key.substr(dot + 1)};
+}
+}  // namespace
+
 void Optimizer::load_state_dict(const State& s) {
   auto states = param_states();
   auto params = all_params();
   // Check everything before changing anything, so a bad state leaves the optimizer as it was.
   std::vector<ParamState> loaded(states.size());
+  auto bad_key = [&](const std::string& key) {
+    fail("expected state for " + std::to_string(states.size()) + " parameters, found key " + key);
+  };
   for (const auto& [key, v] : s.scalars) {
-    if (key.rfind("state.", 0) != 0) continue;
-    size_t dot = key.find('.', 6);
-    size_t i = std::stoul(key.substr(6, dot - 6));
-    if (i >= states.size() || key.substr(dot + 1) != "step")
-      fail("expected state for " + std::to_string(states.size()) + " parameters, found key " +
-           key);
-    loaded[i].step = int64_t(v);
+    if (key.rfind("group.", 0) == 0) continue;
+    auto parts = split_state_key(key);
+    if (!parts || parts->first >= states.size() || parts->second != "step") bad_key(key);
+    loaded[parts->first].step = int64_t(v);
   }
   for (const auto& [key, t] : s.tensors) {
-    size_t dot = key.rfind('.');
-    size_t i = key.rfind("state.", 0) == 0 ? std::stoul(key.substr(6, dot - 6)) : states.size();
-    if (i >= states.size())
-      fail("expected state for " + std::to_string(states.size()) + " parameters, found key " +
-           key);
+    auto parts = split_state_key(key);
+    if (!parts || parts->first >= states.size()) bad_key(key);
+    size_t i = parts->first;
     if (t.shape() != params[i].shape())
       fail("expected " + key + " of shape " + shape_str(params[i].shape()) + ", found " +
            shape_str(t.shape()));
-    loaded[i].buffers[key.substr(dot + 1)] =
+    loaded[i].buffers[parts->second] =
         t.detach().to(params[i].device()).to(params[i].dtype()).clone();
   }
   for (size_t g = 0; g < num_groups(); ++g) {

@@ -67,6 +67,15 @@ TEST(Optim, LoadStateDictRejectsMismatchedState) {
   EXPECT_NE(
       value_error([&] { b.load_state_dict(optim::State()); }).find("[Adam] expected 1 groups"),
       std::string::npos);
+  for (const char* key : {"state.x.step", "state.5.step", "state.0.steps", "state."}) {
+    optim::State bad = a.state_dict();
+    bad.scalars[key] = 1;
+    EXPECT_NE(value_error([&] { a.load_state_dict(bad); }).find(std::string("found key ") + key),
+              std::string::npos)
+        << key;
+  }
+  // A rejected state leaves the optimizer as it was.
+  EXPECT_EQ(a.state(0, 0).step, 1);
 }
 
 TEST(Optim, ParamsWithoutGradientAreSkipped) {
