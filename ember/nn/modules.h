@@ -1,0 +1,8 @@
+#pragma once
+// Every nn module: Module, layers, normalisation, activations, containers and initialisers.
+#include "ember/nn/activation.h"
+#include "ember/nn/container.h"
+#include "ember/nn/init.h"
+#include "ember/nn/layers.h"
+#include "ember/nn/module.h"
+#include "ember/nn/norm.h"

@@ -1,0 +1,116 @@
+"""Module goldens: state_dict keys/shapes, parameter counts, printed summaries, a forward pass
+with known weights, and initialisation statistics, from PyTorch. Writes
+tests/data/modules/*.json. Run with /usr/bin/python3 (Debian's python3-torch)."""
+import json
+import math
+import os
+
+import torch
+from torch import nn
+
+from common import tensor_spec
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "modules")
+
+
+class SmallCNN(nn.Module):
+    """Mirrored by SmallCnn in tests/nn/module_golden_test.cpp."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(4, 6, 3, bias=False), nn.GroupNorm(2, 6), nn.GELU(),
+            nn.AdaptiveAvgPool2d(1))
+        self.flatten = nn.Flatten()
+        self.head = nn.ModuleDict({"fc": nn.Linear(6, 5), "ln": nn.LayerNorm(5)})
+        self.blocks = nn.ModuleList([nn.Linear(5, 5), nn.Dropout(0.25), nn.SiLU()])
+        self.bn1 = nn.BatchNorm1d(5, momentum=None)
+        self.emb = nn.Embedding(7, 5, padding_idx=0)
+
+    def forward(self, x, idx):
+        y = self.head["ln"](self.head["fc"](self.flatten(self.features(x))))
+        for b in self.blocks:
+            y = b(y)
+        return self.bn1(y) + self.emb(idx)
+
+
+def weighted_cnn():
+    """A SmallCNN with non-trivial weights, affine parameters and running statistics."""
+    torch.manual_seed(0)
+    net = SmallCNN()
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            p.copy_(torch.randn(p.shape) * 0.5 + (1.0 if name.endswith("weight") else 0.0))
+        net.features[1].running_mean.copy_(torch.randn(4) * 0.1)
+        net.features[1].running_var.copy_(torch.rand(4) + 0.5)
+        net.features[1].num_batches_tracked.fill_(3)
+    return net
+
+
+def small_cnn():
+    net = weighted_cnn()
+    values = [[k, tensor_spec(v)] for k, v in net.state_dict().items()]
+    x = torch.randn(2, 1, 8, 8)
+    idx = torch.tensor([0, 3])
+    net.eval()
+    eval_out = net(x, idx)
+    # One training step: batch statistics, running statistics updated (cumulative for bn1).
+    net.train()
+    net.blocks[1].p = 0.0  # keep the training output deterministic
+    train_out = net(x, idx)
+    after = {k: tensor_spec(v) for k, v in net.state_dict().items()
+             if "running" in k or "num_batches" in k}
+    torch.manual_seed(0)
+    fresh = SmallCNN()
+    return {
+        "state_dict": [[k, list(v.shape)] for k, v in fresh.state_dict().items()],
+        "parameters": [k for k, _ in fresh.named_parameters()],
+        "buffers": [k for k, _ in fresh.named_buffers()],
+        "num_parameters": sum(p.numel() for p in fresh.parameters()),
+        "repr": repr(fresh),
+        "values": values,
+        "x": tensor_spec(x),
+        "idx": tensor_spec(idx),
+        "eval_out": tensor_spec(eval_out.detach()),
+        "train_out": tensor_spec(train_out.detach()),
+        "after_train": after,
+    }
+
+
+def init_stats():
+    """Sample statistics of default initialisations (large layers, so sampling noise is small)."""
+    torch.manual_seed(0)
+    out = {}
+
+    def st(t, fan_in=None):
+        t = t.detach().double()
+        s = {"mean": t.mean().item(), "std": t.std().item(), "min": t.min().item(),
+             "max": t.max().item(), "numel": t.numel()}
+        if fan_in is not None:  # uniform(-b, b) with b = 1/sqrt(fan_in), from torch's own helper
+            s["bound"] = 1 / math.sqrt(fan_in)
+        return s
+
+    def fan_in(w):
+        return nn.init._calculate_fan_in_and_fan_out(w)[0]
+
+    lin = nn.Linear(400, 300)
+    out["linear.weight"] = st(lin.weight, fan_in(lin.weight))
+    out["linear.bias"] = st(lin.bias, fan_in(lin.weight))
+    conv = nn.Conv2d(16, 64, 3)
+    out["conv2d.weight"] = st(conv.weight, fan_in(conv.weight))
+    out["conv2d.bias"] = st(conv.bias, fan_in(conv.weight))
+    conv1 = nn.Conv1d(8, 32, 5, groups=2)
+    out["conv1d.weight"] = st(conv1.weight, fan_in(conv1.weight))
+    out["conv1d.bias"] = st(conv1.bias, fan_in(conv1.weight))
+    emb = nn.Embedding(300, 200)
+    out["embedding.weight"] = st(emb.weight)
+    return out
+
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "small_cnn.json"), "w") as f:
+        json.dump(small_cnn(), f, indent=1)
+    with open(os.path.join(OUT, "init_stats.json"), "w") as f:
+        json.dump(init_stats(), f, indent=1)
