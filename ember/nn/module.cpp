@@ -184,7 +184,9 @@ void Module::load_state_dict(const StateDict& sd, bool strict) {
   }
   NoGradGuard ng;  // writing into leaves that require grad is not a recorded op
   for (const auto& [key, t] : sd) {
-    Tensor* slot = slots.at(key);
+    auto it = slots.find(key);
+    if (it == slots.end()) continue;  // unexpected, allowed by strict = false
+    Tensor* slot = it->second;
     slot->copy_(t.detach().to(slot->dtype()).to(slot->device().without_layers()));
   }
 }
