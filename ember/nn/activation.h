@@ -8,13 +8,11 @@
 namespace ember::nn {
 
 // A parameterless activation: forward applies the function, clone makes a new one.
-#define EMBER_ACTIVATION(Name)                                    \
-  class Name : public Module {                                    \
-   public:                                                        \
-    Tensor forward(const Tensor& x) override;                     \
-    std::shared_ptr<Module> clone() const override {              \
-      return std::make_shared<Name>();                            \
-    }                                                             \
+#define EMBER_ACTIVATION(Name)                                                          \
+  class Name : public Module {                                                          \
+   public:                                                                              \
+    Tensor forward(const Tensor& x) override;                                           \
+    std::shared_ptr<Module> clone() const override { return std::make_shared<Name>(); } \
   };
 EMBER_ACTIVATION(ReLU)
 EMBER_ACTIVATION(SiLU)
@@ -55,7 +53,8 @@ class ELU : public Module {
 
 class Softplus : public Module {
  public:
-  explicit Softplus(double beta = 1.0, double threshold = 20.0) : beta(beta), threshold(threshold) {}
+  explicit Softplus(double beta = 1.0, double threshold = 20.0)
+      : beta(beta), threshold(threshold) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;

@@ -6,8 +6,9 @@ namespace ember::nn {
 Module& IndexedModules::operator[](int64_t i) const {
   int64_t n = int64_t(items_.size());
   if (i < -n || i >= n)
-    detail::throw_index(type_name().c_str(), "index " + std::to_string(i) + " is out of range for " +
-                                         std::to_string(n) + " modules");
+    detail::throw_index(
+        type_name().c_str(),
+        "index " + std::to_string(i) + " is out of range for " + std::to_string(n) + " modules");
   return *items_[size_t(i < 0 ? i + n : i)];
 }
 

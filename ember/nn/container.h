@@ -27,8 +27,7 @@ class IndexedModules : public Module {
   }
   /// Appends a deep copy of a library layer, e.g. push_back(nn::ReLU()).
   template <class M>
-    requires std::derived_from<std::remove_cvref_t<M>, Module>
-  Module& push_back(M&& m) {
+  requires std::derived_from<std::remove_cvref_t<M>, Module> Module& push_back(M&& m) {
     return push_back(m.clone());
   }
   size_t size() const { return items_.size(); }
@@ -38,8 +37,9 @@ class IndexedModules : public Module {
   template <class M>
   M& at(int64_t i) const {
     auto* m = dynamic_cast<M*>(&(*this)[i]);
-    if (!m) detail::throw_value(type_name().c_str(), "module " + std::to_string(i) + " is a " +
-                                                 (*this)[i].type_name());
+    if (!m)
+      detail::throw_value(type_name().c_str(),
+                          "module " + std::to_string(i) + " is a " + (*this)[i].type_name());
     return *m;
   }
   auto begin() const { return items_.begin(); }
@@ -55,8 +55,8 @@ class Sequential : public IndexedModules {
  public:
   Sequential() = default;
   template <class... Ms>
-    requires(sizeof...(Ms) > 0 && (std::derived_from<std::remove_cvref_t<Ms>, Module> && ...))
-  explicit Sequential(Ms&&... ms) {
+  requires(sizeof...(Ms) > 0 && (std::derived_from<std::remove_cvref_t<Ms>, Module> &&
+                                 ...)) explicit Sequential(Ms&&... ms) {
     (push_back(ms.clone()), ...);
   }
   explicit Sequential(std::vector<std::shared_ptr<Module>> ms) {
@@ -71,8 +71,8 @@ class ModuleList : public IndexedModules {
  public:
   ModuleList() = default;
   template <class... Ms>
-    requires(sizeof...(Ms) > 0 && (std::derived_from<std::remove_cvref_t<Ms>, Module> && ...))
-  explicit ModuleList(Ms&&... ms) {
+  requires(sizeof...(Ms) > 0 && (std::derived_from<std::remove_cvref_t<Ms>, Module> &&
+                                 ...)) explicit ModuleList(Ms&&... ms) {
     (push_back(ms.clone()), ...);
   }
   std::shared_ptr<Module> clone() const override;

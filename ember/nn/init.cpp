@@ -16,7 +16,8 @@ int64_t receptive(const Tensor& w) {
 }
 void check_fans(const Tensor& w, const char* op) {
   if (w.dim() < 2)
-    detail::throw_value(op, "expected a tensor with at least 2 dims, found " + std::to_string(w.dim()));
+    detail::throw_value(op,
+                        "expected a tensor with at least 2 dims, found " + std::to_string(w.dim()));
 }
 }  // namespace
 

@@ -25,7 +25,9 @@ std::string tuple_str(const Shape& v, size_t dims) {
   return s;
 }
 // As given: "2" for one value, "(2, 3)" for several.
-std::string as_given(const Shape& v) { return v.size() == 1 ? std::to_string(v[0]) : tuple_str(v, v.size()); }
+std::string as_given(const Shape& v) {
+  return v.size() == 1 ? std::to_string(v[0]) : tuple_str(v, v.size());
+}
 bool all_equal(const Shape& v, int64_t x) {
   for (int64_t e : v)
     if (e != x) return false;
@@ -46,8 +48,8 @@ TensorOptions topts(const ParamOptions& p) { return {p.dtype, p.device}; }
 
 Linear::Linear(const LinearOptions& o) : options(o) {
   if (o.in < 0 || o.out < 0)
-    detail::throw_value("Linear", "expected non-negative in and out, found " + std::to_string(o.in) +
-                              " and " + std::to_string(o.out));
+    detail::throw_value("Linear", "expected non-negative in and out, found " +
+                                      std::to_string(o.in) + " and " + std::to_string(o.out));
   weight = empty({o.out, o.in}, topts(o.param));
   if (o.bias) bias = empty({o.out}, topts(o.param));
   reset_parameters();
@@ -63,8 +65,8 @@ void Linear::reset_parameters() {
 Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias); }
 
 std::string Linear::extra_repr() const {
-  return "in_features=" + std::to_string(options.in) + ", out_features=" +
-         std::to_string(options.out) + ", bias=" + py_bool(options.bias);
+  return "in_features=" + std::to_string(options.in) +
+         ", out_features=" + std::to_string(options.out) + ", bias=" + py_bool(options.bias);
 }
 
 std::shared_ptr<Module> Linear::clone() const {
@@ -80,12 +82,12 @@ ConvNd<Dims>::ConvNd(const ConvOptions& o) : options(o) {
   std::string name = type_name();
   if (o.groups < 1 || o.in % o.groups != 0 || o.out % o.groups != 0)
     detail::throw_value(name.c_str(), "expected in and out divisible by groups, found in=" +
-                                  std::to_string(o.in) + ", out=" + std::to_string(o.out) +
-                                  ", groups=" + std::to_string(o.groups));
+                                          std::to_string(o.in) + ", out=" + std::to_string(o.out) +
+                                          ", groups=" + std::to_string(o.groups));
   const Shape& k = o.kernel.v;
   if (k.size() != 1 && k.size() != size_t(Dims))
-    detail::throw_value(name.c_str(), "expected 1 or " + std::to_string(Dims) + " kernel sizes, found " +
-                                  std::to_string(k.size()));
+    detail::throw_value(name.c_str(), "expected 1 or " + std::to_string(Dims) +
+                                          " kernel sizes, found " + std::to_string(k.size()));
   Shape wshape{o.out, o.in / o.groups};
   for (int i = 0; i < Dims; ++i) wshape.push_back(k.size() == 1 ? k[0] : k[i]);
   weight = empty(wshape, topts(o.param));
@@ -103,10 +105,14 @@ void ConvNd<Dims>::reset_parameters() {
 
 template <int Dims>
 Tensor ConvNd<Dims>::forward(const Tensor& x) {
-  F::ConvOptions c{.stride = options.stride.v, .padding = options.padding.v,
-                   .dilation = options.dilation.v, .groups = options.groups};
-  if constexpr (Dims == 1) return F::conv1d(x, weight, bias, c);
-  else return F::conv2d(x, weight, bias, c);
+  F::ConvOptions c{.stride = options.stride.v,
+                   .padding = options.padding.v,
+                   .dilation = options.dilation.v,
+                   .groups = options.groups};
+  if constexpr (Dims == 1)
+    return F::conv1d(x, weight, bias, c);
+  else
+    return F::conv2d(x, weight, bias, c);
 }
 
 template <int Dims>
@@ -136,8 +142,11 @@ template class ConvNd<2>;
 
 namespace {
 F::PoolOptions pool_opts(const PoolOptions& o) {
-  return {.kernel_size = o.kernel.v, .stride = o.stride ? o.stride->v : o.kernel.v,
-          .padding = o.padding.v, .dilation = o.dilation.v, .ceil_mode = o.ceil_mode,
+  return {.kernel_size = o.kernel.v,
+          .stride = o.stride ? o.stride->v : o.kernel.v,
+          .padding = o.padding.v,
+          .dilation = o.dilation.v,
+          .ceil_mode = o.ceil_mode,
           .count_include_pad = o.count_include_pad};
 }
 }  // namespace
@@ -146,8 +155,8 @@ Tensor MaxPool2d::forward(const Tensor& x) { return F::max_pool2d(x, pool_opts(o
 std::string MaxPool2d::extra_repr() const {
   return "kernel_size=" + as_given(options.kernel.v) +
          ", stride=" + as_given(options.stride ? options.stride->v : options.kernel.v) +
-         ", padding=" + as_given(options.padding.v) + ", dilation=" +
-         as_given(options.dilation.v) + ", ceil_mode=" + py_bool(options.ceil_mode);
+         ", padding=" + as_given(options.padding.v) + ", dilation=" + as_given(options.dilation.v) +
+         ", ceil_mode=" + py_bool(options.ceil_mode);
 }
 std::shared_ptr<Module> MaxPool2d::clone() const { return std::make_shared<MaxPool2d>(options); }
 
@@ -160,8 +169,8 @@ std::string AvgPool2d::extra_repr() const {
 std::shared_ptr<Module> AvgPool2d::clone() const { return std::make_shared<AvgPool2d>(options); }
 
 Tensor AdaptiveAvgPool2d::forward(const Tensor& x) {
-  return F::adaptive_avg_pool2d(x, output_size.size() == 1 ? Shape{output_size[0], output_size[0]}
-                                                           : output_size);
+  return F::adaptive_avg_pool2d(
+      x, output_size.size() == 1 ? Shape{output_size[0], output_size[0]} : output_size);
 }
 std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + as_given(output_size); }
 std::shared_ptr<Module> AdaptiveAvgPool2d::clone() const {
@@ -180,7 +189,8 @@ std::string Flatten::extra_repr() const {
 std::shared_ptr<Module> Flatten::clone() const { return std::make_shared<Flatten>(options); }
 
 Dropout::Dropout(double p) : p(p) {
-  if (!(p >= 0 && p <= 1)) detail::throw_value("Dropout", "expected p in [0, 1], found " + py_double(p));
+  if (!(p >= 0 && p <= 1))
+    detail::throw_value("Dropout", "expected p in [0, 1], found " + py_double(p));
 }
 Tensor Dropout::forward(const Tensor& x) { return F::dropout(x, p, is_training()); }
 std::string Dropout::extra_repr() const { return "p=" + py_double(p) + ", inplace=False"; }
@@ -201,12 +211,12 @@ EmbeddingOptions normalized(EmbeddingOptions o) {
 
 Embedding::Embedding(const EmbeddingOptions& o) : options(normalized(o)) {
   if (o.num < 0 || o.dim < 0)
-    detail::throw_value("Embedding", "expected non-negative num and dim, found " + std::to_string(o.num) +
-                                 " and " + std::to_string(o.dim));
+    detail::throw_value("Embedding", "expected non-negative num and dim, found " +
+                                         std::to_string(o.num) + " and " + std::to_string(o.dim));
   if (o.padding_idx && (*o.padding_idx >= o.num || *o.padding_idx < -o.num))
     detail::throw_value("Embedding", "expected padding_idx in [" + std::to_string(-o.num) + ", " +
-                                 std::to_string(o.num) + "), found " +
-                                 std::to_string(*o.padding_idx));
+                                         std::to_string(o.num) + "), found " +
+                                         std::to_string(*o.padding_idx));
   weight = empty({o.num, o.dim}, topts(o.param));
   reset_parameters();
   register_parameter("weight", weight);

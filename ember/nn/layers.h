@@ -14,9 +14,9 @@ namespace ember::nn {
 
 /// One value for every spatial dim (`3`) or one per dim (`{3, 5}`).
 struct Ints {
-  Ints(int64_t v) : v({v}) {}                                  // NOLINT: implicit by design
-  Ints(std::initializer_list<int64_t> l) : v(l) {}             // NOLINT
-  Ints(const Shape& s) : v(s) {}                               // NOLINT
+  Ints(int64_t v) : v({v}) {}                       // NOLINT: implicit by design
+  Ints(std::initializer_list<int64_t> l) : v(l) {}  // NOLINT
+  Ints(const Shape& s) : v(s) {}                    // NOLINT
   Shape v;
 };
 

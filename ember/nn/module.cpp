@@ -37,14 +37,16 @@ std::shared_ptr<Module> Module::clone() const {
 
 void Module::check_new_name(const std::string& name) const {
   if (name.empty() || name.find('.') != std::string::npos)
-    detail::throw_value("register", "expected a non-empty name without '.', found \"" + name + "\"");
+    detail::throw_value("register",
+                        "expected a non-empty name without '.', found \"" + name + "\"");
   auto taken = [&](const auto& v) {
     for (const auto& e : v)
       if (e.name == name) return true;
     return false;
   };
   if (taken(params_) || taken(buffers_) || taken(children_))
-    detail::throw_value("register", "name \"" + name + "\" is already registered in " + type_name());
+    detail::throw_value("register",
+                        "name \"" + name + "\" is already registered in " + type_name());
 }
 
 Tensor& Module::register_parameter(const std::string& name, Tensor& slot, bool requires_grad) {

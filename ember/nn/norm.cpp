@@ -23,7 +23,8 @@ std::string num(double d) {
 }
 std::string shape_tuple(const Shape& s) {
   std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) out += std::to_string(s[i]) + (i + 1 < s.size() ? ", " : "");
+  for (size_t i = 0; i < s.size(); ++i)
+    out += std::to_string(s[i]) + (i + 1 < s.size() ? ", " : "");
   return out + (s.size() == 1 ? ",)" : ")");
 }
 template <class M>
@@ -39,7 +40,8 @@ std::shared_ptr<Module> clone_of(const M& m) {
 template <int Dims>
 BatchNormNd<Dims>::BatchNormNd(const BatchNormOptions& o) : options(o) {
   if (o.features <= 0)
-    detail::throw_value(type_name().c_str(), "expected features > 0, found " + std::to_string(o.features));
+    detail::throw_value(type_name().c_str(),
+                        "expected features > 0, found " + std::to_string(o.features));
   if (o.affine) {
     weight = ones({o.features}, topts(o.param));
     bias = zeros({o.features}, topts(o.param));
@@ -60,8 +62,9 @@ template <int Dims>
 Tensor BatchNormNd<Dims>::forward(const Tensor& x) {
   bool ok = Dims == 1 ? (x.dim() == 2 || x.dim() == 3) : x.dim() == 4;
   if (!ok)
-    detail::throw_shape(type_name().c_str(), std::string("expected ") + (Dims == 1 ? "2D or 3D" : "4D") +
-                                         " input, found " + std::to_string(x.dim()) + "D");
+    detail::throw_shape(type_name().c_str(), std::string("expected ") +
+                                                 (Dims == 1 ? "2D or 3D" : "4D") +
+                                                 " input, found " + std::to_string(x.dim()) + "D");
   double factor = options.momentum.value_or(0.0);
   if (is_training() && options.track_running_stats) {
     {
@@ -73,15 +76,16 @@ Tensor BatchNormNd<Dims>::forward(const Tensor& x) {
   // Batch statistics when training, or when there are no running statistics to use.
   bool use_batch = is_training() || !running_mean.defined();
   bool update = !is_training() || options.track_running_stats;
-  return F::batch_norm(x, update ? running_mean : Tensor(), update ? running_var : Tensor(),
-                       weight, bias, use_batch, factor, options.eps);
+  return F::batch_norm(x, update ? running_mean : Tensor(), update ? running_var : Tensor(), weight,
+                       bias, use_batch, factor, options.eps);
 }
 
 template <int Dims>
 std::string BatchNormNd<Dims>::extra_repr() const {
-  return std::to_string(options.features) + ", eps=" + num(options.eps) + ", momentum=" +
-         (options.momentum ? num(*options.momentum) : "None") + ", affine=" +
-         py_bool(options.affine) + ", track_running_stats=" + py_bool(options.track_running_stats);
+  return std::to_string(options.features) + ", eps=" + num(options.eps) +
+         ", momentum=" + (options.momentum ? num(*options.momentum) : "None") +
+         ", affine=" + py_bool(options.affine) +
+         ", track_running_stats=" + py_bool(options.track_running_stats);
 }
 
 template <int Dims>
@@ -116,7 +120,8 @@ std::shared_ptr<Module> LayerNorm::clone() const { return clone_of(*this); }
 GroupNorm::GroupNorm(const GroupNormOptions& o) : options(o) {
   if (o.groups <= 0 || o.channels % o.groups != 0)
     detail::throw_value("GroupNorm", "expected channels divisible by groups, found channels=" +
-                                 std::to_string(o.channels) + ", groups=" + std::to_string(o.groups));
+                                         std::to_string(o.channels) +
+                                         ", groups=" + std::to_string(o.groups));
   if (o.affine) {
     weight = ones({o.channels}, topts(o.param));
     bias = zeros({o.channels}, topts(o.param));

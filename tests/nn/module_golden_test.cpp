@@ -39,8 +39,12 @@ struct SmallCNN : nn::Module {
   SmallCNN() {
     head.insert("fc", std::make_shared<nn::Linear>(nn::LinearOptions{.in = 6, .out = 5}));
     head.insert("ln", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions{.shape = {5}}));
-    register_modules({{"features", features}, {"flatten", flatten}, {"head", head},
-                      {"blocks", blocks}, {"bn1", bn1}, {"emb", emb}});
+    register_modules({{"features", features},
+                      {"flatten", flatten},
+                      {"head", head},
+                      {"blocks", blocks},
+                      {"bn1", bn1},
+                      {"emb", emb}});
   }
   using Module::forward;
   Tensor forward(const Tensor& x, const Tensor& idx) {

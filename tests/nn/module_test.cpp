@@ -34,8 +34,8 @@ TEST(Module, ValueMembersRegisterWithDottedNames) {
   // The registry holds the members themselves: forward uses what state_dict shows.
   EXPECT_TRUE(net.named_parameters()[0].second.is_alias_of(net.fc1.weight));
   Tensor x = randn({2, 6});
-  Tensor want = F::softmax(linear(relu(linear(x, net.fc1.weight, net.fc1.bias)), net.fc2.weight,
-                                  net.fc2.bias), 1);
+  Tensor want = F::softmax(
+      linear(relu(linear(x, net.fc1.weight, net.fc1.bias)), net.fc2.weight, net.fc2.bias), 1);
   EXPECT_TRUE(allclose(F::softmax(net(x), 1).detach(), want.detach()));
   EXPECT_EQ(net.repr(),
             "Net(\n  (fc1): Linear(in_features=6, out_features=4, bias=True)\n"
@@ -69,15 +69,14 @@ TEST(Module, RegistrationErrors) {
 TEST(Module, LoadStateDictRoundTripAndErrors) {
   Net a, b;
   b.load_state_dict(a.state_dict());
-  for (size_t i = 0; i < 4; ++i)
-    EXPECT_TRUE(same_values(a.parameters()[i], b.parameters()[i]));
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(same_values(a.parameters()[i], b.parameters()[i]));
   EXPECT_FALSE(a.fc1.weight.is_alias_of(b.fc1.weight));  // copied, not shared
   EXPECT_TRUE(b.fc1.weight.requires_grad());
 
   nn::StateDict sd = a.state_dict();
-  sd.erase(sd.begin() + 1);                       // missing fc1.bias
-  sd.emplace_back("fc3.weight", zeros({1}));      // unexpected
-  sd[0].second = zeros({4, 5});                   // mis-shaped fc1.weight
+  sd.erase(sd.begin() + 1);                   // missing fc1.bias
+  sd.emplace_back("fc3.weight", zeros({1}));  // unexpected
+  sd[0].second = zeros({4, 5});               // mis-shaped fc1.weight
   try {
     b.load_state_dict(sd);
     FAIL() << "no error";
@@ -201,9 +200,9 @@ TEST(Module, LayersMatchFunctional) {
   Tensor x = randn({2, 3, 6, 6});
   nn::Conv2d conv({.in = 3, .out = 4, .kernel = {3, 2}, .stride = 2, .padding = 1, .groups = 1});
   EXPECT_EQ(conv.weight.shape(), (Shape{4, 3, 3, 2}));
-  EXPECT_TRUE(allclose(conv(x).detach(),
-                       F::conv2d(x, conv.weight, conv.bias, {.stride = {2}, .padding = {1}})
-                           .detach()));
+  EXPECT_TRUE(
+      allclose(conv(x).detach(),
+               F::conv2d(x, conv.weight, conv.bias, {.stride = {2}, .padding = {1}}).detach()));
   nn::Conv1d c1({.in = 4, .out = 2, .kernel = 3, .dilation = 2, .groups = 2, .bias = false});
   Tensor x1 = randn({2, 4, 9});
   EXPECT_FALSE(c1.bias.defined());
