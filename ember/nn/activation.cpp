@@ -1,21 +1,14 @@
 // Activation modules: thin wrappers over the unary ops, with PyTorch's printed options.
 #include "ember/nn/activation.h"
 
-#include <sstream>
-
 #include "ember/nn/functional.h"
+#include "ember/nn/repr.h"
 #include "ember/ops/unary.h"
 
 namespace ember::nn {
 
 namespace {
-std::string num(double d) {
-  std::ostringstream os;
-  os << d;
-  std::string s = os.str();
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";  // Python prints floats as 1.0
-  return s;
-}
+std::string num(double d) { return fmt::py_float(d); }
 }  // namespace
 
 Tensor ReLU::forward(const Tensor& x) { return relu(x); }

@@ -2,11 +2,12 @@
 #include "ember/nn/layers.h"
 
 #include <cmath>
-#include <sstream>
 
 #include "ember/autodiff.h"
 #include "ember/error.h"
 #include "ember/nn/init.h"
+#include "ember/nn/repr.h"
+#include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/linalg.h"
 
@@ -14,35 +15,10 @@ namespace ember::nn {
 
 namespace F = ember::nn::functional;
 
-namespace {
-// The value of one spatial option as PyTorch prints it: expanded to `dims` as a tuple.
-std::string tuple_str(const Shape& v, size_t dims) {
-  std::string s = "(";
-  for (size_t i = 0; i < dims; ++i) {
-    s += std::to_string(v.size() == 1 ? v[0] : v[i]);
-    s += (i + 1 < dims) ? ", " : (dims == 1 ? ",)" : ")");
-  }
-  return s;
-}
-// As given: "2" for one value, "(2, 3)" for several.
-std::string as_given(const Shape& v) {
-  return v.size() == 1 ? std::to_string(v[0]) : tuple_str(v, v.size());
-}
-bool all_equal(const Shape& v, int64_t x) {
-  for (int64_t e : v)
-    if (e != x) return false;
-  return true;
-}
-const char* py_bool(bool b) { return b ? "True" : "False"; }
-std::string py_double(double d) {
-  std::ostringstream os;
-  os << d;
-  std::string s = os.str();
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";  // Python prints floats as 1.0
-  return s;
-}
-TensorOptions topts(const ParamOptions& p) { return {p.dtype, p.device}; }
-}  // namespace
+using fmt::as_given;
+using fmt::py_bool;
+using fmt::py_float;
+using fmt::topts;
 
 // --- Linear ---
 
@@ -75,106 +51,56 @@ std::shared_ptr<Module> Linear::clone() const {
   return c;
 }
 
-// --- ConvNd ---
+// --- Bilinear ---
 
-template <int Dims>
-ConvNd<Dims>::ConvNd(const ConvOptions& o) : options(o) {
-  std::string name = type_name();
-  if (o.groups < 1 || o.in % o.groups != 0 || o.out % o.groups != 0)
-    detail::throw_value(name.c_str(), "expected in and out divisible by groups, found in=" +
-                                          std::to_string(o.in) + ", out=" + std::to_string(o.out) +
-                                          ", groups=" + std::to_string(o.groups));
-  const Shape& k = o.kernel.v;
-  if (k.size() != 1 && k.size() != size_t(Dims))
-    detail::throw_value(name.c_str(), "expected 1 or " + std::to_string(Dims) +
-                                          " kernel sizes, found " + std::to_string(k.size()));
-  Shape wshape{o.out, o.in / o.groups};
-  for (int i = 0; i < Dims; ++i) wshape.push_back(k.size() == 1 ? k[0] : k[i]);
-  weight = empty(wshape, topts(o.param));
+namespace {
+Shape leading(const Tensor& x) {
+  return Shape(std::span<const int64_t>(x.shape().data(), size_t(x.dim() - 1)));
+}
+}  // namespace
+
+Bilinear::Bilinear(const BilinearOptions& o) : options(o) {
+  if (o.in1 < 0 || o.in2 < 0 || o.out < 0)
+    ember::detail::throw_value("Bilinear", "expected non-negative sizes");
+  weight = empty({o.out, o.in1, o.in2}, topts(o.param));
   if (o.bias) bias = empty({o.out}, topts(o.param));
   reset_parameters();
   register_parameter("weight", weight);
   register_parameter("bias", bias);
 }
 
-template <int Dims>
-void ConvNd<Dims>::reset_parameters() {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) init::uniform_(bias, -init::fan_in_bound(weight), init::fan_in_bound(weight));
+void Bilinear::reset_parameters() {
+  // PyTorch's bound: 1/sqrt(in1) for weight and bias alike.
+  double b = options.in1 > 0 ? 1.0 / std::sqrt(double(options.in1)) : 0.0;
+  init::uniform_(weight, -b, b);
+  if (bias.defined()) init::uniform_(bias, -b, b);
 }
 
-template <int Dims>
-Tensor ConvNd<Dims>::forward(const Tensor& x) {
-  F::ConvOptions c{.stride = options.stride.v,
-                   .padding = options.padding.v,
-                   .dilation = options.dilation.v,
-                   .groups = options.groups};
-  if constexpr (Dims == 1)
-    return F::conv1d(x, weight, bias, c);
-  else
-    return F::conv2d(x, weight, bias, c);
+Tensor Bilinear::forward(const Tensor& x1, const Tensor& x2) {
+  if (x1.dim() < 1 || x2.dim() < 1 || x1.shape()[x1.dim() - 1] != options.in1 ||
+      x2.shape()[x2.dim() - 1] != options.in2 || leading(x1) != leading(x2))
+    ember::detail::throw_shape(
+        "Bilinear", "expected inputs [..., " + std::to_string(options.in1) + "] and [..., " +
+                        std::to_string(options.in2) + "] with equal leading dims, found " +
+                        shape_str(x1.shape()) + " and " + shape_str(x2.shape()));
+  Shape lead = leading(x1);
+  Tensor a = x1.reshape({-1, options.in1}), b = x2.reshape({-1, options.in2});
+  Tensor y = einsum("bi,oij,bj->bo", {a, weight, b});
+  if (bias.defined()) y = y + bias;
+  lead.push_back(options.out);
+  return y.reshape(lead);
 }
 
-template <int Dims>
-std::string ConvNd<Dims>::extra_repr() const {
-  const auto& o = options;
-  std::string s = std::to_string(o.in) + ", " + std::to_string(o.out) +
-                  ", kernel_size=" + tuple_str(o.kernel.v, Dims) +
-                  ", stride=" + tuple_str(o.stride.v, Dims);
-  if (!all_equal(o.padding.v, 0)) s += ", padding=" + tuple_str(o.padding.v, Dims);
-  if (!all_equal(o.dilation.v, 1)) s += ", dilation=" + tuple_str(o.dilation.v, Dims);
-  if (o.groups != 1) s += ", groups=" + std::to_string(o.groups);
-  if (!o.bias) s += ", bias=False";
-  return s;
+std::string Bilinear::extra_repr() const {
+  return "in1_features=" + std::to_string(options.in1) +
+         ", in2_features=" + std::to_string(options.in2) +
+         ", out_features=" + std::to_string(options.out) + ", bias=" + py_bool(options.bias);
 }
 
-template <int Dims>
-std::shared_ptr<Module> ConvNd<Dims>::clone() const {
-  auto c = std::make_shared<ConvNd<Dims>>(options);
+std::shared_ptr<Module> Bilinear::clone() const {
+  auto c = std::make_shared<Bilinear>(options);
   c->copy_state_from(*this);
   return c;
-}
-
-template class ConvNd<1>;
-template class ConvNd<2>;
-
-// --- pooling ---
-
-namespace {
-F::PoolOptions pool_opts(const PoolOptions& o) {
-  return {.kernel_size = o.kernel.v,
-          .stride = o.stride ? o.stride->v : o.kernel.v,
-          .padding = o.padding.v,
-          .dilation = o.dilation.v,
-          .ceil_mode = o.ceil_mode,
-          .count_include_pad = o.count_include_pad};
-}
-}  // namespace
-
-Tensor MaxPool2d::forward(const Tensor& x) { return F::max_pool2d(x, pool_opts(options)); }
-std::string MaxPool2d::extra_repr() const {
-  return "kernel_size=" + as_given(options.kernel.v) +
-         ", stride=" + as_given(options.stride ? options.stride->v : options.kernel.v) +
-         ", padding=" + as_given(options.padding.v) + ", dilation=" + as_given(options.dilation.v) +
-         ", ceil_mode=" + py_bool(options.ceil_mode);
-}
-std::shared_ptr<Module> MaxPool2d::clone() const { return std::make_shared<MaxPool2d>(options); }
-
-Tensor AvgPool2d::forward(const Tensor& x) { return F::avg_pool2d(x, pool_opts(options)); }
-std::string AvgPool2d::extra_repr() const {
-  return "kernel_size=" + as_given(options.kernel.v) +
-         ", stride=" + as_given(options.stride ? options.stride->v : options.kernel.v) +
-         ", padding=" + as_given(options.padding.v);
-}
-std::shared_ptr<Module> AvgPool2d::clone() const { return std::make_shared<AvgPool2d>(options); }
-
-Tensor AdaptiveAvgPool2d::forward(const Tensor& x) {
-  return F::adaptive_avg_pool2d(
-      x, output_size.size() == 1 ? Shape{output_size[0], output_size[0]} : output_size);
-}
-std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + as_given(output_size); }
-std::shared_ptr<Module> AdaptiveAvgPool2d::clone() const {
-  return std::make_shared<AdaptiveAvgPool2d>(output_size);
 }
 
 // --- Identity, Flatten, Dropout ---
@@ -190,10 +116,10 @@ std::shared_ptr<Module> Flatten::clone() const { return std::make_shared<Flatten
 
 Dropout::Dropout(double p) : p(p) {
   if (!(p >= 0 && p <= 1))
-    detail::throw_value("Dropout", "expected p in [0, 1], found " + py_double(p));
+    detail::throw_value("Dropout", "expected p in [0, 1], found " + py_float(p));
 }
 Tensor Dropout::forward(const Tensor& x) { return F::dropout(x, p, is_training()); }
-std::string Dropout::extra_repr() const { return "p=" + py_double(p) + ", inplace=False"; }
+std::string Dropout::extra_repr() const { return "p=" + py_float(p) + ", inplace=False"; }
 std::shared_ptr<Module> Dropout::clone() const {
   auto c = std::make_shared<Dropout>(p);
   c->train(is_training());

@@ -1,30 +1,18 @@
 #pragma once
-// Basic layers: Linear, Identity, Flatten, convolutions, pooling, Dropout, Embedding and
-// activations. Options are structs for designated initializers:
+// Basic layers: Linear, Bilinear, Identity, Flatten, Dropout and Embedding (with the
+// convolution and pooling headers). Options are structs for designated initializers:
 // `nn::Conv2d conv{{.in = 3, .out = 8, .kernel = 3, .padding = 1}};`.
 // Initialisation follows PyTorch's defaults (kaiming_uniform(a=sqrt(5)) weights, biases
 // uniform(+-1/sqrt(fan_in))) using ember's seeded generator (manual_seed).
 #include <optional>
 #include <string>
 
+#include "ember/nn/conv.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/module.h"
+#include "ember/nn/pool.h"
 
 namespace ember::nn {
-
-/// One value for every spatial dim (`3`) or one per dim (`{3, 5}`).
-struct Ints {
-  Ints(int64_t v) : v({v}) {}                       // NOLINT: implicit by design
-  Ints(std::initializer_list<int64_t> l) : v(l) {}  // NOLINT
-  Ints(const Shape& s) : v(s) {}                    // NOLINT
-  Shape v;
-};
-
-/// Options for new parameters: dtype and device (defaults: the default dtype and device).
-struct ParamOptions {
-  std::optional<DType> dtype;
-  std::optional<Device> device;
-};
 
 struct LinearOptions {
   int64_t in = 0, out = 0;
@@ -44,63 +32,24 @@ class Linear : public Module {
   const LinearOptions options;
 };
 
-struct ConvOptions {
-  int64_t in = 0, out = 0;
-  Ints kernel = 1;
-  Ints stride = 1;
-  Ints padding = 0;
-  Ints dilation = 1;
-  int64_t groups = 1;
+struct BilinearOptions {
+  int64_t in1 = 0, in2 = 0, out = 0;
   bool bias = true;
   ParamOptions param = {};
 };
-/// Conv over `Dims` spatial dims; weight [out, in/groups, k...], bias [out].
-template <int Dims>
-class ConvNd : public Module {
+/// y = x1^T A x2 + b over the last dim; weight [out, in1, in2], bias [out].
+class Bilinear : public Module {
  public:
-  explicit ConvNd(const ConvOptions& o);
-  Tensor forward(const Tensor& x) override;
-  std::string type_name() const override { return "Conv" + std::to_string(Dims) + "d"; }
+  explicit Bilinear(const BilinearOptions& o);
+  using Module::forward;
+  using Module::operator();
+  Tensor forward(const Tensor& x1, const Tensor& x2);
+  Tensor operator()(const Tensor& x1, const Tensor& x2) { return forward(x1, x2); }
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;
   void reset_parameters();
   Tensor weight, bias;
-  const ConvOptions options;
-};
-using Conv1d = ConvNd<1>;
-using Conv2d = ConvNd<2>;
-
-struct PoolOptions {
-  Ints kernel = 1;
-  std::optional<Ints> stride;  // defaults to kernel
-  Ints padding = 0;
-  Ints dilation = 1;  // max pooling only
-  bool ceil_mode = false;
-  bool count_include_pad = true;  // average pooling only
-};
-class MaxPool2d : public Module {
- public:
-  explicit MaxPool2d(const PoolOptions& o) : options(o) {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  std::shared_ptr<Module> clone() const override;
-  const PoolOptions options;
-};
-class AvgPool2d : public Module {
- public:
-  explicit AvgPool2d(const PoolOptions& o) : options(o) {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  std::shared_ptr<Module> clone() const override;
-  const PoolOptions options;
-};
-class AdaptiveAvgPool2d : public Module {
- public:
-  explicit AdaptiveAvgPool2d(Ints output_size) : output_size(output_size.v) {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  std::shared_ptr<Module> clone() const override;
-  const Shape output_size;
+  const BilinearOptions options;
 };
 
 class Identity : public Module {

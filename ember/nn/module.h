@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,20 @@
 namespace ember::nn {
 
 class Module;
+
+/// One value for every spatial dim (`3`) or one per dim (`{3, 5}`).
+struct Ints {
+  Ints(int64_t v) : v({v}) {}                       // NOLINT: implicit by design
+  Ints(std::initializer_list<int64_t> l) : v(l) {}  // NOLINT
+  Ints(const Shape& s) : v(s) {}                    // NOLINT
+  Shape v;
+};
+
+/// Options for new parameters: dtype and device (defaults: the default dtype and device).
+struct ParamOptions {
+  std::optional<DType> dtype;
+  std::optional<Device> device;
+};
 
 /// Named tensors in registration order (parameters, then buffers, module by module).
 using StateDict = std::vector<std::pair<std::string, Tensor>>;

@@ -1,8 +1,12 @@
 #pragma once
-// Every nn module: Module, layers, normalisation, activations, containers and initialisers.
+// Every nn module: Module, layers, convolutions, pooling, normalisation, activations,
+// attention, containers and initialisers.
 #include "ember/nn/activation.h"
+#include "ember/nn/attention.h"
 #include "ember/nn/container.h"
+#include "ember/nn/conv.h"
 #include "ember/nn/init.h"
 #include "ember/nn/layers.h"
 #include "ember/nn/module.h"
 #include "ember/nn/norm.h"
+#include "ember/nn/pool.h"

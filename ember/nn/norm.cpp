@@ -1,26 +1,20 @@
 // Normalisation modules over nn::functional's batch_norm, layer_norm, group_norm and rms_norm.
 #include "ember/nn/norm.h"
 
-#include <sstream>
-
 #include "ember/autodiff.h"
 #include "ember/error.h"
+#include "ember/nn/repr.h"
 #include "ember/ops/creation.h"
 
 namespace ember::nn {
 
 namespace F = ember::nn::functional;
 
+using fmt::py_bool;
+using fmt::topts;
+
 namespace {
-TensorOptions topts(const ParamOptions& p) { return {p.dtype, p.device}; }
-const char* py_bool(bool b) { return b ? "True" : "False"; }
-std::string num(double d) {
-  std::ostringstream os;
-  os << d;
-  std::string s = os.str();
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";  // Python prints floats as 1.0
-  return s;
-}
+std::string num(double d) { return fmt::py_float(d); }
 std::string shape_tuple(const Shape& s) {
   std::string out = "(";
   for (size_t i = 0; i < s.size(); ++i)
@@ -152,5 +146,55 @@ std::string RMSNorm::extra_repr() const {
          ", elementwise_affine=" + py_bool(options.elementwise_affine);
 }
 std::shared_ptr<Module> RMSNorm::clone() const { return clone_of(*this); }
+
+}  // namespace ember::nn
+
+namespace ember::nn {
+
+// --- InstanceNorm: group_norm with one group per channel is the same statistics ---
+
+template <int Dims>
+InstanceNormNd<Dims>::InstanceNormNd(const InstanceNormOptions& o) : options(o) {
+  if (o.features <= 0)
+    ember::detail::throw_value(type_name().c_str(),
+                               "expected features > 0, found " + std::to_string(o.features));
+  if (o.affine) {
+    weight = ones({o.features}, fmt::topts(o.param));
+    bias = zeros({o.features}, fmt::topts(o.param));
+  }
+  register_parameter("weight", weight);
+  register_parameter("bias", bias);
+}
+
+template <int Dims>
+Tensor InstanceNormNd<Dims>::forward(const Tensor& x) {
+  if (x.dim() != Dims + 1 && x.dim() != Dims + 2)
+    ember::detail::throw_shape(type_name().c_str(), "expected " + std::to_string(Dims + 1) +
+                                                        "D or " + std::to_string(Dims + 2) +
+                                                        "D input, found " +
+                                                        std::to_string(x.dim()) + "D");
+  bool unbatched = x.dim() == Dims + 1;
+  Tensor xb = unbatched ? x.unsqueeze(0) : x;
+  if (xb.shape()[1] != options.features)
+    ember::detail::throw_shape(type_name().c_str(), "expected " + std::to_string(options.features) +
+                                                        " channels, found " +
+                                                        std::to_string(xb.shape()[1]));
+  Tensor y = F::group_norm(xb, options.features, weight, bias, options.eps);
+  return unbatched ? y.squeeze(0) : y;
+}
+
+template <int Dims>
+std::string InstanceNormNd<Dims>::extra_repr() const {
+  return std::to_string(options.features) + ", eps=" + fmt::py_float(options.eps) +
+         ", momentum=0.1, affine=" + fmt::py_bool(options.affine) + ", track_running_stats=False";
+}
+
+template <int Dims>
+std::shared_ptr<Module> InstanceNormNd<Dims>::clone() const {
+  return clone_of(*this);
+}
+
+template class InstanceNormNd<1>;
+template class InstanceNormNd<2>;
 
 }  // namespace ember::nn

@@ -82,3 +82,29 @@ class RMSNorm : public Module {
 };
 
 }  // namespace ember::nn
+
+namespace ember::nn {
+
+struct InstanceNormOptions {
+  int64_t features = 0;
+  double eps = 1e-5;
+  bool affine = false;
+  ParamOptions param = {};
+};
+/// Normalises each channel of each sample over its spatial dims (no running statistics).
+/// Dims = 1 takes [N, C, L] or [C, L]; Dims = 2 [N, C, H, W] or [C, H, W].
+template <int Dims>
+class InstanceNormNd : public Module {
+ public:
+  explicit InstanceNormNd(const InstanceNormOptions& o);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "InstanceNorm" + std::to_string(Dims) + "d"; }
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  Tensor weight, bias;
+  const InstanceNormOptions options;
+};
+using InstanceNorm1d = InstanceNormNd<1>;
+using InstanceNorm2d = InstanceNormNd<2>;
+
+}  // namespace ember::nn

@@ -78,6 +78,57 @@ def small_cnn():
     }
 
 
+class Extras(nn.Module):
+    """Mirrored by Extras in tests/nn/module_extras_test.cpp."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv3 = nn.Conv3d(2, 3, (2, 3, 3), stride=(1, 2, 1), padding=1)
+        self.convt1 = nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1)
+        self.convt2 = nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2, bias=False)
+        self.pool1 = nn.MaxPool1d(2)
+        self.avg1 = nn.AvgPool1d(3, stride=1, padding=1)
+        self.ada1 = nn.AdaptiveAvgPool1d(3)
+        self.inorm = nn.InstanceNorm2d(6, affine=True)
+        self.inorm1 = nn.InstanceNorm1d(4)
+        self.bil = nn.Bilinear(3, 4, 5)
+        self.mha = nn.MultiheadAttention(8, 2)
+
+
+def extras():
+    torch.manual_seed(1)
+    m = Extras()
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            p.copy_(torch.randn(p.shape) * 0.5 + (1.0 if "inorm" in name and "weight" in name else 0))
+    m.eval()
+    x3 = torch.randn(2, 2, 4, 5, 5)
+    x1 = torch.randn(2, 4, 7)
+    x2 = torch.randn(1, 4, 3, 3)
+    a, b = torch.randn(2, 3, 3), torch.randn(2, 3, 4)
+    q, kv = torch.randn(3, 2, 8), torch.randn(4, 2, 8)
+    kpm = torch.tensor([[False, False, True, False], [False, False, False, True]])
+    am = torch.triu(torch.full((3, 4), float("-inf")), diagonal=2)
+    t2 = m.convt2(x2)
+    mo, mw = m.mha(q, kv, kv, key_padding_mask=kpm, attn_mask=am)
+    _, mw_heads = m.mha(q, kv, kv, attn_mask=am < 0, average_attn_weights=False)
+    outs = {
+        "conv3": m.conv3(x3), "convt1": m.convt1(x1), "convt2": t2, "pool1": m.pool1(x1),
+        "avg1": m.avg1(x1), "ada1": m.ada1(x1), "inorm": m.inorm(t2), "inorm1": m.inorm1(x1[0]),
+        "bil": m.bil(a, b), "mha_out": mo, "mha_weights": mw, "mha_weights_heads": mw_heads,
+    }
+    return {
+        "state_dict": [[k, list(v.shape)] for k, v in m.state_dict().items()],
+        # PyTorch names out_proj's class NonDynamicallyQuantizableLinear; ember's is a Linear.
+        "repr": repr(m).replace("NonDynamicallyQuantizableLinear", "Linear"),
+        "values": [[k, tensor_spec(v)] for k, v in m.state_dict().items()],
+        "inputs": {k: tensor_spec(v) for k, v in
+                   {"x3": x3, "x1": x1, "x2": x2, "a": a, "b": b, "q": q, "kv": kv, "kpm": kpm,
+                    "am": am}.items()},
+        "outputs": {k: tensor_spec(v.detach()) for k, v in outs.items()},
+    }
+
+
 def init_stats():
     """Sample statistics of default initialisations (large layers, so sampling noise is small)."""
     torch.manual_seed(0)
@@ -112,5 +163,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "small_cnn.json"), "w") as f:
         json.dump(small_cnn(), f, indent=1)
+    with open(os.path.join(OUT, "extras.json"), "w") as f:
+        json.dump(extras(), f, indent=1)
     with open(os.path.join(OUT, "init_stats.json"), "w") as f:
         json.dump(init_stats(), f, indent=1)
