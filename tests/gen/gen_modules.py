@@ -14,7 +14,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "mo
 
 
 class SmallCNN(nn.Module):
-    """Mirrored by SmallCnn in tests/nn/module_golden_test.cpp."""
+    """Mirrored by SmallCNN in tests/nn/module_golden_test.cpp."""
 
     def __init__(self):
         super().__init__()
@@ -100,7 +100,8 @@ def extras():
     m = Extras()
     with torch.no_grad():
         for name, p in m.named_parameters():
-            p.copy_(torch.randn(p.shape) * 0.5 + (1.0 if "inorm" in name and "weight" in name else 0))
+            shift = 1.0 if "inorm" in name and "weight" in name else 0.0
+            p.copy_(torch.randn(p.shape) * 0.5 + shift)
     m.eval()
     x3 = torch.randn(2, 2, 4, 5, 5)
     x1 = torch.randn(2, 4, 7)
