@@ -21,6 +21,11 @@ EMBER_ACTIVATION(Sigmoid)
 EMBER_ACTIVATION(Mish)
 EMBER_ACTIVATION(Hardswish)
 EMBER_ACTIVATION(Hardsigmoid)
+EMBER_ACTIVATION(ReLU6)
+EMBER_ACTIVATION(Softsign)
+EMBER_ACTIVATION(LogSigmoid)
+EMBER_ACTIVATION(SELU)
+EMBER_ACTIVATION(Tanhshrink)
 #undef EMBER_ACTIVATION
 
 /// approximate: "none" or "tanh".
@@ -77,6 +82,70 @@ class LogSoftmax : public Module {
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;
   const int64_t dim;
+};
+
+class Hardtanh : public Module {
+ public:
+  explicit Hardtanh(double min_val = -1.0, double max_val = 1.0)
+      : min_val(min_val), max_val(max_val) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const double min_val, max_val;
+};
+
+class CELU : public Module {
+ public:
+  explicit CELU(double alpha = 1.0) : alpha(alpha) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const double alpha;
+};
+
+/// y = x where x > threshold, else value.
+class Threshold : public Module {
+ public:
+  Threshold(double threshold, double value) : threshold(threshold), value(value) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const double threshold, value;
+};
+
+/// Splits `dim` in halves a, b and returns a * sigmoid(b).
+class GLU : public Module {
+ public:
+  explicit GLU(int64_t dim = -1) : dim(dim) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const int64_t dim;
+};
+
+class Softmin : public Module {
+ public:
+  explicit Softmin(int64_t dim) : dim(dim) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const int64_t dim;
+};
+
+struct PReLUOptions {
+  int64_t num_parameters = 1;  // 1 (shared) or the channel count (dim 1 of the input)
+  double init = 0.25;
+  ParamOptions param = {};
+};
+/// max(0, x) + weight * min(0, x) with a learned slope.
+class PReLU : public Module {
+ public:
+  explicit PReLU(const PReLUOptions& o = {});
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  Tensor weight;
+  const PReLUOptions options;
 };
 
 }  // namespace ember::nn

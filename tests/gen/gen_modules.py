@@ -130,6 +130,29 @@ def extras():
     }
 
 
+def activations():
+    """Each activation module's summary line and output on one input."""
+    torch.manual_seed(2)
+    x = torch.randn(2, 4, 6) * 3
+    prelu4 = nn.PReLU(4)
+    with torch.no_grad():
+        prelu4.weight.copy_(torch.tensor([0.1, -0.2, 0.3, 0.5]))
+    mods = {
+        "relu6": nn.ReLU6(), "softsign": nn.Softsign(), "logsigmoid": nn.LogSigmoid(),
+        "selu": nn.SELU(), "tanhshrink": nn.Tanhshrink(), "hardtanh": nn.Hardtanh(-0.5, 2.0),
+        "celu": nn.CELU(0.7), "threshold": nn.Threshold(0.1, -2.0), "glu": nn.GLU(),
+        "softmin": nn.Softmin(1), "prelu": nn.PReLU(), "prelu4": prelu4, "mish": nn.Mish(),
+        "hardswish": nn.Hardswish(), "hardsigmoid": nn.Hardsigmoid(),
+        "softplus": nn.Softplus(2.0, 1.0), "gelu_tanh": nn.GELU("tanh"), "elu": nn.ELU(0.5),
+        "leaky_relu": nn.LeakyReLU(0.2), "silu": nn.SiLU(), "log_softmax": nn.LogSoftmax(2),
+    }
+    return {
+        "x": tensor_spec(x),
+        "repr": {k: repr(m) for k, m in mods.items()},
+        "outputs": {k: tensor_spec(m(x).detach()) for k, m in mods.items()},
+    }
+
+
 def init_stats():
     """Sample statistics of default initialisations (large layers, so sampling noise is small)."""
     torch.manual_seed(0)
@@ -166,5 +189,7 @@ if __name__ == "__main__":
         json.dump(small_cnn(), f, indent=1)
     with open(os.path.join(OUT, "extras.json"), "w") as f:
         json.dump(extras(), f, indent=1)
+    with open(os.path.join(OUT, "activations.json"), "w") as f:
+        json.dump(activations(), f, indent=1)
     with open(os.path.join(OUT, "init_stats.json"), "w") as f:
         json.dump(init_stats(), f, indent=1)
