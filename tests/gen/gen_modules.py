@@ -153,6 +153,31 @@ def activations():
     }
 
 
+def rnn():
+    """LSTM (2 layers, bidirectional) and GRU (batch_first): keys, summary, outputs and states."""
+    torch.manual_seed(3)
+    lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    gru = nn.GRU(3, 4, batch_first=True)
+    x = torch.randn(5, 2, 3)
+    h0, c0 = torch.randn(4, 2, 4), torch.randn(4, 2, 4)
+    y, (hn, cn) = lstm(x, (h0, c0))
+    xb = torch.randn(2, 6, 3)
+    g0 = torch.randn(1, 2, 4)
+    gy, gh = gru(xb, g0)
+    out = {}
+    for name, m in (("lstm", lstm), ("gru", gru)):
+        out[name] = {
+            "state_dict": [[k, list(v.shape)] for k, v in m.state_dict().items()],
+            "repr": repr(m),
+            "values": [[k, tensor_spec(v)] for k, v in m.state_dict().items()],
+        }
+    out["lstm"]["io"] = {k: tensor_spec(v.detach()) for k, v in
+                         {"x": x, "h0": h0, "c0": c0, "y": y, "hn": hn, "cn": cn}.items()}
+    out["gru"]["io"] = {k: tensor_spec(v.detach()) for k, v in
+                        {"x": xb, "h0": g0, "y": gy, "hn": gh}.items()}
+    return out
+
+
 def init_stats():
     """Sample statistics of default initialisations (large layers, so sampling noise is small)."""
     torch.manual_seed(0)
@@ -191,5 +216,7 @@ if __name__ == "__main__":
         json.dump(extras(), f, indent=1)
     with open(os.path.join(OUT, "activations.json"), "w") as f:
         json.dump(activations(), f, indent=1)
+    with open(os.path.join(OUT, "rnn.json"), "w") as f:
+        json.dump(rnn(), f, indent=1)
     with open(os.path.join(OUT, "init_stats.json"), "w") as f:
         json.dump(init_stats(), f, indent=1)
