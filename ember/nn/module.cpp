@@ -3,6 +3,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <ostream>
@@ -91,10 +92,50 @@ Module* Module::find_child(const std::string& name) const {
   return nullptr;
 }
 
-void Module::collect(const std::string& prefix, bool params, bool recurse, StateDict& out) const {
-  for (const auto& s : params ? params_ : buffers_) out.emplace_back(prefix + s.name, *s.tensor);
-  if (!recurse) return;
-  for (const auto& c : children_) c.module->collect(prefix + c.name + ".", params, true, out);
+namespace {
+using ModuleList_ = std::vector<std::pair<std::string, Module*>>;
+// Depth first from `m`. dedup: a module reachable by several paths is listed once (PyTorch's
+// named_modules); otherwise once per path (state_dict keeps every key). A module that contains
+// itself is an error rather than endless recursion.
+void walk(const std::string& prefix, Module* m, bool dedup, std::vector<const Module*>& path,
+          std::vector<const Module*>& seen, ModuleList_& out) {
+  if (std::find(path.begin(), path.end(), m) != path.end())
+    ember::detail::throw_value("named_modules", "module \"" + prefix + "\" contains itself");
+  if (dedup) {
+    if (std::find(seen.begin(), seen.end(), m) != seen.end()) return;
+    seen.push_back(m);
+  }
+  out.emplace_back(prefix, m);
+  path.push_back(m);
+  for (auto& [name, c] : m->named_children())
+    walk(prefix.empty() ? name : prefix + "." + name, c, dedup, path, seen, out);
+  path.pop_back();
+}
+ModuleList_ modules_of(const Module* m, bool dedup) {
+  std::vector<const Module*> path, seen;
+  ModuleList_ out;
+  walk("", const_cast<Module*>(m), dedup, path, seen, out);
+  return out;
+}
+}  // namespace
+
+void Module::collect(const std::string&, bool params, bool recurse, StateDict& out) const {
+  // A tensor registered twice (tied weights, or a shared module) is listed once, as in PyTorch.
+  auto add = [&](const std::string& key, const Tensor& t) {
+    for (const auto& [k, e] : out)
+      if (e.is_alias_of(t) && e.offset() == t.offset() && e.shape() == t.shape() &&
+          e.strides() == t.strides())
+        return;
+    out.emplace_back(key, t);
+  };
+  if (!recurse) {
+    for (const auto& s : params ? params_ : buffers_) add(s.name, *s.tensor);
+    return;
+  }
+  for (auto& [prefix, m] : named_modules()) {
+    std::string p = prefix.empty() ? "" : prefix + ".";
+    for (const auto& s : params ? m->params_ : m->buffers_) add(p + s.name, *s.tensor);
+  }
 }
 
 StateDict Module::named_parameters(bool recurse) const {
@@ -128,17 +169,13 @@ std::vector<std::pair<std::string, Module*>> Module::named_children() const {
 }
 
 std::vector<std::pair<std::string, Module*>> Module::named_modules() const {
-  std::vector<std::pair<std::string, Module*>> out{{"", const_cast<Module*>(this)}};
-  for (const auto& c : children_)
-    for (auto& [name, m] : c.module->named_modules())
-      out.emplace_back(name.empty() ? c.name : c.name + "." + name, m);
-  return out;
+  return modules_of(this, true);
 }
 
 StateDict Module::state_dict() const {
   // PyTorch's order: each module's own parameters, then its own buffers, then its children.
   StateDict out;
-  for (auto& [prefix, m] : named_modules()) {
+  for (auto& [prefix, m] : modules_of(this, false)) {
     std::string p = prefix.empty() ? "" : prefix + ".";
     for (const auto& s : m->params_) out.emplace_back(p + s.name, s.tensor->detach());
     for (const auto& s : m->buffers_) out.emplace_back(p + s.name, s.tensor->detach());
@@ -156,7 +193,7 @@ std::string join(const std::vector<std::string>& v) {
 
 void Module::load_state_dict(const StateDict& sd, bool strict) {
   std::map<std::string, Tensor*> slots;
-  for (auto& [prefix, m] : named_modules()) {
+  for (auto& [prefix, m] : modules_of(this, false)) {
     std::string p = prefix.empty() ? "" : prefix + ".";
     for (const auto& s : m->params_) slots[p + s.name] = s.tensor;
     for (const auto& s : m->buffers_) slots[p + s.name] = s.tensor;

@@ -1,6 +1,6 @@
 #pragma once
 // Every nn module: Module, layers, convolutions, pooling, normalisation, activations,
-// attention, containers and initialisers.
+// attention, recurrent layers, containers and initialisers.
 #include "ember/nn/activation.h"
 #include "ember/nn/attention.h"
 #include "ember/nn/container.h"
@@ -10,3 +10,4 @@
 #include "ember/nn/module.h"
 #include "ember/nn/norm.h"
 #include "ember/nn/pool.h"
+#include "ember/nn/rnn.h"

@@ -49,6 +49,30 @@ struct Custom : nn::Module {
   }
 };
 
+// Tied weights and a module registered twice: parameters() lists each tensor once (so an
+// optimizer steps it once) while state_dict keeps every key, as in PyTorch.
+struct Tied : nn::Module {
+  nn::Linear enc{{.in = 4, .out = 4}}, dec{{.in = 4, .out = 4}};
+  Tied() {
+    dec.weight = enc.weight;  // the registered slot now holds the encoder's tensor
+    register_modules({{"enc", enc}, {"dec", dec}, {"again", enc}});
+  }
+};
+
+TEST(Module, SharedModulesAndTiedWeightsCountOnce) {
+  Tied t;
+  std::vector<std::string> params, modules, keys;
+  for (auto& [k, p] : t.named_parameters()) params.push_back(k);
+  for (auto& [k, m] : t.named_modules()) modules.push_back(k);
+  for (auto& [k, v] : t.state_dict()) keys.push_back(k);
+  EXPECT_EQ(params, (std::vector<std::string>{"enc.weight", "enc.bias", "dec.bias"}));
+  EXPECT_EQ(modules, (std::vector<std::string>{"", "enc", "dec"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"enc.weight", "enc.bias", "dec.weight", "dec.bias",
+                                            "again.weight", "again.bias"}));
+  EXPECT_EQ(t.num_parameters(), 16 + 4 + 4);
+  t.load_state_dict(t.state_dict());
+}
+
 TEST(Module, RegistrationErrors) {
   Custom c;
   EXPECT_EQ(c.state_dict().size(), 2u);
