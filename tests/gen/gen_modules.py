@@ -178,6 +178,34 @@ def rnn():
     return out
 
 
+def transformer():
+    """A 2-layer post-norm encoder with a final norm and a pre-norm gelu layer (batch first)."""
+    torch.manual_seed(4)
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+    enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8))
+    pre = nn.TransformerEncoderLayer(8, 4, dim_feedforward=12, dropout=0.0, activation="gelu",
+                                     batch_first=True, norm_first=True)
+    x = torch.randn(5, 2, 8)
+    kpm = torch.tensor([[False] * 5, [False, False, False, True, True]])
+    causal = torch.triu(torch.full((5, 5), float("-inf")), diagonal=1)
+    # Training mode (dropout 0) keeps PyTorch off its fused inference path.
+    enc.train()
+    pre.train()
+    y = enc(x, mask=causal, src_key_padding_mask=kpm)
+    xb = torch.randn(2, 5, 8)
+    yb = pre(xb)
+    out = {}
+    for name, m in (("encoder", enc), ("pre", pre)):
+        out[name] = {
+            "state_dict": [[k, list(v.shape)] for k, v in m.state_dict().items()],
+            "repr": repr(m).replace("NonDynamicallyQuantizableLinear", "Linear"),
+            "values": [[k, tensor_spec(v)] for k, v in m.state_dict().items()],
+        }
+    out["io"] = {k: tensor_spec(v.detach()) for k, v in
+                 {"x": x, "kpm": kpm, "causal": causal, "y": y, "xb": xb, "yb": yb}.items()}
+    return out
+
+
 def init_stats():
     """Sample statistics of default initialisations (large layers, so sampling noise is small)."""
     torch.manual_seed(0)
@@ -218,5 +246,7 @@ if __name__ == "__main__":
         json.dump(activations(), f, indent=1)
     with open(os.path.join(OUT, "rnn.json"), "w") as f:
         json.dump(rnn(), f, indent=1)
+    with open(os.path.join(OUT, "transformer.json"), "w") as f:
+        json.dump(transformer(), f, indent=1)
     with open(os.path.join(OUT, "init_stats.json"), "w") as f:
         json.dump(init_stats(), f, indent=1)
