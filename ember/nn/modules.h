@@ -1,6 +1,6 @@
 #pragma once
 // Every nn module: Module, layers, convolutions, pooling, normalisation, activations,
-// attention, recurrent layers, containers and initialisers.
+// attention, recurrent and transformer layers, containers and initialisers.
 #include "ember/nn/activation.h"
 #include "ember/nn/attention.h"
 #include "ember/nn/container.h"
@@ -11,3 +11,4 @@
 #include "ember/nn/norm.h"
 #include "ember/nn/pool.h"
 #include "ember/nn/rnn.h"
+#include "ember/nn/transformer.h"
