@@ -5,6 +5,7 @@
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/nn/functional.h"
+#include "ember/nn/modules.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/index.h"

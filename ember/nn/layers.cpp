@@ -1,0 +1,173 @@
+// Linear, convolution, pooling, Flatten, Dropout and Embedding modules.
+#include "ember/nn/layers.h"
+
+#include <cmath>
+
+#include "ember/autodiff.h"
+#include "ember/error.h"
+#include "ember/nn/init.h"
+#include "ember/nn/repr.h"
+#include "ember/ops/binary.h"
+#include "ember/ops/creation.h"
+#include "ember/ops/linalg.h"
+
+namespace ember::nn {
+
+namespace F = ember::nn::functional;
+
+using fmt::as_given;
+using fmt::py_bool;
+using fmt::py_float;
+using fmt::topts;
+
+// --- Linear ---
+
+Linear::Linear(const LinearOptions& o) : options(o) {
+  if (o.in < 0 || o.out < 0)
+    detail::throw_value("Linear", "expected non-negative in and out, found " +
+                                      std::to_string(o.in) + " and " + std::to_string(o.out));
+  weight = empty({o.out, o.in}, topts(o.param));
+  if (o.bias) bias = empty({o.out}, topts(o.param));
+  reset_parameters();
+  register_parameter("weight", weight);
+  register_parameter("bias", bias);
+}
+
+void Linear::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) init::uniform_(bias, -init::fan_in_bound(weight), init::fan_in_bound(weight));
+}
+
+Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias); }
+
+std::string Linear::extra_repr() const {
+  return "in_features=" + std::to_string(options.in) +
+         ", out_features=" + std::to_string(options.out) + ", bias=" + py_bool(options.bias);
+}
+
+std::shared_ptr<Module> Linear::clone() const {
+  auto c = std::make_shared<Linear>(options);
+  c->copy_state_from(*this);
+  return c;
+}
+
+// --- Bilinear ---
+
+namespace {
+Shape leading(const Tensor& x) {
+  return Shape(std::span<const int64_t>(x.shape().data(), size_t(x.dim() - 1)));
+}
+}  // namespace
+
+Bilinear::Bilinear(const BilinearOptions& o) : options(o) {
+  if (o.in1 < 0 || o.in2 < 0 || o.out < 0)
+    ember::detail::throw_value("Bilinear", "expected non-negative sizes");
+  weight = empty({o.out, o.in1, o.in2}, topts(o.param));
+  if (o.bias) bias = empty({o.out}, topts(o.param));
+  reset_parameters();
+  register_parameter("weight", weight);
+  register_parameter("bias", bias);
+}
+
+void Bilinear::reset_parameters() {
+  // PyTorch's bound: 1/sqrt(in1) for weight and bias alike.
+  double b = options.in1 > 0 ? 1.0 / std::sqrt(double(options.in1)) : 0.0;
+  init::uniform_(weight, -b, b);
+  if (bias.defined()) init::uniform_(bias, -b, b);
+}
+
+Tensor Bilinear::forward(const Tensor& x1, const Tensor& x2) {
+  if (x1.dim() < 1 || x2.dim() < 1 || x1.shape()[x1.dim() - 1] != options.in1 ||
+      x2.shape()[x2.dim() - 1] != options.in2 || leading(x1) != leading(x2))
+    ember::detail::throw_shape(
+        "Bilinear", "expected inputs [..., " + std::to_string(options.in1) + "] and [..., " +
+                        std::to_string(options.in2) + "] with equal leading dims, found " +
+                        shape_str(x1.shape()) + " and " + shape_str(x2.shape()));
+  Shape lead = leading(x1);
+  Tensor a = x1.reshape({-1, options.in1}), b = x2.reshape({-1, options.in2});
+  Tensor y = einsum("bi,oij,bj->bo", {a, weight, b});
+  if (bias.defined()) y = y + bias;
+  lead.push_back(options.out);
+  return y.reshape(lead);
+}
+
+std::string Bilinear::extra_repr() const {
+  return "in1_features=" + std::to_string(options.in1) +
+         ", in2_features=" + std::to_string(options.in2) +
+         ", out_features=" + std::to_string(options.out) + ", bias=" + py_bool(options.bias);
+}
+
+std::shared_ptr<Module> Bilinear::clone() const {
+  auto c = std::make_shared<Bilinear>(options);
+  c->copy_state_from(*this);
+  return c;
+}
+
+// --- Identity, Flatten, Dropout ---
+
+std::shared_ptr<Module> Identity::clone() const { return std::make_shared<Identity>(); }
+
+Tensor Flatten::forward(const Tensor& x) { return x.flatten(options.start_dim, options.end_dim); }
+std::string Flatten::extra_repr() const {
+  return "start_dim=" + std::to_string(options.start_dim) +
+         ", end_dim=" + std::to_string(options.end_dim);
+}
+std::shared_ptr<Module> Flatten::clone() const { return std::make_shared<Flatten>(options); }
+
+Dropout::Dropout(double p) : p(p) {
+  if (!(p >= 0 && p <= 1))
+    detail::throw_value("Dropout", "expected p in [0, 1], found " + py_float(p));
+}
+Tensor Dropout::forward(const Tensor& x) { return F::dropout(x, p, is_training()); }
+std::string Dropout::extra_repr() const { return "p=" + py_float(p) + ", inplace=False"; }
+std::shared_ptr<Module> Dropout::clone() const {
+  auto c = std::make_shared<Dropout>(p);
+  c->train(is_training());
+  return c;
+}
+
+// --- Embedding ---
+
+namespace {
+EmbeddingOptions normalized(EmbeddingOptions o) {
+  if (o.padding_idx && *o.padding_idx < 0) *o.padding_idx += o.num;  // as PyTorch stores it
+  return o;
+}
+}  // namespace
+
+Embedding::Embedding(const EmbeddingOptions& o) : options(normalized(o)) {
+  if (o.num < 0 || o.dim < 0)
+    detail::throw_value("Embedding", "expected non-negative num and dim, found " +
+                                         std::to_string(o.num) + " and " + std::to_string(o.dim));
+  if (o.padding_idx && (*o.padding_idx >= o.num || *o.padding_idx < -o.num))
+    detail::throw_value("Embedding", "expected padding_idx in [" + std::to_string(-o.num) + ", " +
+                                         std::to_string(o.num) + "), found " +
+                                         std::to_string(*o.padding_idx));
+  weight = empty({o.num, o.dim}, topts(o.param));
+  reset_parameters();
+  register_parameter("weight", weight);
+}
+
+void Embedding::reset_parameters() {
+  init::normal_(weight, 0.0, 1.0);
+  if (options.padding_idx) {
+    NoGradGuard ng;
+    weight.select(0, *options.padding_idx).zero_();
+  }
+}
+
+Tensor Embedding::forward(const Tensor& indices) {
+  return F::embedding(indices, weight, options.padding_idx);
+}
+std::string Embedding::extra_repr() const {
+  std::string s = std::to_string(options.num) + ", " + std::to_string(options.dim);
+  if (options.padding_idx) s += ", padding_idx=" + std::to_string(*options.padding_idx);
+  return s;
+}
+std::shared_ptr<Module> Embedding::clone() const {
+  auto c = std::make_shared<Embedding>(options);
+  c->copy_state_from(*this);
+  return c;
+}
+
+}  // namespace ember::nn

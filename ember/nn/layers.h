@@ -1,0 +1,100 @@
+#pragma once
+// Basic layers: Linear, Bilinear, Identity, Flatten, Dropout and Embedding (with the
+// convolution and pooling headers). Options are structs for designated initializers:
+// `nn::Conv2d conv{{.in = 3, .out = 8, .kernel = 3, .padding = 1}};`.
+// Initialisation follows PyTorch's defaults (kaiming_uniform(a=sqrt(5)) weights, biases
+// uniform(+-1/sqrt(fan_in))) using ember's seeded generator (manual_seed).
+#include <optional>
+#include <string>
+
+#include "ember/nn/conv.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/module.h"
+#include "ember/nn/pool.h"
+
+namespace ember::nn {
+
+struct LinearOptions {
+  int64_t in = 0, out = 0;
+  bool bias = true;
+  ParamOptions param = {};
+};
+/// y = x W^T + b; weight [out, in], bias [out].
+class Linear : public Module {
+ public:
+  explicit Linear(const LinearOptions& o);
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  /// Re-draws weight and bias from PyTorch's default distributions.
+  void reset_parameters();
+  Tensor weight, bias;
+  const LinearOptions options;
+};
+
+struct BilinearOptions {
+  int64_t in1 = 0, in2 = 0, out = 0;
+  bool bias = true;
+  ParamOptions param = {};
+};
+/// y = x1^T A x2 + b over the last dim; weight [out, in1, in2], bias [out].
+class Bilinear : public Module {
+ public:
+  explicit Bilinear(const BilinearOptions& o);
+  using Module::forward;
+  using Module::operator();
+  Tensor forward(const Tensor& x1, const Tensor& x2);
+  Tensor operator()(const Tensor& x1, const Tensor& x2) { return forward(x1, x2); }
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  void reset_parameters();
+  Tensor weight, bias;
+  const BilinearOptions options;
+};
+
+class Identity : public Module {
+ public:
+  Tensor forward(const Tensor& x) override { return x; }
+  std::shared_ptr<Module> clone() const override;
+};
+
+struct FlattenOptions {
+  int64_t start_dim = 1, end_dim = -1;
+};
+class Flatten : public Module {
+ public:
+  explicit Flatten(const FlattenOptions& o = {}) : options(o) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const FlattenOptions options;
+};
+
+/// Zeroes elements with probability p in training mode; the identity in eval mode.
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5);
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const double p;
+};
+
+struct EmbeddingOptions {
+  int64_t num = 0, dim = 0;
+  std::optional<int64_t> padding_idx;
+  ParamOptions param = {};
+};
+/// A lookup table [num, dim] drawn from N(0, 1); the padding row starts at zero.
+class Embedding : public Module {
+ public:
+  explicit Embedding(const EmbeddingOptions& o);
+  Tensor forward(const Tensor& indices) override;
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  void reset_parameters();
+  Tensor weight;
+  const EmbeddingOptions options;
+};
+
+}  // namespace ember::nn

@@ -1,0 +1,14 @@
+#pragma once
+// Every nn module: Module, layers, convolutions, pooling, normalisation, activations,
+// attention, recurrent and transformer layers, containers and initialisers.
+#include "ember/nn/activation.h"
+#include "ember/nn/attention.h"
+#include "ember/nn/container.h"
+#include "ember/nn/conv.h"
+#include "ember/nn/init.h"
+#include "ember/nn/layers.h"
+#include "ember/nn/module.h"
+#include "ember/nn/norm.h"
+#include "ember/nn/pool.h"
+#include "ember/nn/rnn.h"
+#include "ember/nn/transformer.h"

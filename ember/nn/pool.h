@@ -1,0 +1,59 @@
+#pragma once
+// Pooling layers: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d.
+#include <optional>
+#include <string>
+
+#include "ember/nn/module.h"
+
+namespace ember::nn {
+
+struct PoolOptions {
+  Ints kernel = 1;
+  std::optional<Ints> stride;  // defaults to kernel
+  Ints padding = 0;
+  Ints dilation = 1;  // max pooling only
+  bool ceil_mode = false;
+  bool count_include_pad = true;  // average pooling only
+};
+
+template <int Dims>
+class MaxPoolNd : public Module {
+ public:
+  explicit MaxPoolNd(const PoolOptions& o) : options(o) {}
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "MaxPool" + std::to_string(Dims) + "d"; }
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const PoolOptions options;
+};
+using MaxPool1d = MaxPoolNd<1>;
+using MaxPool2d = MaxPoolNd<2>;
+
+template <int Dims>
+class AvgPoolNd : public Module {
+ public:
+  explicit AvgPoolNd(const PoolOptions& o) : options(o) {}
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "AvgPool" + std::to_string(Dims) + "d"; }
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const PoolOptions options;
+};
+using AvgPool1d = AvgPoolNd<1>;
+using AvgPool2d = AvgPoolNd<2>;
+
+/// Average pooling to a fixed output size (one value for every spatial dim, or one per dim).
+template <int Dims>
+class AdaptiveAvgPoolNd : public Module {
+ public:
+  explicit AdaptiveAvgPoolNd(Ints output_size) : output_size(output_size.v) {}
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "AdaptiveAvgPool" + std::to_string(Dims) + "d"; }
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const Shape output_size;
+};
+using AdaptiveAvgPool1d = AdaptiveAvgPoolNd<1>;
+using AdaptiveAvgPool2d = AdaptiveAvgPoolNd<2>;
+
+}  // namespace ember::nn
