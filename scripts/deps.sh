@@ -2,8 +2,7 @@
 # Installs the Debian packages ember needs to build and test (idempotent; root or sudo).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev
-      libbenchmark-dev nlohmann-json3-dev zlib1g-dev)
-[ "${1:-}" = "--demo" ] && pkgs+=()
+      libbenchmark-dev nlohmann-json3-dev dataset-fashion-mnist zlib1g-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
