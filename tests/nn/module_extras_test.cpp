@@ -7,11 +7,14 @@
 
 #include "ember/nn/modules.h"
 #include "golden.h"
+#include "nn/module_golden.h"
 
 namespace ember {
 namespace {
 
 using test::json;
+using test::check_keys_and_load;
+using test::expect_keys_and_summary;
 
 // Mirrors Extras in tests/gen/gen_modules.py.
 struct Extras : nn::Module {
@@ -49,14 +52,7 @@ json load() {
 TEST(ModuleExtras, KeysAndSummaryMatchPyTorch) {
   json g = load();
   Extras m;
-  auto sd = m.state_dict();
-  ASSERT_EQ(sd.size(), g["state_dict"].size());
-  for (size_t i = 0; i < sd.size(); ++i) {
-    EXPECT_EQ(sd[i].first, g["state_dict"][i][0].get<std::string>());
-    EXPECT_EQ(shape_str(sd[i].second.shape()),
-              shape_str(g["state_dict"][i][1].get<std::vector<int64_t>>()));
-  }
-  EXPECT_EQ(m.repr(), g["repr"].get<std::string>());
+  expect_keys_and_summary(m, g);
 }
 
 TEST(ModuleExtras, ForwardMatchesPyTorch) {

@@ -7,30 +7,20 @@
 #include "ember/ember.h"
 #include "ember/nn/rnn.h"
 #include "golden.h"
+#include "nn/module_golden.h"
 
 namespace ember {
 namespace {
 
 using test::json;
+using test::check_keys_and_load;
+using test::expect_keys_and_summary;
 
 json load() {
   std::ifstream f(std::string(EMBER_TEST_DATA) + "/modules/rnn.json");
   return json::parse(f);
 }
 
-void check_keys_and_load(nn::Module& m, const json& g) {
-  auto sd = m.state_dict();
-  ASSERT_EQ(sd.size(), g["state_dict"].size());
-  for (size_t i = 0; i < sd.size(); ++i) {
-    EXPECT_EQ(sd[i].first, g["state_dict"][i][0].get<std::string>());
-    EXPECT_EQ(shape_str(sd[i].second.shape()),
-              shape_str(g["state_dict"][i][1].get<std::vector<int64_t>>()));
-  }
-  EXPECT_EQ(m.repr(), g["repr"].get<std::string>());
-  nn::StateDict values;
-  for (const auto& kv : g["values"]) values.emplace_back(kv[0], test::make_tensor(kv[1], {}));
-  m.load_state_dict(values);
-}
 
 TEST(RnnModules, LstmMatchesPyTorch) {
   json g = load()["lstm"];

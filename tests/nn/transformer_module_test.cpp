@@ -8,25 +8,15 @@
 #include "ember/ember.h"
 #include "ember/nn/transformer.h"
 #include "golden.h"
+#include "nn/module_golden.h"
 
 namespace ember {
 namespace {
 
 using test::json;
+using test::check_keys_and_load;
+using test::expect_keys_and_summary;
 
-void check_and_load(nn::Module& m, const json& g) {
-  auto sd = m.state_dict();
-  ASSERT_EQ(sd.size(), g["state_dict"].size());
-  for (size_t i = 0; i < sd.size(); ++i) {
-    EXPECT_EQ(sd[i].first, g["state_dict"][i][0].get<std::string>());
-    EXPECT_EQ(shape_str(sd[i].second.shape()),
-              shape_str(g["state_dict"][i][1].get<std::vector<int64_t>>()));
-  }
-  EXPECT_EQ(m.repr(), g["repr"].get<std::string>());
-  nn::StateDict values;
-  for (const auto& kv : g["values"]) values.emplace_back(kv[0], test::make_tensor(kv[1], {}));
-  m.load_state_dict(values);
-}
 
 TEST(TransformerModules, MatchPyTorch) {
   std::ifstream f(std::string(EMBER_TEST_DATA) + "/modules/transformer.json");
@@ -36,7 +26,7 @@ TEST(TransformerModules, MatchPyTorch) {
   nn::TransformerEncoderLayer layer(
       {.d_model = 8, .nhead = 2, .dim_feedforward = 16, .dropout = 0.0});
   nn::TransformerEncoder enc(layer, 2, nn::LayerNormOptions{.shape = {8}});
-  check_and_load(enc, g["encoder"]);
+  check_keys_and_load(enc, g["encoder"]);
   Tensor y = enc.forward(io("x"), {.key_padding_mask = io("kpm"), .attn_mask = io("causal")});
   EXPECT_EQ(test::compare(y.detach(), g["io"]["y"], 1e-4, 1e-5), "");
 
@@ -47,7 +37,7 @@ TEST(TransformerModules, MatchPyTorch) {
                                    .activation = "gelu",
                                    .batch_first = true,
                                    .norm_first = true});
-  check_and_load(pre, g["pre"]);
+  check_keys_and_load(pre, g["pre"]);
   Tensor yb = pre(io("xb"));
   EXPECT_EQ(test::compare(yb.detach(), g["io"]["yb"], 1e-4, 1e-5), "");
 
