@@ -1,7 +1,10 @@
 #include "ember/random.h"
 
 #include <mutex>
+#include <string>
+#include <vector>
 
+#include "ember/error.h"
 #include "ember/ops/creation.h"
 
 namespace ember {
@@ -22,6 +25,32 @@ void manual_seed(uint64_t seed) {
 void manual_seed(Device d, uint64_t seed) {
   std::lock_guard lock(g_mu);
   gen_for(d) = {seed, 0};
+}
+
+std::vector<uint64_t> get_rng_state() {
+  std::lock_guard lock(g_mu);
+  std::vector<uint64_t> out;
+  out.reserve(sizeof(g_gens) / sizeof(uint64_t));
+  for (auto& row : g_gens)
+    for (auto& g : row) {
+      out.push_back(g.seed);
+      out.push_back(g.offset);
+    }
+  return out;
+}
+
+void set_rng_state(const std::vector<uint64_t>& state) {
+  constexpr size_t n = sizeof(g_gens) / sizeof(Gen) * 2;
+  if (state.size() != n)
+    throw ValueError("[set_rng_state] expected a state of " + std::to_string(n) +
+                     " words (from get_rng_state), found " + std::to_string(state.size()));
+  std::lock_guard lock(g_mu);
+  size_t i = 0;
+  for (auto& row : g_gens)
+    for (auto& g : row) {
+      g.seed = state[i++];
+      g.offset = state[i++];
+    }
 }
 
 namespace detail {

@@ -23,6 +23,12 @@ void check_loader_options(const LoaderOptions& o) {
   if (o.prefetch < 1) bad("expected prefetch >= 1, found " + std::to_string(o.prefetch));
 }
 
+void check_start_batch(int64_t start, int64_t batches) {
+  if (start < 0 || start > batches)
+    throw IndexError("[DataLoader] expected a start batch in [0, " + std::to_string(batches) +
+                     "], found " + std::to_string(start));
+}
+
 std::vector<int64_t> epoch_order(int64_t n, const LoaderOptions& o, uint64_t epoch) {
   if (!o.shuffle) {
     std::vector<int64_t> p(static_cast<size_t>(n));

@@ -46,17 +46,23 @@ namespace detail {
 void check_loader_options(const LoaderOptions& o);
 /// The dataset indices of one epoch, in order.
 std::vector<int64_t> epoch_order(int64_t n, const LoaderOptions& o, uint64_t epoch);
+/// Throws IndexError unless 0 <= start <= batches.
+void check_start_batch(int64_t start, int64_t batches);
 
 /// One pass over the data. Workers take batch numbers in order, at most `window` ahead of the
 /// consumer; results (or exceptions) wait in `ready_` until the consumer reaches them.
 template <class T, class Batcher, class Batch>
 class LoaderRun {
  public:
-  LoaderRun(DatasetPtr<T> ds, const Batcher& b, const LoaderOptions& o, uint64_t epoch)
+  LoaderRun(DatasetPtr<T> ds, const Batcher& b, const LoaderOptions& o, uint64_t epoch,
+            int64_t start)
       : ds_(std::move(ds)), batcher_(b), bs_(o.batch_size),
         order_(epoch_order(ds_->size(), o, epoch)) {
     int64_t n = int64_t(order_.size());
     batches_ = o.drop_last ? n / bs_ : (n + bs_ - 1) / bs_;
+    check_start_batch(start, batches_);
+    consumed_ = start;
+    taken_ = start;
     window_ = int64_t(o.workers) * std::max(o.prefetch, 1);
     try {
       for (int w = 0; w < o.workers; ++w) threads_.emplace_back([this] { work(); });
@@ -172,19 +178,20 @@ class DataLoader {
     std::optional<Batch> cur_;
   };
 
-  /// One epoch as a range.
+  /// One epoch as a range (from batch `start` on).
   class Epoch {
    public:
-    Epoch(const DataLoader* l, uint64_t e) : loader_(l), epoch_(e) {}
+    Epoch(const DataLoader* l, uint64_t e, int64_t start) : loader_(l), epoch_(e), start_(start) {}
     Iterator begin() const {
       return Iterator(std::make_shared<Run>(loader_->ds_, loader_->batcher_, loader_->opt_,
-                                            epoch_));
+                                            epoch_, start_));
     }
     std::default_sentinel_t end() const { return {}; }
 
    private:
     const DataLoader* loader_;
     uint64_t epoch_;
+    int64_t start_;
   };
 
   DataLoader(DatasetPtr<T> dataset, LoaderOptions o = {}, Batcher b = {})
@@ -201,7 +208,9 @@ class DataLoader {
     return opt_.drop_last ? n / b : (n + b - 1) / b;
   }
   const LoaderOptions& options() const { return opt_; }
-  Epoch epoch(uint64_t e) const { return Epoch(this, e); }
+  /// Epoch `e`'s batches, skipping its first `start` batches without making them (a resumed
+  /// epoch continues with exactly the batches an uninterrupted one would have seen).
+  Epoch epoch(uint64_t e, int64_t start = 0) const { return Epoch(this, e, start); }
   /// The epoch the next range-for over the loader runs.
   void set_epoch(uint64_t e) { next_epoch_ = e; }
   Iterator begin() { return epoch(next_epoch_++).begin(); }

@@ -2,6 +2,7 @@
 // Creation and random ops. Options default to the default dtype/device.
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "ember/tensor.h"
 
@@ -35,6 +36,10 @@ Tensor full_like(const Tensor& t, Scalar value, TensorOptions o = {});
 void manual_seed(uint64_t seed);
 /// Seeds the generator of one device.
 void manual_seed(Device d, uint64_t seed);
+/// Every generator's state (seed and counter of each device), for checkpoints.
+std::vector<uint64_t> get_rng_state();
+/// Restores get_rng_state(); throws ValueError when `state` has the wrong length.
+void set_rng_state(const std::vector<uint64_t>& state);
 /// Uniform [0, 1).
 Tensor rand(const Shape& shape, TensorOptions o = {});
 /// Standard normal.

@@ -23,6 +23,8 @@ class LRScheduler {
   /// The lrs the last step set, one per group.
   const std::vector<double>& get_last_lr() const { return last_lr_; }
   int64_t last_epoch() const { return last_epoch_; }
+  /// The scheduler's name as used in error messages ("StepLR").
+  const std::string& name() const { return name_; }
   const std::vector<double>& base_lrs() const { return base_lrs_; }
   /// Epoch counters, base lrs and last lrs (as scalars "last_epoch", "base_lr.0", ...).
   virtual State state_dict() const;

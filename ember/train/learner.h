@@ -1,0 +1,162 @@
+#pragma once
+// The Learner: fits a model with an optimizer over epochs of a training loader, validates after
+// each epoch, tracks metrics, steps an LR scheduler, accumulates gradients, writes checkpoints
+// and metric logs, stops early, and stops cleanly on Ctrl-C. A resumed fit continues bit for bit
+// where the checkpoint left off (model, optimizer, scheduler, RNG, metrics, epoch and step).
+//
+//   train::Learner learner(net, opt, {.epochs = 10, .checkpoint_dir = "runs/cnn"});
+//   learner.add_metric(train::accuracy());
+//   auto result = learner.fit(train_loader, &valid_loader, train::classification_step(net));
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/autodiff.h"
+#include "ember/nn/module.h"
+#include "ember/optim/lr_scheduler.h"
+#include "ember/optim/optimizer.h"
+#include "ember/train/metrics.h"
+#include "ember/train/renderer.h"
+
+namespace ember::train {
+
+/// Stop when a monitored metric has not improved for `patience` epochs.
+struct EarlyStopping {
+  /// "<split>.<metric name>": "valid.loss", "valid.accuracy", "train.loss", ...
+  std::string metric = "valid.loss";
+  /// Direction of improvement; default: the metric's own (loss lower, accuracy higher).
+  std::optional<bool> higher_is_better;
+  /// Epochs without improvement before stopping (>= 1).
+  int64_t patience = 3;
+  /// The smallest change that counts as an improvement.
+  double min_delta = 0;
+};
+
+enum class ScheduleEvery { epoch, step };
+
+struct LearnerOptions {
+  /// The last epoch to run (1-based; a resumed fit runs the ones left).
+  int64_t epochs = 1;
+  /// Micro-batches whose gradients are summed before each optimizer step (each loss is divided by
+  /// it). An epoch ending mid-window steps with what it has.
+  int64_t grad_accumulation = 1;
+  /// Gradient clipping before each optimizer step (by total 2-norm, and/or by value).
+  std::optional<double> clip_grad_norm;
+  std::optional<double> clip_grad_value;
+  /// When the scheduler steps: after each epoch, or after each optimizer step.
+  ScheduleEvery schedule_every = ScheduleEvery::epoch;
+  /// Where checkpoints go ("" for none): one after every epoch, and one on interruption.
+  std::string checkpoint_dir;
+  /// Checkpoints kept (the newest ones); 0 keeps them all.
+  int64_t keep_last = 3;
+  /// Continue from the newest checkpoint in checkpoint_dir when there is one.
+  bool resume = true;
+  std::optional<EarlyStopping> early_stopping;
+  /// A metric log rewritten after every epoch: ".csv" or ".jsonl" ("" for none).
+  std::string log_path;
+  /// Ctrl-C (SIGINT) during fit finishes the current optimizer step, saves a checkpoint and
+  /// returns with `interrupted` set; a second Ctrl-C kills the process as usual.
+  bool handle_interrupt = true;
+  /// A NaN or infinite training loss throws ValueError naming the epoch and step.
+  bool stop_on_nan = true;
+  /// Progress display; null picks auto_renderer() (a live bar on a terminal, plain lines else).
+  std::shared_ptr<Renderer> renderer;
+};
+
+struct FitResult {
+  /// Every finished epoch, including those done before a resume.
+  std::vector<EpochRecord> history;
+  /// The last finished epoch (1-based; 0 when none).
+  int64_t epoch = 0;
+  /// Optimizer steps taken in total (across resumes).
+  int64_t global_step = 0;
+  bool stopped_early = false;
+  bool interrupted = false;
+  /// The newest checkpoint written or resumed from ("" when none).
+  std::string checkpoint;
+};
+
+/// A step for (input, target) batches: loss = cross_entropy(model(input), target), with the
+/// output and target handed to the classification metrics.
+std::function<StepOutput(std::pair<Tensor, Tensor>&)> classification_step(nn::Module& model);
+
+class Learner {
+ public:
+  /// The model and optimizer (and scheduler, if any) must outlive the Learner.
+  Learner(nn::Module& model, optim::Optimizer& opt, LearnerOptions options = {});
+  ~Learner();
+  Learner(const Learner&) = delete;
+  Learner& operator=(const Learner&) = delete;
+
+  /// Steps `sched` per options.schedule_every; its state is checkpointed.
+  Learner& set_scheduler(optim::LRScheduler& sched);
+  /// Tracks `m` on the training and validation passes ("loss" is always tracked). Use the split
+  /// variants for metrics of one pass only (lr and throughput belong to training).
+  Learner& add_metric(MetricPtr m);
+  Learner& add_train_metric(MetricPtr m);
+  Learner& add_valid_metric(MetricPtr m);
+  const LearnerOptions& options() const;
+
+  /// Loads a checkpoint written by a Learner into the model, optimizer, scheduler, RNG and this
+  /// Learner's position; the next fit continues from there. Throws store errors for a missing,
+  /// truncated or mismatched file (nothing is changed then).
+  void load_checkpoint(const std::string& path);
+  /// The newest checkpoint in `dir` ("" when there is none).
+  static std::string latest_checkpoint(const std::string& dir);
+
+  /// Trains over `train` (any loader with size() and epoch(e, start_batch)), validating on
+  /// `*valid` after each epoch when not null. `train_step(batch)` runs the forward pass and
+  /// returns the loss (and what the metrics need); `valid_step` does the same under NoGradGuard
+  /// in eval mode (default: train_step).
+  template <class Loader, class Step>
+  FitResult fit(Loader& train, Loader* valid, Step&& train_step) {
+    return fit(train, valid, train_step, train_step);
+  }
+  template <class Loader, class TrainStep, class ValidStep>
+  FitResult fit(Loader& train, Loader* valid, TrainStep&& train_step, ValidStep&& valid_step) {
+    FitScope scope(*this, train.size(), valid ? valid->size() : 0);
+    int64_t epoch = 0, start = 0;
+    while (next_epoch(epoch, start)) {
+      // The loader's epochs count from 0 and fix the shuffle order.
+      for (auto& batch : train.epoch(uint64_t(epoch - 1), start))
+        if (!run_train_step([&] { return train_step(batch); })) break;
+      if (!end_train()) break;
+      if (valid) {
+        for (auto& batch : valid->epoch(0))
+          if (!run_valid_step([&] { return valid_step(batch); })) break;
+      }
+      if (!end_epoch()) break;
+    }
+    return scope.finish();
+  }
+
+ private:
+  struct Impl;
+  // Sets up a fit (resume, signal handler, renderer) and undoes the handler however fit ends.
+  class FitScope {
+   public:
+    FitScope(Learner& l, int64_t train_steps, int64_t valid_steps);
+    ~FitScope();
+    FitScope(const FitScope&) = delete;
+    FitScope& operator=(const FitScope&) = delete;
+    FitResult finish();
+
+   private:
+    Learner& l_;
+    bool finished_ = false;
+  };
+  // Each returns false when the fit must stop (interrupted, early stopping, epochs done).
+  bool next_epoch(int64_t& epoch, int64_t& start_batch);
+  bool run_train_step(const std::function<StepOutput()>& step);
+  bool end_train();
+  bool run_valid_step(const std::function<StepOutput()>& step);
+  bool end_epoch();
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ember::train

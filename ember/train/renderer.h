@@ -1,0 +1,71 @@
+#pragma once
+// How the Learner shows progress. A Renderer receives events; the library has a terminal one (a
+// live progress bar with ETA and current metrics), a plain one (a line now and then, for logs and
+// pipes) and a silent one. A fuller dashboard implements the same interface.
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ember::train {
+
+/// Named metric values in display order ("loss", "accuracy", ...).
+using MetricValues = std::vector<std::pair<std::string, double>>;
+
+enum class Split { train, valid };
+std::string_view split_name(Split s);  // "train", "valid"
+
+struct FitInfo {
+  int64_t epochs = 0;       // the last epoch (1-based) fit will run
+  int64_t start_epoch = 1;  // the first epoch this call runs (> 1 after a resume)
+  int64_t train_steps = 0;  // batches per training epoch
+  int64_t valid_steps = 0;  // batches per validation pass (0: no validation)
+};
+
+/// Progress within one split of one epoch.
+struct Progress {
+  Split split = Split::train;
+  int64_t epoch = 1, epochs = 1;  // 1-based
+  int64_t step = 0, steps = 0;    // batches done and batches in this pass
+  double elapsed_s = 0;           // since this pass started (or resumed)
+  double eta_s = 0;               // estimated time left in this pass
+  MetricValues metrics;           // running values
+};
+
+/// One finished epoch: what the metric log stores, one row per epoch.
+struct EpochRecord {
+  int64_t epoch = 0;  // 1-based
+  double seconds = 0;  // wall time of the epoch (train + valid)
+  MetricValues train, valid;
+};
+
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+  virtual void on_fit_start(const FitInfo& info) {}
+  /// Called after every step; a renderer throttles its own output.
+  virtual void on_progress(const Progress& p) = 0;
+  virtual void on_epoch_end(const EpochRecord& r) = 0;
+  /// Notes from the Learner: "resumed from ...", "early stopping ...", "interrupted ...".
+  virtual void on_message(std::string_view text) = 0;
+  virtual void on_fit_end() {}
+};
+
+/// A live line redrawn in place (at most ~10 times a second): epoch, a bar, step/steps, elapsed,
+/// ETA and the running metrics; finished epochs stay on screen as summary lines.
+std::unique_ptr<Renderer> terminal_renderer(std::ostream& os);
+/// Plain lines: one per `every` percent of a pass (10 = at 10%, 20%, ...; 0 = none), and one
+/// per finished epoch. Output is identical for identical runs except for times.
+std::unique_ptr<Renderer> plain_renderer(std::ostream& os, int every_percent = 25);
+/// Nothing at all.
+std::unique_ptr<Renderer> silent_renderer();
+/// terminal_renderer(std::cout) when standard output is a terminal, else plain_renderer(std::cout).
+std::unique_ptr<Renderer> auto_renderer();
+
+/// "1:02:03", "4:05" or "7.2s" style durations used by the renderers.
+std::string format_duration(double seconds);
+
+}  // namespace ember::train
