@@ -3,6 +3,7 @@
 // live progress bar with ETA and current metrics), a plain one (a line now and then, for logs and
 // pipes) and a silent one. A fuller dashboard implements the same interface.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -45,7 +46,7 @@ struct EpochRecord {
 class Renderer {
  public:
   virtual ~Renderer() = default;
-  virtual void on_fit_start(const FitInfo& info) {}
+  virtual void on_fit_start(const FitInfo& /*info*/) {}
   /// Called after every step; a renderer throttles its own output.
   virtual void on_progress(const Progress& p) = 0;
   virtual void on_epoch_end(const EpochRecord& r) = 0;
@@ -57,6 +58,16 @@ class Renderer {
 /// A live line redrawn in place (at most ~10 times a second): epoch, a bar, step/steps, elapsed,
 /// ETA and the running metrics; finished epochs stay on screen as summary lines.
 std::unique_ptr<Renderer> terminal_renderer(std::ostream& os);
+/// Knobs of the terminal renderer, for tests and embedding.
+struct TerminalOptions {
+  /// Columns of the line; 0 asks the terminal on standard output (100 when it is not one).
+  int width = 0;
+  /// Least time between two redraws of the live line (0 redraws on every step).
+  double min_interval_s = 0.1;
+  /// Seconds from some fixed point; default: std::chrono::steady_clock.
+  std::function<double()> clock;
+};
+std::unique_ptr<Renderer> terminal_renderer(std::ostream& os, TerminalOptions options);
 /// Plain lines: one per `every` percent of a pass (10 = at 10%, 20%, ...; 0 = none), and one
 /// per finished epoch. Output is identical for identical runs except for times.
 std::unique_ptr<Renderer> plain_renderer(std::ostream& os, int every_percent = 25);
@@ -67,5 +78,8 @@ std::unique_ptr<Renderer> auto_renderer();
 
 /// "1:02:03", "4:05" or "7.2s" style durations used by the renderers.
 std::string format_duration(double seconds);
+/// One metric as the renderers show it: "loss 0.4123" (4 decimals; tiny or huge values in
+/// %.4g style), "lr 0.001" (%.3g), "1234 samples/s" (throughput, whole samples), "loss nan".
+std::string format_metric(std::string_view name, double value);
 
 }  // namespace ember::train
