@@ -113,22 +113,9 @@ TEST(Store, FailedWriteLeavesTheOldFileAndNoTemporary) {
   std::string before = test::read_bytes(p);
 
   // Make the write itself fail half way: a file-size limit turns write() into EFBIG.
-  rlimit old{};
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
-  auto prev_handler = signal(SIGXFSZ, SIG_IGN);
-  rlimit small = old;
-  small.rlim_cur = 4096;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-  bool threw = false;
-  try {
-    store::save_safetensors(p, {{"x", zeros({100000})}});
-  } catch (const store::IOError& e) {
-    threw = true;
-    EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-  setrlimit(RLIMIT_FSIZE, &old);
-  signal(SIGXFSZ, prev_handler);
-  EXPECT_TRUE(threw);
+  std::string err = test::io_error_with_file_size_limit(
+      4096, [&] { store::save_safetensors(p, {{"x", zeros({100000})}}); });
+  EXPECT_NE(err.find(p), std::string::npos) << err;
 
   EXPECT_EQ(test::read_bytes(p), before);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1);
