@@ -16,11 +16,13 @@ enum class LogFormat { csv, jsonl };
 LogFormat log_format_for(const std::string& path);
 
 /// Writes `history` to `path` (temporary file, fsync, rename). Columns: epoch, seconds, then
-/// "train.<metric>" and "valid.<metric>" in first-seen order. NaN is written as "nan" in CSV and
-/// null in JSON. Throws store::IOError when the file cannot be written (the old file stays).
+/// "train.<metric>" and "valid.<metric>" in first-seen order (every train column, then every
+/// valid one; an epoch without a metric leaves its CSV cell empty and its JSON key out). NaN is
+/// written as "nan" in CSV and null in JSON (infinities: "inf" in CSV, null in JSON, which reads
+/// back as NaN). Throws store::IOError when the file cannot be written (the old file stays).
 void write_metric_log(const std::string& path, const std::vector<EpochRecord>& history);
 /// Reads a log written by write_metric_log (either format); throws ValueError naming the file and
-/// line for malformed content.
+/// line for malformed content, store::IOError when it cannot be opened.
 std::vector<EpochRecord> read_metric_log(const std::string& path);
 
 /// The history as one JSON array (what checkpoints store), and back; exact for finite doubles.

@@ -109,6 +109,19 @@ TEST(TrainMetricLog, JsonLinesRoundTripKeepsOrder) {
   }
 }
 
+TEST(TrainMetricLog, Infinities) {
+  test::ScratchDir dir;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<EpochRecord> h{{.epoch = 1, .seconds = 1, .train = {{"loss", inf}, {"g", -inf}}}};
+  write_metric_log(dir.file("i.csv"), h);
+  expect_same(read_metric_log(dir.file("i.csv")), h);
+  // JSON has no infinity: null, read back as NaN.
+  write_metric_log(dir.file("i.jsonl"), h);
+  auto back = read_metric_log(dir.file("i.jsonl"));
+  ASSERT_EQ(back.at(0).train.size(), 2u);
+  EXPECT_TRUE(std::isnan(back[0].train[0].second) && std::isnan(back[0].train[1].second));
+}
+
 TEST(TrainMetricLog, HistoryJsonExact) {
   auto h = sample_history();
   auto back = history_from_json(history_to_json(h));
