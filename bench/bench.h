@@ -12,6 +12,7 @@ struct Workload {
   std::function<std::function<void()>()> setup;  // builds inputs, returns the timed body
   int warmup = 3, iters = 10;
   double flops = 0;  // per call, for GFLOP/s
+  bool on_request = false;  // long rows: run only when the filter names them exactly
 };
 std::vector<Workload>& workloads();
 struct Register {

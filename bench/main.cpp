@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   bool first = true;
   for (auto& w : workloads()) {
     if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
+    if (w.on_request && w.name != filter) continue;
     auto body = w.setup();
     for (int i = 0; i < w.warmup; ++i) body();
     std::vector<double> ts;

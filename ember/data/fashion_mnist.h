@@ -6,13 +6,12 @@
 #include <utility>
 
 #include "ember/data/dataset.h"
+#include "ember/data/example.h"
 #include "ember/tensor.h"
 
 namespace ember::data {
 
-/// (image [1, 28, 28] f32 in [0, 1], label 0-d i64).
-using Example = std::pair<Tensor, Tensor>;
-
+/// Items are Examples: (image [1, 28, 28] f32 in [0, 1], label 0-d i64).
 class FashionMNIST final : public Dataset<Example> {
  public:
   /// Where Debian's dataset-fashion-mnist package installs the files.

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "ember/data/example.h"
 #include "ember/data/transforms.h"
 #include "ember/tensor.h"
 

@@ -165,3 +165,20 @@ TEST(DataLoader, OverTransformedFashionLikeData) {
   }
   EXPECT_EQ(n, 20);
 }
+
+TEST(DataLoader, EpochFromAStartBatchSkipsWithoutMakingThem) {
+  auto ds = std::make_shared<Flaky>(-1);
+  for (int workers : {0, 2}) {
+    DataLoader<int, VectorBatcher> l(ds, {.batch_size = 8, .shuffle = true, .seed = 9,
+                                          .workers = workers});
+    auto whole = collect(l.epoch(3));
+    ds->calls = 0;
+    auto tail = collect(l.epoch(3, 5));
+    ASSERT_EQ(tail.size(), whole.size() - 5);
+    for (size_t i = 0; i < tail.size(); ++i) EXPECT_EQ(tail[i], whole[i + 5]) << workers;
+    EXPECT_EQ(ds->calls, 100 - 5 * 8) << "skipped batches were made";
+    EXPECT_TRUE(collect(l.epoch(3, l.size())).empty());
+    EXPECT_THROW(collect(l.epoch(3, l.size() + 1)), IndexError);
+    EXPECT_THROW(collect(l.epoch(3, -1)), IndexError);
+  }
+}

@@ -1,0 +1,373 @@
+// The Learner's loop: steps, gradient accumulation, metrics, scheduling, early stopping, logs,
+// and the Ctrl-C handler. Checkpoints live in checkpoint.cpp.
+#include <signal.h>
+
+#include <atomic>
+#include <cmath>
+
+#include "ember/error.h"
+#include "ember/nn/functional.h"
+#include "ember/ops/binary.h"
+#include "ember/optim/clip.h"
+#include "ember/train/learner_impl.h"
+#include "ember/train/metric_log.h"
+
+namespace ember::train {
+namespace {
+
+// Ctrl-C: the first press asks the fit to stop after its current step; a second one restores
+// the previous action and re-raises, so a stuck program can still be killed.
+std::atomic<int> g_interrupts{0};
+struct sigaction g_previous;
+std::atomic<bool> g_installed{false};
+
+extern "C" void on_sigint(int sig) {
+  if (g_interrupts.fetch_add(1) >= 1) {
+    sigaction(SIGINT, &g_previous, nullptr);
+    raise(sig);
+  }
+}
+
+void install_handler() {
+  if (g_installed.exchange(true)) return;  // a nested fit shares the outer handler
+  g_interrupts = 0;
+  struct sigaction sa{};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &g_previous);
+}
+
+void remove_handler() {
+  if (!g_installed.exchange(false)) return;
+  sigaction(SIGINT, &g_previous, nullptr);
+  g_interrupts = 0;
+}
+
+bool interrupt_requested() { return g_interrupts.load(std::memory_order_relaxed) > 0; }
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+MetricValues values_of(const std::vector<MetricPtr>& ms) {
+  MetricValues out;
+  for (const auto& m : ms) out.emplace_back(m->name(), m->value());
+  return out;
+}
+
+int64_t resolve_batch_size(const StepOutput& o) {
+  if (o.batch_size >= 0) return o.batch_size;
+  if (o.output.defined() && o.output.dim() > 0) return o.output.size(0);
+  if (o.target.defined() && o.target.dim() > 0) return o.target.size(0);
+  return 1;
+}
+
+}  // namespace
+
+void Learner::Impl::fail(const std::string& msg) const { throw ValueError("[Learner] " + msg); }
+
+bool Learner::Impl::monitor_higher_is_better() const {
+  const EarlyStopping& es = *options.early_stopping;
+  if (es.higher_is_better) return *es.higher_is_better;
+  bool valid = es.metric.rfind("valid.", 0) == 0;
+  std::string name = es.metric.substr(es.metric.find('.') + 1);
+  for (const auto& m : valid ? valid_metrics : train_metrics)
+    if (m->name() == name) return m->higher_is_better();
+  fail("early stopping monitors \"" + es.metric + "\", which no metric provides");
+}
+
+double Learner::Impl::monitored(const EpochRecord& r) const {
+  const std::string& key = options.early_stopping->metric;
+  bool valid = key.rfind("valid.", 0) == 0;
+  std::string name = key.substr(key.find('.') + 1);
+  for (const auto& [n, v] : valid ? r.valid : r.train)
+    if (n == name) return v;
+  fail("early stopping monitors \"" + key + "\", which epoch " + std::to_string(r.epoch) +
+       " does not have");
+}
+
+std::function<StepOutput(std::pair<Tensor, Tensor>&)> classification_step(nn::Module& model) {
+  return [&model](std::pair<Tensor, Tensor>& batch) {
+    Tensor out = model(batch.first);
+    return StepOutput{.loss = nn::functional::cross_entropy(out, batch.second),
+                      .output = out,
+                      .target = batch.second};
+  };
+}
+
+Learner::Learner(nn::Module& model, optim::Optimizer& opt, LearnerOptions o)
+    : impl_(std::make_unique<Impl>(model, opt, std::move(o))) {
+  const LearnerOptions& op = impl_->options;
+  auto bad = [&](const std::string& m) { impl_->fail("expected " + m); };
+  if (op.epochs < 0) bad("epochs >= 0, found " + std::to_string(op.epochs));
+  if (op.grad_accumulation < 1)
+    bad("grad_accumulation >= 1, found " + std::to_string(op.grad_accumulation));
+  if (op.keep_last < 0) bad("keep_last >= 0, found " + std::to_string(op.keep_last));
+  if (op.clip_grad_norm && !(*op.clip_grad_norm > 0))
+    bad("clip_grad_norm > 0, found " + std::to_string(*op.clip_grad_norm));
+  if (op.clip_grad_value && !(*op.clip_grad_value > 0))
+    bad("clip_grad_value > 0, found " + std::to_string(*op.clip_grad_value));
+  if (op.early_stopping) {
+    const EarlyStopping& es = *op.early_stopping;
+    if (es.patience < 1) bad("early stopping patience >= 1, found " + std::to_string(es.patience));
+    if (es.metric.rfind("train.", 0) != 0 && es.metric.rfind("valid.", 0) != 0)
+      bad("an early stopping metric \"train.<name>\" or \"valid.<name>\", found \"" + es.metric +
+          "\"");
+  }
+  if (!op.log_path.empty()) log_format_for(op.log_path);  // throws for a bad extension
+  impl_->train_metrics.push_back(loss_metric());
+  impl_->valid_metrics.push_back(loss_metric());
+}
+
+Learner::~Learner() = default;
+
+Learner& Learner::set_scheduler(optim::LRScheduler& sched) {
+  impl_->scheduler = &sched;
+  return *this;
+}
+
+Learner& Learner::add_metric(MetricPtr m) {
+  impl_->valid_metrics.push_back(m->fresh());
+  impl_->train_metrics.push_back(std::move(m));
+  return *this;
+}
+Learner& Learner::add_train_metric(MetricPtr m) {
+  impl_->train_metrics.push_back(std::move(m));
+  return *this;
+}
+Learner& Learner::add_valid_metric(MetricPtr m) {
+  impl_->valid_metrics.push_back(std::move(m));
+  return *this;
+}
+const LearnerOptions& Learner::options() const { return impl_->options; }
+
+void Learner::load_checkpoint(const std::string& path) {
+  impl_->load(path);
+  impl_->loaded = true;
+}
+
+// --- one fit ---
+
+Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps) : l_(l) {
+  Impl& s = *l.impl_;
+  s.train_steps = train_steps;
+  s.valid_steps = valid_steps;
+  s.interrupted = s.stopped_early = false;
+  if (s.options.early_stopping) {
+    if (s.options.early_stopping->metric.rfind("valid.", 0) == 0 && valid_steps == 0)
+      s.fail("early stopping monitors \"" + s.options.early_stopping->metric +
+             "\", but fit has no validation loader");
+    s.monitor_higher_is_better();  // throws when no metric has that name
+  }
+  s.renderer = s.options.renderer ? s.options.renderer : std::shared_ptr<Renderer>(auto_renderer());
+  std::string resumed;
+  if (!s.loaded && s.options.resume && !s.options.checkpoint_dir.empty()) {
+    resumed = latest_checkpoint(s.options.checkpoint_dir);
+    if (!resumed.empty()) s.load(resumed);
+  } else if (s.loaded) {
+    resumed = s.checkpoint;
+  }
+  s.loaded = false;
+  if (s.resume_step > train_steps)
+    s.fail("the checkpoint is " + std::to_string(s.resume_step) + " batches into epoch " +
+           std::to_string(s.epochs_done + 1) + ", but the training loader has only " +
+           std::to_string(train_steps));
+  // The log matches the history the fit continues from (rows of a lost epoch are dropped).
+  if (!s.options.log_path.empty() && !resumed.empty()) write_metric_log(s.options.log_path, s.history);
+  if (s.options.handle_interrupt) install_handler();
+  s.renderer->on_fit_start({.epochs = s.options.epochs,
+                            .start_epoch = s.epochs_done + 1,
+                            .train_steps = train_steps,
+                            .valid_steps = valid_steps});
+  if (!resumed.empty())
+    s.renderer->on_message("resumed from " + resumed + " (epoch " +
+                           std::to_string(s.epochs_done + 1) + ", batch " +
+                           std::to_string(s.resume_step) + ")");
+}
+
+Learner::FitScope::~FitScope() {
+  if (l_.impl_->options.handle_interrupt) remove_handler();
+  if (!finished_ && l_.impl_->renderer) l_.impl_->renderer->on_fit_end();  // end a live line
+}
+
+FitResult Learner::FitScope::finish() {
+  Impl& s = *l_.impl_;
+  s.renderer->on_fit_end();
+  finished_ = true;
+  return {.history = s.history,
+          .epoch = s.epochs_done,
+          .global_step = s.global_step,
+          .stopped_early = s.stopped_early,
+          .interrupted = s.interrupted,
+          .checkpoint = s.checkpoint};
+}
+
+bool Learner::next_epoch(int64_t& epoch, int64_t& start_batch) {
+  Impl& s = *impl_;
+  if (s.interrupted || s.stopped_early) return false;
+  if (s.options.early_stopping && s.bad_epochs >= s.options.early_stopping->patience) {
+    s.stopped_early = true;  // a resumed fit that had already stopped
+    return false;
+  }
+  if (s.epochs_done >= s.options.epochs) return false;
+  if (interrupt_requested()) {  // pressed between epochs: the last checkpoint is current
+    s.interrupted = true;
+    s.renderer->on_message("interrupted between epochs");
+    return false;
+  }
+  s.epoch = s.epochs_done + 1;
+  s.step = start_batch = s.resume_step;
+  s.resume_step = 0;
+  double already = s.resumed_mid_epoch ? s.resumed_seconds : 0;
+  if (!s.resumed_mid_epoch)
+    for (auto& m : s.train_metrics) m->reset();
+  s.resumed_mid_epoch = false;
+  s.resumed_seconds = 0;
+  s.grads = Gradients();
+  s.epoch_start = s.pass_start = Impl::Clock::now() - std::chrono::duration_cast<Impl::Clock::duration>(
+                                                          std::chrono::duration<double>(already));
+  s.model.train();
+  epoch = s.epoch;
+  return true;
+}
+
+bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
+  Impl& s = *impl_;
+  auto t0 = Impl::Clock::now();
+  double lr = s.optimizer.num_groups() ? s.optimizer.lr(0) : 0;
+  StepOutput out = step_fn();
+  if (!out.loss.defined() || out.loss.numel() != 1 || !is_floating(out.loss.dtype()))
+    s.fail("expected the training step to return a floating loss with one element, found " +
+           (out.loss.defined() ? std::string(dtype_name(out.loss.dtype())) + " of shape " +
+                                     shape_str(out.loss.shape())
+                               : std::string("an undefined tensor")));
+  double loss = out.loss.item<double>();
+  if (s.options.stop_on_nan && !std::isfinite(loss))
+    s.fail("the training loss is " + std::to_string(loss) + " at epoch " + std::to_string(s.epoch) +
+           ", batch " + std::to_string(s.step + 1));
+  const int64_t accum = s.options.grad_accumulation;
+  Tensor scaled = accum > 1 ? out.loss / double(accum) : out.loss;
+  BackwardOptions bo;
+  bo.accumulate_into = &s.grads;
+  scaled.reshape({}).backward(bo);
+  scaled = Tensor();
+  ++s.step;
+  const bool boundary = s.step % accum == 0 || s.step == s.train_steps;
+  if (boundary) {
+    auto params = s.optimizer.all_params();
+    if (s.options.clip_grad_value) optim::clip_grad_value(s.grads, params, *s.options.clip_grad_value);
+    if (s.options.clip_grad_norm) optim::clip_grad_norm(s.grads, params, *s.options.clip_grad_norm);
+    s.optimizer.step(s.grads);
+    s.grads = Gradients();
+    ++s.global_step;
+    if (s.scheduler && s.options.schedule_every == ScheduleEvery::step) s.scheduler->step();
+  }
+  {
+    NoGradGuard no_grad;
+    StepContext ctx{.samples = resolve_batch_size(out), .lr = lr, .seconds = seconds_since(t0)};
+    for (auto& m : s.train_metrics) m->update(out, ctx);
+  }
+  out = StepOutput();
+  double elapsed = seconds_since(s.pass_start);
+  s.renderer->on_progress({.split = Split::train,
+                           .epoch = s.epoch,
+                           .epochs = s.options.epochs,
+                           .step = s.step,
+                           .steps = s.train_steps,
+                           .elapsed_s = elapsed,
+                           .eta_s = elapsed / double(s.step) * double(s.train_steps - s.step),
+                           .metrics = values_of(s.train_metrics)});
+  if (boundary && interrupt_requested()) {
+    s.interrupted = true;
+    s.checkpoint = s.save_checkpoint(s.epochs_done, s.step, seconds_since(s.epoch_start));
+    s.renderer->on_message(s.checkpoint.empty()
+                               ? "interrupted at epoch " + std::to_string(s.epoch) + ", batch " +
+                                     std::to_string(s.step) + " (no checkpoint_dir: not saved)"
+                               : "interrupted: saved " + s.checkpoint);
+    return false;
+  }
+  return true;
+}
+
+bool Learner::end_train() {
+  Impl& s = *impl_;
+  if (s.interrupted) return false;
+  s.train_values = values_of(s.train_metrics);
+  s.train_seconds = seconds_since(s.epoch_start);
+  s.valid_step = 0;
+  for (auto& m : s.valid_metrics) m->reset();
+  s.model.eval();
+  s.pass_start = Impl::Clock::now();
+  return true;
+}
+
+bool Learner::run_valid_step(const std::function<StepOutput()>& step_fn) {
+  Impl& s = *impl_;
+  if (interrupt_requested()) {  // validation is cheap to redo: save as "training done"
+    s.interrupted = true;
+    return false;
+  }
+  auto t0 = Impl::Clock::now();
+  NoGradGuard no_grad;
+  StepOutput out = step_fn();
+  if (!out.loss.defined() || out.loss.numel() != 1)
+    s.fail("expected the validation step to return a loss with one element");
+  StepContext ctx{.samples = resolve_batch_size(out),
+                  .lr = s.optimizer.num_groups() ? s.optimizer.lr(0) : 0,
+                  .seconds = seconds_since(t0)};
+  for (auto& m : s.valid_metrics) m->update(out, ctx);
+  ++s.valid_step;
+  double elapsed = seconds_since(s.pass_start);
+  s.renderer->on_progress({.split = Split::valid,
+                           .epoch = s.epoch,
+                           .epochs = s.options.epochs,
+                           .step = s.valid_step,
+                           .steps = s.valid_steps,
+                           .elapsed_s = elapsed,
+                           .eta_s = elapsed / double(s.valid_step) *
+                                    double(s.valid_steps - s.valid_step),
+                           .metrics = values_of(s.valid_metrics)});
+  return true;
+}
+
+bool Learner::end_epoch() {
+  Impl& s = *impl_;
+  s.model.train();
+  if (s.interrupted) {  // during validation: resume re-runs it
+    s.checkpoint = s.save_checkpoint(s.epochs_done, s.train_steps, s.train_seconds);
+    s.renderer->on_message(s.checkpoint.empty() ? "interrupted during validation (not saved)"
+                                                : "interrupted: saved " + s.checkpoint);
+    return false;
+  }
+  EpochRecord rec{.epoch = s.epoch,
+                  .seconds = seconds_since(s.epoch_start),
+                  .train = s.train_values,
+                  .valid = s.valid_steps > 0 ? values_of(s.valid_metrics) : MetricValues{}};
+  s.history.push_back(rec);
+  s.epochs_done = s.epoch;
+  if (s.scheduler && s.options.schedule_every == ScheduleEvery::epoch) s.scheduler->step();
+  std::string note;
+  if (s.options.early_stopping) {
+    const EarlyStopping& es = *s.options.early_stopping;
+    double v = s.monitored(rec);
+    bool higher = s.monitor_higher_is_better();
+    bool better = !s.has_best || (higher ? v > s.best + es.min_delta : v < s.best - es.min_delta);
+    if (better) {
+      s.best = v;
+      s.has_best = true;
+      s.bad_epochs = 0;
+    } else if (++s.bad_epochs >= es.patience) {
+      s.stopped_early = true;
+      note = "early stopping: " + es.metric + " has not improved for " +
+             std::to_string(es.patience) + " epochs";
+    }
+  }
+  std::string saved = s.save_checkpoint(s.epochs_done, 0, 0);
+  if (!saved.empty()) s.checkpoint = saved;
+  if (!s.options.log_path.empty()) write_metric_log(s.options.log_path, s.history);
+  s.renderer->on_epoch_end(rec);
+  if (!note.empty()) s.renderer->on_message(note);
+  return !s.stopped_early && s.epochs_done < s.options.epochs;
+}
+
+}  // namespace ember::train

@@ -1,0 +1,65 @@
+#pragma once
+// The Learner's state, shared by learner.cpp (the loop) and checkpoint.cpp (saving and resuming).
+// Internal: not installed for users to include.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "ember/train/learner.h"
+
+namespace ember::train {
+
+struct Learner::Impl {
+  using Clock = std::chrono::steady_clock;
+
+  Impl(nn::Module& m, optim::Optimizer& o, LearnerOptions opt)
+      : model(m), optimizer(o), options(std::move(opt)) {}
+
+  nn::Module& model;
+  optim::Optimizer& optimizer;
+  optim::LRScheduler* scheduler = nullptr;
+  LearnerOptions options;
+  std::shared_ptr<Renderer> renderer;
+  std::vector<MetricPtr> train_metrics, valid_metrics;  // "loss" first in each
+
+  // Position, saved in checkpoints.
+  int64_t epochs_done = 0;   // finished epochs
+  int64_t resume_step = 0;   // batches of epoch epochs_done + 1 already done (after a resume)
+  int64_t global_step = 0;   // optimizer steps
+  std::vector<EpochRecord> history;
+  double best = 0;           // early stopping: the best monitored value so far
+  bool has_best = false;
+  int64_t bad_epochs = 0;    // epochs since it last improved
+  double resumed_seconds = 0;  // time already spent in the resumed epoch
+  bool resumed_mid_epoch = false;  // train metrics hold restored state
+  std::string checkpoint;    // newest written or loaded
+  bool loaded = false;       // load_checkpoint ran: fit does not look for another
+
+  // The running fit.
+  int64_t epoch = 0;         // 1-based, the one in progress
+  int64_t step = 0;          // batches done in this epoch's training pass
+  int64_t valid_step = 0;
+  int64_t train_steps = 0, valid_steps = 0;
+  Gradients grads;           // accumulated over a window of micro-batches
+  Clock::time_point epoch_start, pass_start;
+  double train_seconds = 0;  // of the finished training pass
+  MetricValues train_values;
+  bool interrupted = false, stopped_early = false;
+
+  // checkpoint.cpp
+  /// Writes a checkpoint of the current position into options.checkpoint_dir, prunes old ones,
+  /// and returns its path ("" when there is no checkpoint_dir).
+  std::string save_checkpoint(int64_t done, int64_t step_in_epoch, double seconds_in_epoch);
+  void load(const std::string& path);
+
+  // learner.cpp
+  double monitored(const EpochRecord& r) const;
+  bool monitor_higher_is_better() const;
+  [[noreturn]] void fail(const std::string& msg) const;
+};
+
+/// "epoch-0003.safetensors" (after epoch 3) or "epoch-0004-step-0000123.safetensors" (123
+/// batches into epoch 4).
+std::string checkpoint_name(int64_t epochs_done, int64_t step_in_epoch);
+
+}  // namespace ember::train
