@@ -166,3 +166,13 @@ TEST(DataIdx, RealFashionMnist) {
   EXPECT_LE(max(x).item<float>(), 1.f);
   EXPECT_FLOAT_EQ(max(x).item<float>(), 1.f);  // images use the full 0..255 range
 }
+
+TEST(DataIdx, MissingFashionMnistFileIsNamed) {
+  try {
+    FashionMNIST ds("/nonexistent/fashion", true);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("/nonexistent/fashion/train-images-idx3-ubyte"), std::string::npos) << m;
+  }
+}
