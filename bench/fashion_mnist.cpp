@@ -4,12 +4,13 @@
 // row runs only when asked for:
 //   THREADS=2 /usr/bin/python3 bench/compare.py --rounds 3 --filter fashion_mnist_epoch \
 //       --peer bench/torch_fashion_peer.py
+#include "ember/data/fashion_mnist.h"
+
 #include <memory>
 #include <stdexcept>
 
 #include "../examples/fashion_mnist/net.h"
 #include "bench.h"
-#include "ember/data/fashion_mnist.h"
 #include "ember/data/loader.h"
 #include "ember/train/learner.h"
 
@@ -28,9 +29,9 @@ struct EpochRun {
       throw std::runtime_error("fashion_mnist_epoch needs Debian's dataset-fashion-mnist");
     train_set = std::make_shared<data::FashionMNIST>(data::FashionMNIST::kDefaultRoot, true);
     loader = std::make_unique<data::DataLoader<data::Example>>(
-        train_set, data::LoaderOptions{
-                       .batch_size = 64, .shuffle = true, .seed = 0, .drop_last = true,
-                       .workers = 1});
+        train_set,
+        data::LoaderOptions{
+            .batch_size = 64, .shuffle = true, .seed = 0, .drop_last = true, .workers = 1});
     opt = std::make_unique<optim::Adam>(net.parameters(), optim::AdamOptions{.lr = 1e-3});
   }
   // The next epoch of the same model: a Learner whose fit runs exactly one more epoch.

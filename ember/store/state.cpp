@@ -37,9 +37,9 @@ void check_kind(const std::string& path, const StateFile& f, const std::string& 
                   "\"), found " + (k == f.metadata.end() ? "none" : "\"" + k->second + "\"")));
   auto n = f.metadata.find(key);
   if (n == f.metadata.end() || n->second != name)
-    throw ValueError(detail::message(
-        path, "expected the state of a " + name + " " + kind + ", found " +
-                  (n == f.metadata.end() ? "no " + kind + " name" : n->second)));
+    throw ValueError(
+        detail::message(path, "expected the state of a " + name + " " + kind + ", found " +
+                                  (n == f.metadata.end() ? "no " + kind + " name" : n->second)));
 }
 
 }  // namespace
@@ -48,7 +48,8 @@ void save_state(const std::string& path, const optim::State& s, const Metadata& 
   Metadata md;
   for (const auto& [k, v] : metadata) {
     if (k.compare(0, kScalarPrefix.size(), kScalarPrefix) == 0)
-      throw ValueError(detail::message(path, "metadata key \"" + k + "\" uses the reserved prefix \"" +
+      throw ValueError(detail::message(path, "metadata key \"" + k +
+                                                 "\" uses the reserved prefix \"" +
                                                  std::string(kScalarPrefix) + "\""));
     md[k] = v;
   }
@@ -67,7 +68,8 @@ StateFile load_state(const std::string& path) {
     }
     double d;
     if (!parse_decimal(v, d))
-      throw FormatError(detail::message(path, "scalar \"" + k + "\" is not a number: \"" + v + "\""));
+      throw FormatError(
+          detail::message(path, "scalar \"" + k + "\" is not a number: \"" + v + "\""));
     out.state.scalars[k.substr(kScalarPrefix.size())] = d;
   }
   for (auto& [k, t] : file.load_all()) out.state.tensors[k] = t;
@@ -75,7 +77,8 @@ StateFile load_state(const std::string& path) {
 }
 
 void save_optimizer(const std::string& path, const optim::Optimizer& opt) {
-  save_state(path, opt.state_dict(), {{"ember.kind", "optimizer"}, {"ember.optimizer", opt.name()}});
+  save_state(path, opt.state_dict(),
+             {{"ember.kind", "optimizer"}, {"ember.optimizer", opt.name()}});
 }
 
 void load_optimizer(const std::string& path, optim::Optimizer& opt) {

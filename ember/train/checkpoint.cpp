@@ -87,8 +87,9 @@ std::string Learner::Impl::save_checkpoint(int64_t done, int64_t step_in_epoch,
   if (dir.empty()) return {};
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw store::IOError("[Learner] cannot create the checkpoint directory " + dir + ": " +
-                               ec.message());
+  if (ec)
+    throw store::IOError("[Learner] cannot create the checkpoint directory " + dir + ": " +
+                         ec.message());
   optim::State all;
   for (const auto& [k, t] : model.state_dict()) all.tensors["model." + k] = t;
   add_state(all, optimizer.state_dict(), "optimizer.");
@@ -167,9 +168,9 @@ void Learner::Impl::load(const std::string& path) {
   if (sched_name.has_value() != (scheduler != nullptr) ||
       (scheduler && *sched_name != scheduler->name()))
     fail("expected a checkpoint " +
-         (scheduler ? "with a " + scheduler->name() + " scheduler" : std::string("without a scheduler")) +
-         ", found " + sched_name.value_or("none") +
-         " in " + path);
+         (scheduler ? "with a " + scheduler->name() + " scheduler"
+                    : std::string("without a scheduler")) +
+         ", found " + sched_name.value_or("none") + " in " + path);
   if (!ms.empty()) {
     std::string want, found;
     for (const auto& m : train_metrics) want += (want.empty() ? "" : ", ") + m->name();

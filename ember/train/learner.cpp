@@ -31,7 +31,7 @@ extern "C" void on_sigint(int sig) {
 void install_handler() {
   if (g_installed.exchange(true)) return;  // a nested fit shares the outer handler
   g_interrupts = 0;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_sigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &g_previous);
@@ -173,7 +173,8 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
            std::to_string(s.epochs_done + 1) + ", but the training loader has only " +
            std::to_string(train_steps));
   // The log matches the history the fit continues from (rows of a lost epoch are dropped).
-  if (!s.options.log_path.empty() && !resumed.empty()) write_metric_log(s.options.log_path, s.history);
+  if (!s.options.log_path.empty() && !resumed.empty())
+    write_metric_log(s.options.log_path, s.history);
   if (s.options.handle_interrupt) install_handler();
   s.renderer->on_fit_start({.epochs = s.options.epochs,
                             .start_epoch = s.epochs_done + 1,
@@ -224,8 +225,9 @@ bool Learner::next_epoch(int64_t& epoch, int64_t& start_batch) {
   s.resumed_mid_epoch = false;
   s.resumed_seconds = 0;
   s.grads = Gradients();
-  s.epoch_start = s.pass_start = Impl::Clock::now() - std::chrono::duration_cast<Impl::Clock::duration>(
-                                                          std::chrono::duration<double>(already));
+  s.epoch_start = s.pass_start =
+      Impl::Clock::now() -
+      std::chrono::duration_cast<Impl::Clock::duration>(std::chrono::duration<double>(already));
   s.model.train();
   epoch = s.epoch;
   return true;
@@ -255,7 +257,8 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
   const bool boundary = s.step % accum == 0 || s.step == s.train_steps;
   if (boundary) {
     auto params = s.optimizer.all_params();
-    if (s.options.clip_grad_value) optim::clip_grad_value(s.grads, params, *s.options.clip_grad_value);
+    if (s.options.clip_grad_value)
+      optim::clip_grad_value(s.grads, params, *s.options.clip_grad_value);
     if (s.options.clip_grad_norm) optim::clip_grad_norm(s.grads, params, *s.options.clip_grad_norm);
     s.optimizer.step(s.grads);
     s.grads = Gradients();
@@ -318,15 +321,15 @@ bool Learner::run_valid_step(const std::function<StepOutput()>& step_fn) {
   for (auto& m : s.valid_metrics) m->update(out, ctx);
   ++s.valid_step;
   double elapsed = seconds_since(s.pass_start);
-  s.renderer->on_progress({.split = Split::valid,
-                           .epoch = s.epoch,
-                           .epochs = s.options.epochs,
-                           .step = s.valid_step,
-                           .steps = s.valid_steps,
-                           .elapsed_s = elapsed,
-                           .eta_s = elapsed / double(s.valid_step) *
-                                    double(s.valid_steps - s.valid_step),
-                           .metrics = values_of(s.valid_metrics)});
+  s.renderer->on_progress(
+      {.split = Split::valid,
+       .epoch = s.epoch,
+       .epochs = s.options.epochs,
+       .step = s.valid_step,
+       .steps = s.valid_steps,
+       .elapsed_s = elapsed,
+       .eta_s = elapsed / double(s.valid_step) * double(s.valid_steps - s.valid_step),
+       .metrics = values_of(s.valid_metrics)});
   return true;
 }
 

@@ -2,19 +2,19 @@
 // evaluated on the test split, saved to safetensors, reloaded into a fresh model, and used to
 // predict a few test images. examples/fashion_mnist/reference.py is the same model in PyTorch.
 // The Learner runs the loop: metrics, a live progress bar, optional checkpoints and a metric log.
-// Usage: fashion_mnist [epochs = 3] [data root] [--checkpoints DIR] [--log metrics.csv]
-#include <cstdio>
-#include <cstdlib>
-#include <iostream>
-#include <string>
-#include <vector>
-
+// Usage: fashion_mnist [epochs = 3] [data root] [--checkpoints DIR] [--log metrics.csv] [--seed N]
 #include <ember/data/fashion_mnist.h>
 #include <ember/data/loader.h>
 #include <ember/ember.h>
 #include <ember/store/load.h>
 #include <ember/store/safetensors.h>
 #include <ember/train/learner.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
 
 #include "net.h"
 
@@ -34,14 +34,18 @@ double test_accuracy(Net& net, const data::DatasetPtr<data::Example>& test) {
 
 int main(int argc, char** argv) {
   int64_t epochs = 3;
+  uint64_t seed = 0;
   std::string root = data::FashionMNIST::kDefaultRoot, checkpoints, log;
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--checkpoints" || a == "--log") && i + 1 < argc) {
       (a == "--log" ? log : checkpoints) = argv[++i];
+    } else if (a == "--seed" && i + 1 < argc) {
+      seed = std::strtoull(argv[++i], nullptr, 10);
     } else if (a.rfind("--", 0) == 0) {
-      std::cerr << "usage: fashion_mnist [epochs] [data root] [--checkpoints DIR] [--log FILE]\n";
+      std::cerr << "usage: fashion_mnist [epochs] [data root] [--checkpoints DIR] [--log FILE] "
+                   "[--seed N]\n";
       return 2;
     } else {
       positional.push_back(a);
@@ -54,17 +58,17 @@ int main(int argc, char** argv) {
               << " (install Debian's dataset-fashion-mnist)\n";
     return 1;
   }
-  manual_seed(0);
+  manual_seed(seed);
   auto train_set = std::make_shared<data::FashionMNIST>(root, true);
   auto test_set = std::make_shared<data::FashionMNIST>(root, false);
-  std::cout << "train " << train_set->size() << " images, test " << test_set->size()
-            << " images\n";
+  std::cout << "train " << train_set->size() << " images, test " << test_set->size() << " images\n";
 
   Net net;
   std::cout << net.repr() << "\n" << net.num_parameters() << " parameters\n";
   optim::Adam opt(net.parameters(), {.lr = 1e-3});
   data::DataLoader<data::Example> train_loader(
-      train_set, {.batch_size = 64, .shuffle = true, .seed = 0, .drop_last = true, .workers = 1});
+      train_set,
+      {.batch_size = 64, .shuffle = true, .seed = seed, .drop_last = true, .workers = 1});
   data::DataLoader<data::Example> test_loader(test_set, {.batch_size = 1000});
 
   // Checkpoints (with --checkpoints) let an interrupted run continue where it stopped: run the

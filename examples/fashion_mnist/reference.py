@@ -2,7 +2,7 @@
 """PyTorch reference for the Fashion-MNIST example: the same CNN (two conv blocks + two linear
 layers), the same Adam settings, the same data (Debian's dataset-fashion-mnist). Prints the test
 accuracy and the median epoch time, so ember's example can be compared side by side.
-Usage: THREADS=2 /usr/bin/python3 examples/fashion_mnist/reference.py [--epochs N]"""
+Usage: THREADS=2 /usr/bin/python3 examples/fashion_mnist/reference.py [--epochs N] [--seed S]"""
 import argparse, gzip, os, statistics, struct, time
 
 os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
@@ -50,9 +50,10 @@ def main():
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("THREADS", "2")))
-    torch.manual_seed(0)
+    torch.manual_seed(args.seed)
     xtr, ytr = load("train")
     xte, yte = load("test")
     net = Net()

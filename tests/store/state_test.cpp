@@ -1,9 +1,10 @@
 // Optimizer and scheduler state through safetensors files (ember/store/state.h), and the RNG state
 // that checkpoints carry.
+#include "ember/store/state.h"
+
 #include <gtest/gtest.h>
 
 #include "ember/ember.h"
-#include "ember/store/state.h"
 #include "store/store_test_util.h"
 
 using namespace ember;
@@ -87,9 +88,9 @@ TEST(StoreState, MismatchedFilesGiveClearErrors) {
   EXPECT_THROW(store::load_optimizer(dir.file("cut.safetensors"), adam), store::TruncatedError);
   EXPECT_THROW(store::load_optimizer(dir.file("none.safetensors"), adam), store::IOError);
   // A scalar that is not a number.
-  store::save_safetensors(dir.file("bad.safetensors"), {{"state.0.exp_avg", zeros({2})}},
-                          {{"ember.kind", "optimizer"}, {"ember.optimizer", "Adam"},
-                           {"scalar.group.0.lr", "fast"}});
+  store::save_safetensors(
+      dir.file("bad.safetensors"), {{"state.0.exp_avg", zeros({2})}},
+      {{"ember.kind", "optimizer"}, {"ember.optimizer", "Adam"}, {"scalar.group.0.lr", "fast"}});
   EXPECT_THROW(store::load_optimizer(dir.file("bad.safetensors"), adam), store::FormatError);
 }
 

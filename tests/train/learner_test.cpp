@@ -1,5 +1,8 @@
 // The Learner: training loop behaviour, checkpoints and exact resume, early stopping, logs,
 // interruption and errors. The kill-and-resume case across processes is in resume_test.cpp.
+#include <ember/store/safetensors.h>
+#include <ember/train/learner.h>
+#include <ember/train/metric_log.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -7,10 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <ember/store/safetensors.h>
-#include <ember/train/learner.h>
-#include <ember/train/metric_log.h>
 
 #include "train/synthetic.h"
 
@@ -25,8 +24,8 @@ using train::LearnerOptions;
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / ("ember_learner_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(counter()++));
+    path = fs::temp_directory_path() /
+           ("ember_learner_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -123,7 +122,8 @@ TEST(Learner, GradientAccumulationMatchesALargerBatch) {
     optim::SGD opt(net.parameters(), {.lr = 0.1, .momentum = 0.9});
     Learner l(net, opt,
               {.epochs = 2, .grad_accumulation = accum, .renderer = train::silent_renderer()});
-    auto r = l.fit(loader, static_cast<DataLoader<Example>*>(nullptr), train::classification_step(net));
+    auto r =
+        l.fit(loader, static_cast<DataLoader<Example>*>(nullptr), train::classification_step(net));
     EXPECT_EQ(r.global_step, 2 * 256 / 64);
     std::vector<Tensor> out;
     for (auto& p : net.parameters()) out.push_back(p.detach().clone());
@@ -162,12 +162,11 @@ TEST(Learner, CtrlCSavesMidEpochAndResumesBitExactly) {
     TrainRun first({.epochs = 3, .checkpoint_dir = dir.path.string()});
     int64_t calls = 0;
     auto step = train::classification_step(*first.net);
-    auto r = first.learner->fit(first.train_loader, &first.valid_loader,
-                                [&](Example& b) {
-                                  // Epoch 2, training batch 5 (validation calls it too).
-                                  if (first.net->is_training() && ++calls == 16 + 5) raise(SIGINT);
-                                  return step(b);
-                                });
+    auto r = first.learner->fit(first.train_loader, &first.valid_loader, [&](Example& b) {
+      // Epoch 2, training batch 5 (validation calls it too).
+      if (first.net->is_training() && ++calls == 16 + 5) raise(SIGINT);
+      return step(b);
+    });
     EXPECT_TRUE(r.interrupted);
     EXPECT_EQ(r.epoch, 1);
     EXPECT_EQ(r.checkpoint, dir / "epoch-0002-step-0000005.safetensors");
@@ -184,9 +183,9 @@ TEST(Learner, CtrlCSavesMidEpochAndResumesBitExactly) {
 TEST(Learner, KeepsTheLastCheckpointsAndWritesTheLog) {
   TempDir dir;
   TrainRun s({.epochs = 5,
-           .checkpoint_dir = dir / "ckpt",
-           .keep_last = 2,
-           .log_path = dir / "metrics.csv"});
+              .checkpoint_dir = dir / "ckpt",
+              .keep_last = 2,
+              .log_path = dir / "metrics.csv"});
   auto r = s.fit();
   std::vector<std::string> names;
   for (auto& e : fs::directory_iterator(dir / "ckpt")) names.push_back(e.path().filename());
@@ -203,9 +202,9 @@ TEST(Learner, KeepsTheLastCheckpointsAndWritesTheLog) {
 
 TEST(Learner, EarlyStopping) {
   // lr 0: nothing improves after the first epoch; patience 2 stops after epoch 3.
-  TrainRun s({.epochs = 10,
-           .early_stopping = train::EarlyStopping{.metric = "valid.loss", .patience = 2}},
-          false);
+  TrainRun s(
+      {.epochs = 10, .early_stopping = train::EarlyStopping{.metric = "valid.loss", .patience = 2}},
+      false);
   s.opt->set_lr(0, 0.0);
   auto r = s.fit();
   EXPECT_TRUE(r.stopped_early);
@@ -264,11 +263,11 @@ TEST(Learner, OptionAndStepErrors) {
   auto ds = test::blobs(32, 4, 8, 1);
   DataLoader<Example> loader(ds, {.batch_size = 8});
   {  // a validation metric to monitor, but no validation loader
-    Learner l(net, opt, {.early_stopping = train::EarlyStopping{},
-                         .renderer = train::silent_renderer()});
-    EXPECT_THROW(l.fit(loader, static_cast<DataLoader<Example>*>(nullptr),
-                       train::classification_step(net)),
-                 ValueError);
+    Learner l(net, opt,
+              {.early_stopping = train::EarlyStopping{}, .renderer = train::silent_renderer()});
+    EXPECT_THROW(
+        l.fit(loader, static_cast<DataLoader<Example>*>(nullptr), train::classification_step(net)),
+        ValueError);
   }
   {  // a NaN loss
     Learner l(net, opt, {.renderer = train::silent_renderer()});

@@ -3,13 +3,12 @@
 // SIGKILLs itself just before that training batch (counted from the start of this process), as an
 // OOM killer or a power cut would, with no chance to save anything.
 // Usage: train_resume_probe <dir> <epochs> <out.safetensors> [kill_at_batch]
+#include <ember/store/safetensors.h>
+#include <ember/train/learner.h>
 #include <signal.h>
 
 #include <cstdlib>
 #include <iostream>
-
-#include <ember/store/safetensors.h>
-#include <ember/train/learner.h>
 
 #include "train/synthetic.h"
 

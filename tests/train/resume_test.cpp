@@ -1,7 +1,8 @@
 // Kill-and-resume across processes: a run SIGKILLed in the middle of an epoch and started again
 // ends with the same weights, byte for byte, as a run that was never interrupted.
-#include <gtest/gtest.h>
+#include <ember/train/metric_log.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -9,8 +10,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <ember/train/metric_log.h>
 
 extern char** environ;
 
