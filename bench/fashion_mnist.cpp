@@ -39,8 +39,7 @@ struct EpochRun {
     ++epoch;
     train::Learner learner(net, *opt, {.epochs = 1, .renderer = train::silent_renderer()});
     learner.add_metric(train::accuracy());
-    learner.fit(*loader, static_cast<data::DataLoader<data::Example>*>(nullptr),
-                train::classification_step(net));
+    learner.fit(*loader, train::classification_step(net));
   }
 };
 

@@ -109,15 +109,21 @@ class Learner {
   static std::string latest_checkpoint(const std::string& dir);
 
   /// Trains over `train` (any loader with size() and epoch(e, start_batch)), validating on
-  /// `*valid` after each epoch when not null. `train_step(batch)` runs the forward pass and
-  /// returns the loss (and what the metrics need); `valid_step` does the same under NoGradGuard
-  /// in eval mode (default: train_step).
-  template <class Loader, class Step>
-  FitResult fit(Loader& train, Loader* valid, Step&& train_step) {
+  /// `*valid` (any loader with size() and epoch(e)) after each epoch when not null.
+  /// `train_step(batch)` runs the forward pass and returns the loss (and what the metrics need);
+  /// `valid_step` does the same under NoGradGuard in eval mode (default: train_step).
+  template <class TrainLoader, class ValidLoader, class Step>
+  FitResult fit(TrainLoader& train, ValidLoader* valid, Step&& train_step) {
     return fit(train, valid, train_step, train_step);
   }
-  template <class Loader, class TrainStep, class ValidStep>
-  FitResult fit(Loader& train, Loader* valid, TrainStep&& train_step, ValidStep&& valid_step) {
+  /// Without validation.
+  template <class TrainLoader, class Step>
+  FitResult fit(TrainLoader& train, Step&& train_step) {
+    return fit(train, static_cast<TrainLoader*>(nullptr), train_step, train_step);
+  }
+  template <class TrainLoader, class ValidLoader, class TrainStep, class ValidStep>
+  FitResult fit(TrainLoader& train, ValidLoader* valid, TrainStep&& train_step,
+                ValidStep&& valid_step) {
     FitScope scope(*this, train.size(), valid ? valid->size() : 0);
     int64_t epoch = 0, start = 0;
     while (next_epoch(epoch, start)) {

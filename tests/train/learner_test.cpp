@@ -122,8 +122,7 @@ TEST(Learner, GradientAccumulationMatchesALargerBatch) {
     optim::SGD opt(net.parameters(), {.lr = 0.1, .momentum = 0.9});
     Learner l(net, opt,
               {.epochs = 2, .grad_accumulation = accum, .renderer = train::silent_renderer()});
-    auto r =
-        l.fit(loader, static_cast<DataLoader<Example>*>(nullptr), train::classification_step(net));
+    auto r = l.fit(loader, train::classification_step(net));
     EXPECT_EQ(r.global_step, 2 * 256 / 64);
     std::vector<Tensor> out;
     for (auto& p : net.parameters()) out.push_back(p.detach().clone());
@@ -265,9 +264,7 @@ TEST(Learner, OptionAndStepErrors) {
   {  // a validation metric to monitor, but no validation loader
     Learner l(net, opt,
               {.early_stopping = train::EarlyStopping{}, .renderer = train::silent_renderer()});
-    EXPECT_THROW(
-        l.fit(loader, static_cast<DataLoader<Example>*>(nullptr), train::classification_step(net)),
-        ValueError);
+    EXPECT_THROW(l.fit(loader, train::classification_step(net)), ValueError);
   }
   {  // a NaN loss
     Learner l(net, opt, {.renderer = train::silent_renderer()});
@@ -275,7 +272,7 @@ TEST(Learner, OptionAndStepErrors) {
       return train::StepOutput{.loss = full({}, std::nan("")) * net(b.first).sum()};
     };
     try {
-      l.fit(loader, static_cast<DataLoader<Example>*>(nullptr), nan_step);
+      l.fit(loader, nan_step);
       FAIL() << "expected an error";
     } catch (const ValueError& e) {
       std::string m = e.what();
@@ -285,9 +282,7 @@ TEST(Learner, OptionAndStepErrors) {
   }
   {  // a step that returns no loss
     Learner l(net, opt, {.renderer = train::silent_renderer()});
-    EXPECT_THROW(l.fit(loader, static_cast<DataLoader<Example>*>(nullptr),
-                       [](Example&) { return train::StepOutput{}; }),
-                 ValueError);
+    EXPECT_THROW(l.fit(loader, [](Example&) { return train::StepOutput{}; }), ValueError);
   }
 }
 
