@@ -32,6 +32,13 @@ TEST_F(TransformerDecoderGolden, PostNormStackWithMasks) {
                         .memory_key_padding_mask = io("mem_kpm")};
   Tensor y = dec(io("tgt"), io("memory"), masks);
   EXPECT_EQ(test::compare(y.detach(), g["io"]["y"], 1e-4, 1e-5), "");
+  // With dropout, eval mode gives the same (every dropout, attention's too, is off).
+  nn::TransformerDecoderLayer dropping(
+      {.d_model = 8, .nhead = 2, .dim_feedforward = 16, .dropout = 0.5});
+  nn::TransformerDecoder dec_eval(dropping, 2, nn::LayerNormOptions{.shape = {8}});
+  dec_eval.copy_state_from(dec);
+  dec_eval.eval();
+  EXPECT_EQ(test::compare(dec_eval(io("tgt"), io("memory"), masks), g["io"]["y"], 1e-4, 1e-5), "");
 
   // Gradients reach every parameter; a deep copy computes the same.
   Gradients gr = square(y).sum().backward();
