@@ -54,6 +54,11 @@ Tensor rows_for(const char* module, const Tensor& table, const Tensor& x, int64_
   return (x.dim() == 3 && !batch_first) ? rows.unsqueeze(1) : rows;
 }
 
+// A fixed table in x's floating dtype, so that encoding f16 activations keeps them f16.
+Tensor like_input(const Tensor& table, const Tensor& x) {
+  return is_floating(x.dtype()) && table.dtype() != x.dtype() ? table.to(x.dtype()) : table;
+}
+
 }  // namespace
 
 SinusoidalPositionalEncoding::SinusoidalPositionalEncoding(
@@ -68,7 +73,8 @@ SinusoidalPositionalEncoding::SinusoidalPositionalEncoding(
 }
 
 Tensor SinusoidalPositionalEncoding::forward(const Tensor& x, int64_t offset) {
-  return x + rows_for("SinusoidalPositionalEncoding", pe, x, offset, options.batch_first);
+  return x + like_input(
+                 rows_for("SinusoidalPositionalEncoding", pe, x, offset, options.batch_first), x);
 }
 
 std::string SinusoidalPositionalEncoding::extra_repr() const {
@@ -135,7 +141,8 @@ Tensor RotaryEncoding::forward(const Tensor& x, int64_t offset) {
         "RotaryEncoding", "expected offset + sequence length <= max_sequence_length " +
                               std::to_string(len) + ", found offset " + std::to_string(offset) +
                               " and length " + std::to_string(s));
-  Tensor c = cos_cached.narrow(0, offset, s), sn = sin_cached.narrow(0, offset, s);  // [S, D/2]
+  Tensor c = like_input(cos_cached.narrow(0, offset, s), x);  // [S, D/2]
+  Tensor sn = like_input(sin_cached.narrow(0, offset, s), x);
   Tensor x0, x1;  // the two coordinates of every pair, [..., S, D/2]
   if (options.interleaved) {
     Shape pairs = x.shape();

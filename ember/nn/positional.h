@@ -30,7 +30,8 @@ struct SinusoidalPositionalEncodingOptions {
 /// x + PE[offset : offset + S] with PE[p, 2i] = sin(p / max_timescale^(2i / d_model)) and
 /// PE[p, 2i + 1] = cos(the same). x is [S, N, E], [N, S, E] (batch first) or [S, E]. The table
 /// [max_len, d_model] is the non-persistent buffer "pe": moved by to(), absent from state_dict.
-/// No dropout (torch's tutorial adds one: follow it with nn::Dropout).
+/// The output keeps x's floating dtype. No dropout (torch's tutorial adds one: follow it with
+/// nn::Dropout).
 class SinusoidalPositionalEncoding : public PositionalModule {
  public:
   explicit SinusoidalPositionalEncoding(const SinusoidalPositionalEncodingOptions& o);
@@ -74,7 +75,7 @@ struct RotaryEncodingOptions {
 /// Rotary position embedding: pair i of position p turns by angle p * theta^(-2i / d_model).
 /// x is [..., S, d_model] (e.g. queries [N, heads, S, D]); the tables "cos_cached" and
 /// "sin_cached" [max_sequence_length, d_model / 2] are non-persistent buffers (state_dict is
-/// empty).
+/// empty). The output keeps x's floating dtype, as HF's Llama casts cos and sin to it.
 class RotaryEncoding : public PositionalModule {
  public:
   explicit RotaryEncoding(const RotaryEncodingOptions& o);

@@ -101,6 +101,13 @@ TEST(RotaryEncoding, CacheOffsetAndRelativePositions) {
   };
   EXPECT_NEAR(dot_at(5, 2), dot_at(13, 10), 1e-5);
   EXPECT_NEAR(dot_at(0, 0), (q * k).sum().item<double>(), 1e-6);
+  // f16 and f64 inputs keep their dtype; f64 agrees with f32 to the table's precision.
+  EXPECT_EQ(rope(x.to(kF16)).dtype(), kF16);
+  Tensor whole64 = rope(x.to(kF64));
+  EXPECT_EQ(whole64.dtype(), kF64);
+  EXPECT_TRUE(allclose(whole64.to(kF32), whole, 1e-5, 1e-6));
+  nn::SinusoidalPositionalEncoding sin_pe({.d_model = 4, .max_len = 8});
+  EXPECT_EQ(sin_pe(x.to(kF16)).dtype(), kF16);
   EXPECT_TRUE(rope.state_dict().empty());
   EXPECT_EQ(rope.named_buffers().size(), 2u);
   auto copy = std::dynamic_pointer_cast<nn::RotaryEncoding>(rope.clone());
