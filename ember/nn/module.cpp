@@ -64,16 +64,16 @@ Tensor& Module::register_parameter(const std::string& name, Tensor&& value, bool
   return register_parameter(name, *owned_tensors_.back(), requires_grad);
 }
 
-Tensor& Module::register_buffer(const std::string& name, Tensor& slot) {
+Tensor& Module::register_buffer(const std::string& name, Tensor& slot, bool persistent) {
   if (!slot.defined()) return slot;
   check_new_name(name);
-  buffers_.push_back({name, &slot});
+  buffers_.push_back({name, &slot, persistent});
   return slot;
 }
 
-Tensor& Module::register_buffer(const std::string& name, Tensor&& value) {
+Tensor& Module::register_buffer(const std::string& name, Tensor&& value, bool persistent) {
   owned_tensors_.push_back(std::make_unique<Tensor>(std::move(value)));
-  return register_buffer(name, *owned_tensors_.back());
+  return register_buffer(name, *owned_tensors_.back(), persistent);
 }
 
 void Module::add_child(const std::string& name, Module* m, std::shared_ptr<Module> owned) {
@@ -178,7 +178,8 @@ StateDict Module::state_dict() const {
   for (auto& [prefix, m] : modules_of(this, false)) {
     std::string p = prefix.empty() ? "" : prefix + ".";
     for (const auto& s : m->params_) out.emplace_back(p + s.name, s.tensor->detach());
-    for (const auto& s : m->buffers_) out.emplace_back(p + s.name, s.tensor->detach());
+    for (const auto& s : m->buffers_)
+      if (s.persistent) out.emplace_back(p + s.name, s.tensor->detach());
   }
   return out;
 }
@@ -196,7 +197,8 @@ void Module::load_state_dict(const StateDict& sd, bool strict) {
   for (auto& [prefix, m] : modules_of(this, false)) {
     std::string p = prefix.empty() ? "" : prefix + ".";
     for (const auto& s : m->params_) slots[p + s.name] = s.tensor;
-    for (const auto& s : m->buffers_) slots[p + s.name] = s.tensor;
+    for (const auto& s : m->buffers_)
+      if (s.persistent) slots[p + s.name] = s.tensor;
   }
   std::vector<std::string> unexpected, mis_shaped, missing;
   std::map<std::string, const Tensor*> given;

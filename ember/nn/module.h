@@ -106,8 +106,10 @@ class Module {
   Tensor& register_parameter(const std::string& name, Tensor& slot, bool requires_grad = true);
   /// Registers a parameter this module owns (for modules without a named member).
   Tensor& register_parameter(const std::string& name, Tensor&& value, bool requires_grad = true);
-  Tensor& register_buffer(const std::string& name, Tensor& slot);
-  Tensor& register_buffer(const std::string& name, Tensor&& value);
+  /// Registers a buffer: moved by to() like parameters but never trained. A non-persistent one
+  /// (a table a module recomputes, torch's persistent=False) stays out of state_dict.
+  Tensor& register_buffer(const std::string& name, Tensor& slot, bool persistent = true);
+  Tensor& register_buffer(const std::string& name, Tensor&& value, bool persistent = true);
   /// Registers a child held by value (it must outlive this module, as members do).
   template <class M>
   M& register_module(const std::string& name, M& m) {
@@ -129,6 +131,7 @@ class Module {
   struct Slot {
     std::string name;
     Tensor* tensor;
+    bool persistent = true;  // in state_dict (parameters always are)
   };
   struct Child {
     std::string name;

@@ -1,6 +1,6 @@
 #pragma once
 // Every nn module: Module, layers, convolutions, pooling, normalisation, activations,
-// attention, recurrent and transformer layers, containers and initialisers.
+// attention, recurrent and transformer layers, positional encodings, containers and initialisers.
 #include "ember/nn/activation.h"
 #include "ember/nn/attention.h"
 #include "ember/nn/container.h"
@@ -10,5 +10,6 @@
 #include "ember/nn/module.h"
 #include "ember/nn/norm.h"
 #include "ember/nn/pool.h"
+#include "ember/nn/positional.h"
 #include "ember/nn/rnn.h"
 #include "ember/nn/transformer.h"

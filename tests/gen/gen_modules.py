@@ -153,6 +153,16 @@ def activations():
     }
 
 
+def module_spec(m):
+    """state_dict keys and shapes, the printed summary (torch's MultiheadAttention names its
+    out_proj NonDynamicallyQuantizableLinear) and the values, for check_keys_and_load."""
+    return {
+        "state_dict": [[k, list(v.shape)] for k, v in m.state_dict().items()],
+        "repr": repr(m).replace("NonDynamicallyQuantizableLinear", "Linear"),
+        "values": [[k, tensor_spec(v)] for k, v in m.state_dict().items()],
+    }
+
+
 def rnn():
     """LSTM (2 layers, bidirectional) and GRU (batch_first): keys, summary, outputs and states."""
     torch.manual_seed(3)
@@ -164,13 +174,7 @@ def rnn():
     xb = torch.randn(2, 6, 3)
     g0 = torch.randn(1, 2, 4)
     gy, gh = gru(xb, g0)
-    out = {}
-    for name, m in (("lstm", lstm), ("gru", gru)):
-        out[name] = {
-            "state_dict": [[k, list(v.shape)] for k, v in m.state_dict().items()],
-            "repr": repr(m),
-            "values": [[k, tensor_spec(v)] for k, v in m.state_dict().items()],
-        }
+    out = {name: module_spec(m) for name, m in (("lstm", lstm), ("gru", gru))}
     out["lstm"]["io"] = {k: tensor_spec(v.detach()) for k, v in
                          {"x": x, "h0": h0, "c0": c0, "y": y, "hn": hn, "cn": cn}.items()}
     out["gru"]["io"] = {k: tensor_spec(v.detach()) for k, v in
@@ -194,13 +198,7 @@ def transformer():
     y = enc(x, mask=causal, src_key_padding_mask=kpm)
     xb = torch.randn(2, 5, 8)
     yb = pre(xb)
-    out = {}
-    for name, m in (("encoder", enc), ("pre", pre)):
-        out[name] = {
-            "state_dict": [[k, list(v.shape)] for k, v in m.state_dict().items()],
-            "repr": repr(m).replace("NonDynamicallyQuantizableLinear", "Linear"),
-            "values": [[k, tensor_spec(v)] for k, v in m.state_dict().items()],
-        }
+    out = {name: module_spec(m) for name, m in (("encoder", enc), ("pre", pre))}
     out["io"] = {k: tensor_spec(v.detach()) for k, v in
                  {"x": x, "kpm": kpm, "causal": causal, "y": y, "xb": xb, "yb": yb}.items()}
     return out

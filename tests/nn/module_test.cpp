@@ -146,6 +146,31 @@ TEST(Module, ToDeviceAndDtypeKeepRequiresGrad) {
   EXPECT_EQ(bn.num_batches_tracked.dtype(), kI64);  // integer buffers keep their dtype
 }
 
+// torch's register_buffer(..., persistent=False): a table the module recomputes.
+struct WithTable : nn::Module {
+  Tensor stats = zeros({2}), table = arange(3.0);
+  WithTable() {
+    register_buffer("table", table, /*persistent=*/false);
+    register_buffer("stats", stats);
+  }
+};
+
+TEST(Module, NonPersistentBuffersMoveButAreNotSaved) {
+  WithTable m;
+  ASSERT_EQ(m.named_buffers().size(), 2u);
+  EXPECT_EQ(m.named_buffers()[0].first, "table");
+  nn::StateDict sd = m.state_dict();
+  ASSERT_EQ(sd.size(), 1u);
+  EXPECT_EQ(sd[0].first, "stats");
+  // Loading neither needs nor accepts the table.
+  m.load_state_dict({{"stats", ones({2})}});
+  EXPECT_TRUE(same_values(m.stats, ones({2})));
+  EXPECT_THROW(m.load_state_dict({{"stats", ones({2})}, {"table", ones({3})}}), ValueError);
+  m.to(Device::cpu()).to(kF64);
+  EXPECT_TRUE(m.table.device().same_place(Device::cpu()));
+  EXPECT_EQ(m.table.dtype(), kF64);
+}
+
 TEST(Module, FreezeStopsGradients) {
   Net net;
   net.fc1.freeze();
