@@ -103,6 +103,7 @@ std::string Learner::Impl::save_checkpoint(int64_t done, int64_t step_in_epoch,
   j["global_step"] = global_step;
   j["rng"] = get_rng_state();
   j["best"] = has_best ? json(best) : json(nullptr);
+  j["best_saved"] = best_saved ? json(*best_saved) : json(nullptr);
   j["bad_epochs"] = bad_epochs;
   j["optimizer"] = optimizer.name();
   j["scheduler"] = scheduler ? json(scheduler->name()) : json(nullptr);
@@ -141,7 +142,7 @@ void Learner::Impl::load(const std::string& path) {
   std::vector<uint64_t> rng;
   int64_t done = 0, step_in = 0, gstep = 0, bad = 0;
   double secs = 0;
-  std::optional<double> best_v;
+  std::optional<double> best_v, best_saved_v;
   try {
     json j = json::parse(f.metadata.at("ember.learner"));
     hist = history_from_json(f.metadata.at("ember.history"));
@@ -156,6 +157,8 @@ void Learner::Impl::load(const std::string& path) {
     bad = j.at("bad_epochs").get<int64_t>();
     secs = j.at("seconds").get<double>();
     if (!j.at("best").is_null()) best_v = j["best"].get<double>();
+    if (j.contains("best_saved") && !j["best_saved"].is_null())
+      best_saved_v = j["best_saved"].get<double>();
   } catch (const std::exception& e) {
     fail_file(std::string("unreadable Learner metadata: ") + e.what());
   }
@@ -208,6 +211,7 @@ void Learner::Impl::load(const std::string& path) {
   global_step = gstep;
   has_best = best_v.has_value();
   best = best_v.value_or(0);
+  best_saved = best_saved_v;
   bad_epochs = bad;
   history = std::move(hist);
   checkpoint = path;

@@ -4,11 +4,14 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 
 #include "ember/error.h"
 #include "ember/nn/functional.h"
 #include "ember/ops/binary.h"
 #include "ember/optim/clip.h"
+#include "ember/store/safetensors.h"
 #include "ember/train/learner_impl.h"
 #include "ember/train/metric_log.h"
 
@@ -66,24 +69,36 @@ int64_t resolve_batch_size(const StepOutput& o) {
 
 void Learner::Impl::fail(const std::string& msg) const { throw ValueError("[Learner] " + msg); }
 
-bool Learner::Impl::monitor_higher_is_better() const {
-  const EarlyStopping& es = *options.early_stopping;
-  if (es.higher_is_better) return *es.higher_is_better;
-  bool valid = es.metric.rfind("valid.", 0) == 0;
-  std::string name = es.metric.substr(es.metric.find('.') + 1);
+bool Learner::Impl::higher_is_better(const std::string& key) const {
+  bool valid = key.rfind("valid.", 0) == 0;
+  std::string name = key.substr(key.find('.') + 1);
   for (const auto& m : valid ? valid_metrics : train_metrics)
     if (m->name() == name) return m->higher_is_better();
-  fail("early stopping monitors \"" + es.metric + "\", which no metric provides");
+  fail("\"" + key + "\" is monitored, but no metric provides it");
 }
 
-double Learner::Impl::monitored(const EpochRecord& r) const {
-  const std::string& key = options.early_stopping->metric;
+double Learner::Impl::metric_value(const std::string& key, const EpochRecord& r) const {
   bool valid = key.rfind("valid.", 0) == 0;
   std::string name = key.substr(key.find('.') + 1);
   for (const auto& [n, v] : valid ? r.valid : r.train)
     if (n == name) return v;
-  fail("early stopping monitors \"" + key + "\", which epoch " + std::to_string(r.epoch) +
-       " does not have");
+  fail("\"" + key + "\" is monitored, but epoch " + std::to_string(r.epoch) + " does not have it");
+}
+
+void Learner::Impl::save_best(const EpochRecord& rec) {
+  const std::string& key = options.save_best;
+  double v = metric_value(key, rec);
+  bool higher = higher_is_better(key);
+  if (best_saved && !(higher ? v > *best_saved : v < *best_saved)) return;
+  std::error_code ec;
+  std::filesystem::create_directories(options.checkpoint_dir, ec);
+  char value[32];
+  std::snprintf(value, sizeof value, "%.17g", v);
+  store::save_safetensors(
+      (std::filesystem::path(options.checkpoint_dir) / "best.safetensors").string(),
+      model.state_dict(),
+      {{"epoch", std::to_string(rec.epoch)}, {"metric", key}, {"value", value}});
+  best_saved = v;
 }
 
 std::function<StepOutput(std::pair<Tensor, Tensor>&)> classification_step(nn::Module& model) {
@@ -113,6 +128,11 @@ Learner::Learner(nn::Module& model, optim::Optimizer& opt, LearnerOptions o)
     if (es.metric.rfind("train.", 0) != 0 && es.metric.rfind("valid.", 0) != 0)
       bad("an early stopping metric \"train.<name>\" or \"valid.<name>\", found \"" + es.metric +
           "\"");
+  }
+  if (!op.save_best.empty()) {
+    if (op.save_best.rfind("train.", 0) != 0 && op.save_best.rfind("valid.", 0) != 0)
+      bad("save_best \"train.<name>\" or \"valid.<name>\", found \"" + op.save_best + "\"");
+    if (op.checkpoint_dir.empty()) bad("a checkpoint_dir for save_best, found none");
   }
   if (!op.log_path.empty()) log_format_for(op.log_path);  // throws for a bad extension
   impl_->train_metrics.push_back(loss_metric());
@@ -157,7 +177,13 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
     if (s.options.early_stopping->metric.rfind("valid.", 0) == 0 && valid_steps == 0)
       s.fail("early stopping monitors \"" + s.options.early_stopping->metric +
              "\", but fit has no validation loader");
-    s.monitor_higher_is_better();  // throws when no metric has that name
+    s.higher_is_better(s.options.early_stopping->metric);  // throws when no metric has it
+  }
+  if (!s.options.save_best.empty()) {
+    if (s.options.save_best.rfind("valid.", 0) == 0 && valid_steps == 0)
+      s.fail("save_best monitors \"" + s.options.save_best +
+             "\", but fit has no validation loader");
+    s.higher_is_better(s.options.save_best);
   }
   s.renderer = s.options.renderer ? s.options.renderer : std::shared_ptr<Renderer>(auto_renderer());
   std::string resumed;
@@ -352,8 +378,8 @@ bool Learner::end_epoch() {
   std::string note;
   if (s.options.early_stopping) {
     const EarlyStopping& es = *s.options.early_stopping;
-    double v = s.monitored(rec);
-    bool higher = s.monitor_higher_is_better();
+    double v = s.metric_value(es.metric, rec);
+    bool higher = s.higher_is_better(es.metric);
     bool better = !s.has_best || (higher ? v > s.best + es.min_delta : v < s.best - es.min_delta);
     if (better) {
       s.best = v;
@@ -365,6 +391,7 @@ bool Learner::end_epoch() {
              std::to_string(es.patience) + " epochs";
     }
   }
+  if (!s.options.save_best.empty()) s.save_best(rec);
   std::string saved = s.save_checkpoint(s.epochs_done, 0, 0);
   if (!saved.empty()) s.checkpoint = saved;
   if (!s.options.log_path.empty()) write_metric_log(s.options.log_path, s.history);

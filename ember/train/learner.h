@@ -56,6 +56,9 @@ struct LearnerOptions {
   /// Continue from the newest checkpoint in checkpoint_dir when there is one.
   bool resume = true;
   std::optional<EarlyStopping> early_stopping;
+  /// "<split>.<metric>" (e.g. "valid.accuracy"): after each epoch that improves it, the model's
+  /// state_dict is written to <checkpoint_dir>/best.safetensors (read it with store::load_into).
+  std::string save_best;
   /// A metric log rewritten after every epoch: ".csv" or ".jsonl" ("" for none).
   std::string log_path;
   /// Ctrl-C (SIGINT) during fit finishes the current optimizer step, saves a checkpoint and

@@ -2,6 +2,7 @@
 // The Learner's state, shared by learner.cpp (the loop) and checkpoint.cpp (saving and resuming).
 // Internal: not installed for users to include.
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct Learner::Impl {
   std::vector<EpochRecord> history;
   double best = 0;           // early stopping: the best monitored value so far
   bool has_best = false;
+  std::optional<double> best_saved;  // save_best: the value of the weights in best.safetensors
   int64_t bad_epochs = 0;    // epochs since it last improved
   double resumed_seconds = 0;  // time already spent in the resumed epoch
   bool resumed_mid_epoch = false;  // train metrics hold restored state
@@ -53,8 +55,12 @@ struct Learner::Impl {
   void load(const std::string& path);
 
   // learner.cpp
-  double monitored(const EpochRecord& r) const;
-  bool monitor_higher_is_better() const;
+  /// The value of "<split>.<metric>" in `r`; throws ValueError when `r` lacks it.
+  double metric_value(const std::string& key, const EpochRecord& r) const;
+  /// Whether larger values of "<split>.<metric>" are better; throws when no metric has the name.
+  bool higher_is_better(const std::string& key) const;
+  /// Writes best.safetensors when `rec` improves options.save_best.
+  void save_best(const EpochRecord& rec);
   [[noreturn]] void fail(const std::string& msg) const;
 };
 

@@ -1,5 +1,6 @@
 // The Learner: training loop behaviour, checkpoints and exact resume, early stopping, logs,
 // interruption and errors. The kill-and-resume case across processes is in resume_test.cpp.
+#include <ember/store/load.h>
 #include <ember/store/safetensors.h>
 #include <ember/train/learner.h>
 #include <ember/train/metric_log.h>
@@ -293,6 +294,42 @@ TEST(Learner, PlainRendererReportsEpochs) {
   std::string out = os.str();
   EXPECT_NE(out.find("epoch 1/2"), std::string::npos) << out;
   EXPECT_NE(out.find("epoch 2/2"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(Learner, SavesTheBestWeights) {
+  TempDir dir;
+  TrainRun s({.epochs = 4, .checkpoint_dir = dir.path.string(), .save_best = "valid.loss"});
+  auto r = s.fit();
+  size_t best = 0;
+  for (size_t e = 1; e < r.history.size(); ++e)
+    if (r.history[e].valid[0].second < r.history[best].valid[0].second) best = e;
+  store::SafetensorsFile f(dir / "best.safetensors");
+  EXPECT_EQ(f.metadata().at("epoch"), std::to_string(best + 1));
+  EXPECT_EQ(f.metadata().at("metric"), "valid.loss");
+  EXPECT_EQ(std::stod(f.metadata().at("value")), r.history[best].valid[0].second);
+  // The saved weights give the recorded validation loss.
+  test::BlobNet net;
+  store::load_into(net.state_dict(), f);
+  net.eval();
+  NoGradGuard no_grad;
+  double loss_sum = 0;
+  int64_t n = 0;
+  for (auto& [x, y] : s.valid_loader) {
+    loss_sum += nn::functional::cross_entropy(net(x), y).item<double>() * double(x.size(0));
+    n += x.size(0);
+  }
+  EXPECT_NEAR(loss_sum / double(n), r.history[best].valid[0].second, 1e-6);
+
+  test::BlobNet other;
+  optim::SGD opt(other.parameters(), {.lr = 0.1});
+  EXPECT_THROW(Learner(other, opt, {.save_best = "valid.loss"}), ValueError);  // no directory
+  EXPECT_THROW(Learner(other, opt, {.checkpoint_dir = "x", .save_best = "loss"}), ValueError);
 }
 
 }  // namespace
