@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -29,6 +32,47 @@ TEST(ThreadPool, NestedCallsRunInline) {
       flex::parallel_for(100, 1, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
   });
   EXPECT_EQ(total.load(), 6400);
+}
+
+// Back-to-back jobs of different sizes: a worker that wakes late for one job must neither take
+// part in the next with the old job's fields nor miscount its chunks (which would hang the
+// caller). A watchdog turns a hang into a failure.
+TEST(ThreadPool, BackToBackJobsOfDifferentSizes) {
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 1200 && !done; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!done) {
+      std::fprintf(stderr, "ThreadPool.BackToBackJobsOfDifferentSizes: hung\n");
+      std::_Exit(1);
+    }
+  });
+  int64_t bad = 0;
+  for (int it = 0; it < 200000; ++it) {
+    const int64_t n = (it % 3 == 0) ? 2 : (it % 3 == 1) ? 1000 : 37;
+    std::atomic<int64_t> covered{0}, outside{0};
+    flex::parallel_for(n, 1, [&](int64_t b, int64_t e) {
+      if (b < 0 || e > n || b > e) outside++;
+      covered += e - b;
+    });
+    if (covered != n || outside != 0) ++bad;
+  }
+  done = true;
+  watchdog.join();
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(ThreadPool, ExceptionsReachTheCallerAndThePoolKeepsWorking) {
+  for (int rep = 0; rep < 100; ++rep) {
+    EXPECT_THROW(flex::parallel_for(1000, 1,
+                                    [&](int64_t b, int64_t) {
+                                      if (b >= 500) throw ValueError("[test] chunk failed");
+                                    }),
+                 ValueError);
+  }
+  std::atomic<int64_t> covered{0};
+  flex::parallel_for(1000, 1, [&](int64_t b, int64_t e) { covered += e - b; });
+  EXPECT_EQ(covered.load(), 1000);
 }
 
 TEST(Allocator, ReusesFreedBlocks) {

@@ -4,8 +4,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ember::flex {
@@ -27,6 +29,7 @@ class Pool {
   }
 
   // Runs fn over [0, n) split into chunks; returns false when the pool is busy (caller runs inline).
+  // An exception thrown by fn (on any thread) is rethrown here once every chunk has finished.
   bool run(int64_t n, int64_t grain, detail::RangeFn fn, const void* ctx) {
     std::unique_lock submit(submit_mu_, std::try_to_lock);
     if (!submit.owns_lock() || workers_.empty()) return false;
@@ -41,16 +44,25 @@ class Pool {
       chunks_ = chunks;
       next_.store(0);
       pending_.store(chunks);
+      error_ = nullptr;
+      open_ = true;
       ++generation_;
     }
     cv_.notify_all();
     t_in_worker = true;  // nested parallel_for from inside fn runs inline
     work();
     t_in_worker = false;
-    // Wait for every chunk and for every worker to leave this job, so that no straggler can
-    // read the next job's fields half-written.
+    // Wait for every chunk and for every worker that joined this job to leave it, then close the
+    // job in the same critical section: a worker waking late finds it closed and stays out, so
+    // no straggler can read the next job's fields or take its chunks.
     std::unique_lock lock(mu_);
     done_cv_.wait(lock, [&] { return pending_.load() == 0 && active_ == 0; });
+    open_ = false;
+    if (error_) {
+      std::exception_ptr e = std::exchange(error_, nullptr);
+      lock.unlock();
+      std::rethrow_exception(e);
+    }
     return true;
   }
 
@@ -67,6 +79,7 @@ class Pool {
             cv_.wait(lock, [&] { return quit_ || generation_ != seen; });
             if (quit_) return;
             seen = generation_;
+            if (!open_) continue;  // woke after the job was done and closed
             ++active_;
           }
           work();
@@ -89,7 +102,14 @@ class Pool {
       int64_t c = next_.fetch_add(1);
       if (c >= chunks_) return;
       int64_t b = n_ * c / chunks_, e = n_ * (c + 1) / chunks_;
-      if (b < e) fn_(ctx_, b, e);
+      if (b < e) {
+        try {
+          fn_(ctx_, b, e);
+        } catch (...) {
+          std::lock_guard lock(mu_);
+          if (!error_) error_ = std::current_exception();
+        }
+      }
       if (pending_.fetch_sub(1) == 1) {
         std::lock_guard lock(mu_);
         done_cv_.notify_all();
@@ -101,7 +121,9 @@ class Pool {
   std::condition_variable cv_, done_cv_;
   std::vector<std::thread> workers_;
   bool quit_ = false;
-  int active_ = 0;  // workers inside work() for the current job (guarded by mu_)
+  bool open_ = false;  // a job is running and workers may join it (guarded by mu_)
+  int active_ = 0;     // workers inside work() for the current job (guarded by mu_)
+  std::exception_ptr error_;  // the first exception fn threw in the current job (guarded by mu_)
   uint64_t generation_ = 0;
   detail::RangeFn fn_ = nullptr;
   const void* ctx_ = nullptr;
