@@ -63,6 +63,8 @@ for nd, op in ((1, "max_pool1d"), (2, "max_pool2d")):
         add(case(op, run(a), [rnd([1, 2] + shape[2:], F32)], a, name=f"{op}_opts{i}"))
     ia = {"kernel_size": 2, "return_indices": True}
     add(case(op, run(ia), [with_nan(rnd(shape, F32))], ia, name=f"{op}_nan"))
+    for dt in TORCH_FLOATS:  # ties: the first maximum of each window is reported
+        add(case(op, run(ia), [rnd(shape, F32).round().to(dt)], ia, name=f"{op}_ties_{dt}"))
     add(case(op, run(ia), [rnd(shape[1:], F32)], ia, name=f"{op}_unbatched"))
     add(case(op, run(ia), [rnd([0] + shape[1:], F32)], ia, name=f"{op}_empty_batch"))
     perm = [0, 2, 1] if nd == 1 else [0, 3, 1, 2]

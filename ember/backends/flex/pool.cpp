@@ -76,6 +76,28 @@ inline void window_max(const T* x, int64_t width, int64_t h0, int64_t h1, int64_
   best = m;
 }
 
+// The common 2x2, stride 2, unpadded window: four compares in torch's order (a value wins when it
+// is larger or NaN, so the first maximum and the last NaN are reported).
+template <class T>
+void max_pool_2x2(const T* x, int64_t w, int64_t oh_n, int64_t ow_n, T* y, int64_t* idx) {
+  using C = compute_t<T>;
+  for (int64_t oh = 0; oh < oh_n; ++oh) {
+    const T* r0 = x + 2 * oh * w;
+    const T* r1 = r0 + w;
+    for (int64_t ow = 0; ow < ow_n; ++ow) {
+      const int64_t i0 = 2 * oh * w + 2 * ow;
+      C m = C(r0[2 * ow]);
+      int64_t at = i0;
+      const C b = C(r0[2 * ow + 1]), c = C(r1[2 * ow]), d = C(r1[2 * ow + 1]);
+      if (b > m || b != b) m = b, at = i0 + 1;
+      if (c > m || c != c) m = c, at = i0 + w;
+      if (d > m || d != d) m = d, at = i0 + w + 1;
+      y[oh * ow_n + ow] = T(m);
+      if (idx) idx[oh * ow_n + ow] = at;
+    }
+  }
+}
+
 TensorList k_max_pool(const OpCall& c) {
   const int nd = spatial_dims(c.op);
   const ops::PoolParams k = ops::pool_params(op_name(c.op), c.attrs, nd, true);
@@ -89,8 +111,16 @@ TensorList k_max_pool(const OpCall& c) {
     using C = compute_t<T>;
     const T* xp = static_cast<const T*>(p.x.raw_data());
     T* yp = static_cast<T*>(out.raw_data());
+    const bool two_by_two = nd == 2 && k.kh == 2 && k.kw == 2 && k.sh == 2 && k.sw == 2 &&
+                            k.ph == 0 && k.pw == 0 && unit_dilation && 2 * p.oh <= p.h &&
+                            2 * p.ow <= p.w;
     for_each_plane(p, [&](int64_t pl) {
       const T* x = xp + pl * p.h * p.w;
+      if (two_by_two) {
+        const int64_t o = pl * p.oh * p.ow;
+        max_pool_2x2(x, p.w, p.oh, p.ow, yp + o, ip ? ip + o : nullptr);
+        return;
+      }
       for (int64_t oh = 0; oh < p.oh; ++oh) {
         int64_t h0 = oh * k.sh - k.ph;
         const int64_t h1 = std::min(h0 + (k.kh - 1) * k.dh + 1, p.h);
