@@ -39,7 +39,12 @@ function(ember_doc_examples)
             add_executable(${name} ${CMAKE_CURRENT_BINARY_DIR}/${name}.cpp)
             target_link_libraries(${name} PRIVATE ember::ember)
             set(pending ${name})
-            add_test(NAME ${name} COMMAND ${name})
+            # Each example runs in its own directory (examples write files), and its run and
+            # its output check never run at the same time.
+            file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${name}.run)
+            add_test(NAME ${name} COMMAND ${name}
+                     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${name}.run)
+            set_tests_properties(${name} PROPERTIES RESOURCE_LOCK ${name})
           endif()
         elseif(state STREQUAL "text")
           file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${pending}.expected "${block}")
@@ -47,7 +52,9 @@ function(ember_doc_examples)
             ENVIRONMENT "EMBER_EXPECTED=${CMAKE_CURRENT_BINARY_DIR}/${pending}.expected")
           add_test(NAME ${pending}_output COMMAND ${CMAKE_COMMAND}
             -DPROGRAM=$<TARGET_FILE:${pending}> -DEXPECTED=${CMAKE_CURRENT_BINARY_DIR}/${pending}.expected
-            -P ${PROJECT_SOURCE_DIR}/cmake/CompareOutput.cmake)
+            -P ${PROJECT_SOURCE_DIR}/cmake/CompareOutput.cmake
+            WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${pending}.run)
+          set_tests_properties(${pending}_output PROPERTIES RESOURCE_LOCK ${pending})
           set(pending "")
         endif()
         set(state none)
