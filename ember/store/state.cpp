@@ -1,32 +1,13 @@
 // Optimizer and scheduler state in safetensors files (scalars exact in the metadata).
 #include "ember/store/state.h"
 
-#include <charconv>
-#include <cmath>
-#include <cstring>
-
+#include "ember/detail/decimal.h"
 #include "ember/store/format.h"
 
 namespace ember::store {
 namespace {
 
 constexpr std::string_view kScalarPrefix = "scalar.";
-
-std::string exact_decimal(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form
-  return std::string(buf, r.ptr);
-}
-
-bool parse_decimal(const std::string& s, double& v) {
-  if (s == "nan") return v = std::nan(""), true;
-  if (s == "inf") return v = INFINITY, true;
-  if (s == "-inf") return v = -INFINITY, true;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
 
 void check_kind(const std::string& path, const StateFile& f, const std::string& kind,
                 const std::string& key, const std::string& name) {
@@ -53,7 +34,8 @@ void save_state(const std::string& path, const optim::State& s, const Metadata& 
                                                  std::string(kScalarPrefix) + "\""));
     md[k] = v;
   }
-  for (const auto& [k, v] : s.scalars) md[std::string(kScalarPrefix) + k] = exact_decimal(v);
+  for (const auto& [k, v] : s.scalars)
+    md[std::string(kScalarPrefix) + k] = ember::detail::exact_decimal(v);
   TensorMap tensors(s.tensors.begin(), s.tensors.end());
   save_safetensors(path, tensors, md);
 }
@@ -67,7 +49,7 @@ StateFile load_state(const std::string& path) {
       continue;
     }
     double d;
-    if (!parse_decimal(v, d))
+    if (!ember::detail::parse_exact(v, d))
       throw FormatError(
           detail::message(path, "scalar \"" + k + "\" is not a number: \"" + v + "\""));
     out.state.scalars[k.substr(kScalarPrefix.size())] = d;

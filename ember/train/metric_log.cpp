@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -10,12 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ember/detail/decimal.h"
 #include "ember/error.h"
 #include "ember/store/atomic_file.h"
 #include "ember/store/format.h"
 #include "ember/store/safetensors.h"
 
-// Numbers are written in the shortest form that reads back to the same double (std::to_chars in
+// Numbers are written in the shortest form that reads back to the same double (exact_decimal in
 // CSV, nlohmann's in JSON), so finite values round-trip exactly. ordered_json keeps the metrics'
 // order, which a checkpointed history must reproduce.
 
@@ -30,20 +30,8 @@ constexpr const char* kTag = "metric_log";
   detail::throw_value(kTag, path + ":" + std::to_string(line) + ": " + what);
 }
 
-std::string number(double v) {
-  if (std::isnan(v)) return "nan";
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
-// The whole of `s` as a number; false when it is anything else.
-template <class T>
-bool parse_number(std::string_view s, T& v) {
-  if (s.empty()) return false;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
+using ember::detail::exact_decimal;
+using ember::detail::parse_exact;
 
 Json json_number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
@@ -121,9 +109,9 @@ std::string to_csv(const std::vector<EpochRecord>& history) {
     for (Split s : {Split::train, Split::valid})
       for (const auto& [name, v] : (s == Split::train ? r.train : r.valid)) {
         std::string col = std::string(split_name(s)) + "." + name;
-        cells[size_t(std::find(cols.begin(), cols.end(), col) - cols.begin())] = number(v);
+        cells[size_t(std::find(cols.begin(), cols.end(), col) - cols.begin())] = exact_decimal(v);
       }
-    out += std::to_string(r.epoch) + "," + number(r.seconds);
+    out += std::to_string(r.epoch) + "," + exact_decimal(r.seconds);
     for (const auto& c : cells) out += "," + c;
     out += '\n';
   }
@@ -168,13 +156,13 @@ std::vector<EpochRecord> from_csv(const std::string& path, const std::string& te
       malformed(path, i + 1, "expected " + std::to_string(header.size()) + " cells, found " +
                                  std::to_string(cells.size()));
     EpochRecord r;
-    if (!parse_number(cells[0], r.epoch)) malformed(path, i + 1, "bad epoch '" + cells[0] + "'");
-    if (!parse_number(cells[1], r.seconds))
+    if (!parse_exact(cells[0], r.epoch)) malformed(path, i + 1, "bad epoch '" + cells[0] + "'");
+    if (!parse_exact(cells[1], r.seconds))
       malformed(path, i + 1, "bad seconds '" + cells[1] + "'");
     for (size_t c = 2; c < cells.size(); ++c) {
       if (cells[c].empty()) continue;  // a metric this epoch did not have
       double v;
-      if (!parse_number(cells[c], v))
+      if (!parse_exact(cells[c], v))
         malformed(path, i + 1, "bad value '" + cells[c] + "' for " + header[c]);
       add_metric(r, header[c], v);
     }
