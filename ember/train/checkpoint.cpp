@@ -207,7 +207,6 @@ void Learner::Impl::load(const std::string& path) {
   epochs_done = done;
   resume_step = step_in;
   resumed_seconds = secs;
-  resumed_mid_epoch = step_in > 0;
   global_step = gstep;
   has_best = best_v.has_value();
   best = best_v.value_or(0);

@@ -4,9 +4,9 @@
 
 #include <atomic>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 
+#include "ember/detail/decimal.h"
 #include "ember/error.h"
 #include "ember/nn/functional.h"
 #include "ember/ops/binary.h"
@@ -58,28 +58,49 @@ MetricValues values_of(const std::vector<MetricPtr>& ms) {
   return out;
 }
 
-int64_t resolve_batch_size(const StepOutput& o) {
-  if (o.batch_size >= 0) return o.batch_size;
-  if (o.output.defined() && o.output.dim() > 0) return o.output.size(0);
-  if (o.target.defined() && o.target.dim() > 0) return o.target.size(0);
-  return 1;
+// "valid.accuracy" -> (true, "accuracy"); the prefix was checked when the options were.
+std::pair<bool, std::string> split_key(const std::string& key) {
+  return {key.rfind("valid.", 0) == 0, key.substr(key.find('.') + 1)};
 }
 
 }  // namespace
 
 void Learner::Impl::fail(const std::string& msg) const { throw ValueError("[Learner] " + msg); }
 
+double Learner::Impl::read_loss(const StepOutput& out, const char* pass) const {
+  const Tensor& l = out.loss;
+  if (!l.defined() || l.numel() != 1 || !is_floating(l.dtype()))
+    fail(std::string("expected the ") + pass +
+         " step to return a floating loss with one element, found " +
+         (l.defined() ? std::string(dtype_name(l.dtype())) + " of shape " + shape_str(l.shape())
+                      : std::string("an undefined tensor")));
+  return l.item<double>();
+}
+
+double Learner::Impl::current_lr() const { return optimizer.num_groups() ? optimizer.lr(0) : 0; }
+
+void Learner::Impl::report(Split split, int64_t done, int64_t steps,
+                           const std::vector<MetricPtr>& metrics) {
+  const double elapsed = seconds_since(pass_start);
+  renderer->on_progress({.split = split,
+                         .epoch = epoch,
+                         .epochs = options.epochs,
+                         .step = done,
+                         .steps = steps,
+                         .elapsed_s = elapsed,
+                         .eta_s = elapsed / double(done) * double(steps - done),
+                         .metrics = values_of(metrics)});
+}
+
 bool Learner::Impl::higher_is_better(const std::string& key) const {
-  bool valid = key.rfind("valid.", 0) == 0;
-  std::string name = key.substr(key.find('.') + 1);
+  auto [valid, name] = split_key(key);
   for (const auto& m : valid ? valid_metrics : train_metrics)
     if (m->name() == name) return m->higher_is_better();
   fail("\"" + key + "\" is monitored, but no metric provides it");
 }
 
 double Learner::Impl::metric_value(const std::string& key, const EpochRecord& r) const {
-  bool valid = key.rfind("valid.", 0) == 0;
-  std::string name = key.substr(key.find('.') + 1);
+  auto [valid, name] = split_key(key);
   for (const auto& [n, v] : valid ? r.valid : r.train)
     if (n == name) return v;
   fail("\"" + key + "\" is monitored, but epoch " + std::to_string(r.epoch) + " does not have it");
@@ -92,12 +113,10 @@ void Learner::Impl::save_best(const EpochRecord& rec) {
   if (best_saved && !(higher ? v > *best_saved : v < *best_saved)) return;
   std::error_code ec;
   std::filesystem::create_directories(options.checkpoint_dir, ec);
-  char value[32];
-  std::snprintf(value, sizeof value, "%.17g", v);
   store::save_safetensors(
       (std::filesystem::path(options.checkpoint_dir) / "best.safetensors").string(),
       model.state_dict(),
-      {{"epoch", std::to_string(rec.epoch)}, {"metric", key}, {"value", value}});
+      {{"epoch", std::to_string(rec.epoch)}, {"metric", key}, {"value", detail::exact_decimal(v)}});
   best_saved = v;
 }
 
@@ -245,10 +264,10 @@ bool Learner::next_epoch(int64_t& epoch, int64_t& start_batch) {
   s.epoch = s.epochs_done + 1;
   s.step = start_batch = s.resume_step;
   s.resume_step = 0;
-  double already = s.resumed_mid_epoch ? s.resumed_seconds : 0;
-  if (!s.resumed_mid_epoch)
+  // A checkpoint taken mid-epoch restored the epoch's running metrics and time so far.
+  const double already = start_batch > 0 ? s.resumed_seconds : 0;
+  if (start_batch == 0)
     for (auto& m : s.train_metrics) m->reset();
-  s.resumed_mid_epoch = false;
   s.resumed_seconds = 0;
   s.grads = Gradients();
   s.epoch_start = s.pass_start =
@@ -262,14 +281,9 @@ bool Learner::next_epoch(int64_t& epoch, int64_t& start_batch) {
 bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
   Impl& s = *impl_;
   auto t0 = Impl::Clock::now();
-  double lr = s.optimizer.num_groups() ? s.optimizer.lr(0) : 0;
+  const double lr = s.current_lr();
   StepOutput out = step_fn();
-  if (!out.loss.defined() || out.loss.numel() != 1 || !is_floating(out.loss.dtype()))
-    s.fail("expected the training step to return a floating loss with one element, found " +
-           (out.loss.defined() ? std::string(dtype_name(out.loss.dtype())) + " of shape " +
-                                     shape_str(out.loss.shape())
-                               : std::string("an undefined tensor")));
-  double loss = out.loss.item<double>();
+  const double loss = s.read_loss(out, "training");
   if (s.options.stop_on_nan && !std::isfinite(loss))
     s.fail("the training loss is " + std::to_string(loss) + " at epoch " + std::to_string(s.epoch) +
            ", batch " + std::to_string(s.step + 1));
@@ -282,10 +296,10 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
   ++s.step;
   const bool boundary = s.step % accum == 0 || s.step == s.train_steps;
   if (boundary) {
-    auto params = s.optimizer.all_params();
     if (s.options.clip_grad_value)
-      optim::clip_grad_value(s.grads, params, *s.options.clip_grad_value);
-    if (s.options.clip_grad_norm) optim::clip_grad_norm(s.grads, params, *s.options.clip_grad_norm);
+      optim::clip_grad_value(s.grads, s.optimizer.all_params(), *s.options.clip_grad_value);
+    if (s.options.clip_grad_norm)
+      optim::clip_grad_norm(s.grads, s.optimizer.all_params(), *s.options.clip_grad_norm);
     s.optimizer.step(s.grads);
     s.grads = Gradients();
     ++s.global_step;
@@ -293,19 +307,12 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
   }
   {
     NoGradGuard no_grad;
-    StepContext ctx{.samples = resolve_batch_size(out), .lr = lr, .seconds = seconds_since(t0)};
+    StepContext ctx{
+        .samples = batch_size_of(out), .lr = lr, .seconds = seconds_since(t0), .loss = loss};
     for (auto& m : s.train_metrics) m->update(out, ctx);
   }
   out = StepOutput();
-  double elapsed = seconds_since(s.pass_start);
-  s.renderer->on_progress({.split = Split::train,
-                           .epoch = s.epoch,
-                           .epochs = s.options.epochs,
-                           .step = s.step,
-                           .steps = s.train_steps,
-                           .elapsed_s = elapsed,
-                           .eta_s = elapsed / double(s.step) * double(s.train_steps - s.step),
-                           .metrics = values_of(s.train_metrics)});
+  s.report(Split::train, s.step, s.train_steps, s.train_metrics);
   if (boundary && interrupt_requested()) {
     s.interrupted = true;
     s.checkpoint = s.save_checkpoint(s.epochs_done, s.step, seconds_since(s.epoch_start));
@@ -339,23 +346,14 @@ bool Learner::run_valid_step(const std::function<StepOutput()>& step_fn) {
   auto t0 = Impl::Clock::now();
   NoGradGuard no_grad;
   StepOutput out = step_fn();
-  if (!out.loss.defined() || out.loss.numel() != 1)
-    s.fail("expected the validation step to return a loss with one element");
-  StepContext ctx{.samples = resolve_batch_size(out),
-                  .lr = s.optimizer.num_groups() ? s.optimizer.lr(0) : 0,
-                  .seconds = seconds_since(t0)};
+  const double loss = s.read_loss(out, "validation");
+  StepContext ctx{.samples = batch_size_of(out),
+                  .lr = s.current_lr(),
+                  .seconds = seconds_since(t0),
+                  .loss = loss};
   for (auto& m : s.valid_metrics) m->update(out, ctx);
   ++s.valid_step;
-  double elapsed = seconds_since(s.pass_start);
-  s.renderer->on_progress(
-      {.split = Split::valid,
-       .epoch = s.epoch,
-       .epochs = s.options.epochs,
-       .step = s.valid_step,
-       .steps = s.valid_steps,
-       .elapsed_s = elapsed,
-       .eta_s = elapsed / double(s.valid_step) * double(s.valid_steps - s.valid_step),
-       .metrics = values_of(s.valid_metrics)});
+  s.report(Split::valid, s.valid_step, s.valid_steps, s.valid_metrics);
   return true;
 }
 

@@ -24,25 +24,24 @@ struct Learner::Impl {
   std::vector<MetricPtr> train_metrics, valid_metrics;  // "loss" first in each
 
   // Position, saved in checkpoints.
-  int64_t epochs_done = 0;   // finished epochs
-  int64_t resume_step = 0;   // batches of epoch epochs_done + 1 already done (after a resume)
-  int64_t global_step = 0;   // optimizer steps
+  int64_t epochs_done = 0;  // finished epochs
+  int64_t resume_step = 0;  // batches of epoch epochs_done + 1 already done (after a resume)
+  int64_t global_step = 0;  // optimizer steps
   std::vector<EpochRecord> history;
-  double best = 0;           // early stopping: the best monitored value so far
+  double best = 0;  // early stopping: the best monitored value so far
   bool has_best = false;
   std::optional<double> best_saved;  // save_best: the value of the weights in best.safetensors
-  int64_t bad_epochs = 0;    // epochs since it last improved
-  double resumed_seconds = 0;  // time already spent in the resumed epoch
-  bool resumed_mid_epoch = false;  // train metrics hold restored state
-  std::string checkpoint;    // newest written or loaded
-  bool loaded = false;       // load_checkpoint ran: fit does not look for another
+  int64_t bad_epochs = 0;            // epochs since it last improved
+  double resumed_seconds = 0;  // time already spent in the epoch a mid-epoch checkpoint resumes
+  std::string checkpoint;      // newest written or loaded
+  bool loaded = false;         // load_checkpoint ran: fit does not look for another
 
   // The running fit.
-  int64_t epoch = 0;         // 1-based, the one in progress
-  int64_t step = 0;          // batches done in this epoch's training pass
+  int64_t epoch = 0;  // 1-based, the one in progress
+  int64_t step = 0;   // batches done in this epoch's training pass
   int64_t valid_step = 0;
   int64_t train_steps = 0, valid_steps = 0;
-  Gradients grads;           // accumulated over a window of micro-batches
+  Gradients grads;  // accumulated over a window of micro-batches
   Clock::time_point epoch_start, pass_start;
   double train_seconds = 0;  // of the finished training pass
   MetricValues train_values;
@@ -62,6 +61,12 @@ struct Learner::Impl {
   /// Writes best.safetensors when `rec` improves options.save_best.
   void save_best(const EpochRecord& rec);
   [[noreturn]] void fail(const std::string& msg) const;
+  /// The step's loss on the host; throws ValueError naming the pass for a missing or bad loss.
+  double read_loss(const StepOutput& out, const char* pass) const;
+  /// Group 0's learning rate (0 for an optimizer without groups).
+  double current_lr() const;
+  /// Progress of the running pass to the renderer.
+  void report(Split split, int64_t done, int64_t steps, const std::vector<MetricPtr>& metrics);
 };
 
 /// "epoch-0003.safetensors" (after epoch 3) or "epoch-0004-step-0000123.safetensors" (123

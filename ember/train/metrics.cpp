@@ -16,6 +16,14 @@
 // only a few numbers per step come back to the host.
 
 namespace ember::train {
+
+int64_t batch_size_of(const StepOutput& out) {
+  if (out.batch_size >= 0) return out.batch_size;
+  if (out.output.defined() && out.output.dim() > 0) return out.output.size(0);
+  if (out.target.defined() && out.target.dim() > 0) return out.target.size(0);
+  return 1;
+}
+
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -88,11 +96,7 @@ class StateMetric : public Metric {
 
 // The batch size a step stands for: the Learner's resolved one, else what the tensors say.
 int64_t samples_of(const StepOutput& out, const StepContext& ctx) {
-  if (ctx.samples > 0) return ctx.samples;
-  if (out.batch_size >= 0) return out.batch_size;
-  if (out.output.defined() && out.output.dim() > 0) return out.output.size(0);
-  if (out.target.defined() && out.target.dim() > 0) return out.target.size(0);
-  return 1;
+  return ctx.samples > 0 ? ctx.samples : batch_size_of(out);
 }
 
 // s_ = {sum of loss * samples, samples}.
@@ -107,7 +111,7 @@ class LossMetric final : public StateMetric {
       fail_shape(name(), "expected a 0-d floating loss, found " + describe(l));
     NoGradGuard no_grad;
     double n = double(samples_of(out, ctx));
-    s_[0] += l.detach().item<double>() * n;
+    s_[0] += (ctx.loss ? *ctx.loss : l.detach().item<double>()) * n;
     s_[1] += n;
   }
   double value() const override { return s_[1] > 0 ? s_[0] / s_[1] : kNaN; }

@@ -4,6 +4,7 @@
 // in the middle of an epoch resumes them bit for bit.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,17 @@ struct StepOutput {
   int64_t batch_size = -1;
 };
 
+/// The samples a step stands for: batch_size when >= 0, else output.size(0), else
+/// target.size(0), else 1.
+int64_t batch_size_of(const StepOutput& out);
+
 /// What a metric sees besides the batch.
 struct StepContext {
   int64_t samples = 0;  // the resolved batch size
   double lr = 0;        // group 0's learning rate during this step
   double seconds = 0;   // wall time of this step
+  /// The loss already read to the host by the caller (saves the loss metric a second read).
+  std::optional<double> loss;
 };
 
 /// A running metric over one epoch of one split.
