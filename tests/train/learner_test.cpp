@@ -9,9 +9,9 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "store/store_test_util.h"
 #include "train/synthetic.h"
 
 namespace ember {
@@ -21,22 +21,6 @@ using data::DataLoader;
 using data::Example;
 using train::Learner;
 using train::LearnerOptions;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("ember_learner_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-};
 
 // One training setup: the same seed gives the same model, optimizer and data every time.
 struct TrainRun {
@@ -137,12 +121,12 @@ TEST(Learner, ResumesBitExactlyAtEpochBoundaries) {
   TrainRun whole({.epochs = 4});
   auto full = whole.fit();
 
-  TempDir dir;
+  test::ScratchDir dir;
   {
     TrainRun first({.epochs = 2, .checkpoint_dir = dir.path.string()});
     auto r = first.fit();
     EXPECT_EQ(r.epoch, 2);
-    EXPECT_EQ(r.checkpoint, dir / "epoch-0002.safetensors");
+    EXPECT_EQ(r.checkpoint, dir.file("epoch-0002.safetensors"));
   }
   TrainRun second({.epochs = 4, .checkpoint_dir = dir.path.string()});
   auto r = second.fit();
@@ -157,7 +141,7 @@ TEST(Learner, CtrlCSavesMidEpochAndResumesBitExactly) {
   TrainRun whole({.epochs = 3});
   auto full = whole.fit();
 
-  TempDir dir;
+  test::ScratchDir dir;
   {
     TrainRun first({.epochs = 3, .checkpoint_dir = dir.path.string()});
     int64_t calls = 0;
@@ -169,7 +153,7 @@ TEST(Learner, CtrlCSavesMidEpochAndResumesBitExactly) {
     });
     EXPECT_TRUE(r.interrupted);
     EXPECT_EQ(r.epoch, 1);
-    EXPECT_EQ(r.checkpoint, dir / "epoch-0002-step-0000005.safetensors");
+    EXPECT_EQ(r.checkpoint, dir.file("epoch-0002-step-0000005.safetensors"));
     EXPECT_TRUE(fs::exists(r.checkpoint));
   }
   TrainRun second({.epochs = 3, .checkpoint_dir = dir.path.string()});
@@ -181,17 +165,17 @@ TEST(Learner, CtrlCSavesMidEpochAndResumesBitExactly) {
 }
 
 TEST(Learner, KeepsTheLastCheckpointsAndWritesTheLog) {
-  TempDir dir;
+  test::ScratchDir dir;
   TrainRun s({.epochs = 5,
-              .checkpoint_dir = dir / "ckpt",
+              .checkpoint_dir = dir.file("ckpt"),
               .keep_last = 2,
-              .log_path = dir / "metrics.csv"});
+              .log_path = dir.file("metrics.csv")});
   auto r = s.fit();
   std::vector<std::string> names;
-  for (auto& e : fs::directory_iterator(dir / "ckpt")) names.push_back(e.path().filename());
+  for (auto& e : fs::directory_iterator(dir.file("ckpt"))) names.push_back(e.path().filename());
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"epoch-0004.safetensors", "epoch-0005.safetensors"}));
-  auto log = train::read_metric_log(dir / "metrics.csv");
+  auto log = train::read_metric_log(dir.file("metrics.csv"));
   ASSERT_EQ(log.size(), 5u);
   for (size_t e = 0; e < 5; ++e) {
     EXPECT_EQ(log[e].epoch, int64_t(e) + 1);
@@ -212,23 +196,20 @@ TEST(Learner, EarlyStopping) {
 }
 
 TEST(Learner, LoadCheckpointErrors) {
-  TempDir dir;
+  test::ScratchDir dir;
   TrainRun s({.epochs = 1, .checkpoint_dir = dir.path.string()}, false);
   s.fit();
-  std::string good = dir / "epoch-0001.safetensors";
+  std::string good = dir.file("epoch-0001.safetensors");
   auto before = s.net->fc1.weight.clone();
 
-  EXPECT_THROW(s.learner->load_checkpoint(dir / "missing.safetensors"), store::IOError);
+  EXPECT_THROW(s.learner->load_checkpoint(dir.file("missing.safetensors")), store::IOError);
   // Truncated: the header promises more bytes than the file holds.
-  {
-    std::ifstream in(good, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), {});
-    std::ofstream(dir / "cut.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-  }
-  EXPECT_THROW(s.learner->load_checkpoint(dir / "cut.safetensors"), store::TruncatedError);
+  const std::string bytes = test::read_bytes(good);
+  test::write_bytes(dir.file("cut.safetensors"), bytes.substr(0, bytes.size() / 2));
+  EXPECT_THROW(s.learner->load_checkpoint(dir.file("cut.safetensors")), store::TruncatedError);
   // A weights file that is not a checkpoint.
-  store::save_safetensors(dir / "weights.safetensors", s.net->state_dict());
-  EXPECT_THROW(s.learner->load_checkpoint(dir / "weights.safetensors"), store::FormatError);
+  store::save_safetensors(dir.file("weights.safetensors"), s.net->state_dict());
+  EXPECT_THROW(s.learner->load_checkpoint(dir.file("weights.safetensors")), store::FormatError);
 
   // Another architecture: a clear error listing the keys, and nothing changes.
   manual_seed(1);
@@ -303,13 +284,13 @@ namespace ember {
 namespace {
 
 TEST(Learner, SavesTheBestWeights) {
-  TempDir dir;
+  test::ScratchDir dir;
   TrainRun s({.epochs = 4, .checkpoint_dir = dir.path.string(), .save_best = "valid.loss"});
   auto r = s.fit();
   size_t best = 0;
   for (size_t e = 1; e < r.history.size(); ++e)
     if (r.history[e].valid[0].second < r.history[best].valid[0].second) best = e;
-  store::SafetensorsFile f(dir / "best.safetensors");
+  store::SafetensorsFile f(dir.file("best.safetensors"));
   EXPECT_EQ(f.metadata().at("epoch"), std::to_string(best + 1));
   EXPECT_EQ(f.metadata().at("metric"), "valid.loss");
   EXPECT_EQ(std::stod(f.metadata().at("value")), r.history[best].valid[0].second);

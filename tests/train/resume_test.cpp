@@ -7,9 +7,10 @@
 #include <sys/wait.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
+
+#include "store/store_test_util.h"
 
 extern char** environ;
 
@@ -34,31 +35,24 @@ int run_probe(std::vector<std::string> args) {
   return status;
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
 TEST(LearnerResume, KilledMidEpochResumesToIdenticalWeights) {
-  fs::path root = fs::temp_directory_path() / ("ember_resume_" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  fs::create_directories(root);
-  const std::string whole = (root / "whole").string(), killed = (root / "killed").string();
+  ember::test::ScratchDir scratch;
+  const std::string whole = scratch.file("whole"), killed = scratch.file("killed");
 
-  int st = run_probe({whole, "4", (root / "whole.safetensors").string()});
+  int st = run_probe({whole, "4", scratch.file("whole.safetensors")});
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
 
   // 16 batches per epoch: batch 16 * 2 + 7 is in the middle of epoch 3.
-  st = run_probe({killed, "4", (root / "killed.safetensors").string(), "39"});
+  st = run_probe({killed, "4", scratch.file("killed.safetensors"), "39"});
   ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << "status " << st;
-  EXPECT_FALSE(fs::exists(root / "killed.safetensors"));
+  EXPECT_FALSE(fs::exists(scratch.file("killed.safetensors")));
   EXPECT_TRUE(fs::exists(fs::path(killed) / "epoch-0002.safetensors"));
 
-  st = run_probe({killed, "4", (root / "killed.safetensors").string()});
+  st = run_probe({killed, "4", scratch.file("killed.safetensors")});
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
 
-  std::string a = read_all((root / "whole.safetensors").string());
-  std::string b = read_all((root / "killed.safetensors").string());
+  std::string a = ember::test::read_bytes(scratch.file("whole.safetensors"));
+  std::string b = ember::test::read_bytes(scratch.file("killed.safetensors"));
   ASSERT_FALSE(a.empty());
   EXPECT_TRUE(a == b) << "the resumed run's weights differ from the uninterrupted run's";
   // The resumed run's log has every epoch once, like the uninterrupted one.
@@ -70,7 +64,6 @@ TEST(LearnerResume, KilledMidEpochResumesToIdenticalWeights) {
     EXPECT_EQ(la[e].train, lb[e].train);
     EXPECT_EQ(la[e].valid, lb[e].valid);
   }
-  fs::remove_all(root);
 }
 
 }  // namespace
