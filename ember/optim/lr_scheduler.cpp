@@ -3,21 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <numbers>
 
+#include "ember/detail/decimal.h"
 #include "ember/error.h"
 
 namespace ember::optim {
-
-namespace {
-// Shortest round-trip form of a double for messages ("0.5", not "0.500000").
-std::string num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-}  // namespace
 
 namespace {
 constexpr double kPi = std::numbers::pi;
@@ -224,7 +215,8 @@ LinearLR::LinearLR(Optimizer& opt, double start_factor, double end_factor, int64
     : LRScheduler(opt, "LinearLR"), start_(start_factor), end_(end_factor), total_(total_iters) {
   if (!(start_factor > 0 && start_factor <= 1) || !(end_factor >= 0 && end_factor <= 1))
     fail("expected start_factor in (0, 1] and end_factor in [0, 1], found " +
-         num(start_factor) + " and " + num(end_factor));
+         detail::exact_decimal(start_factor) + " and " +
+         detail::exact_decimal(end_factor));
   if (total_iters <= 0) fail("expected total_iters > 0, found " + std::to_string(total_iters));
   initial_step();
 }

@@ -1,22 +1,13 @@
 // LambdaLR/Noam, OneCycleLR, and the composing schedulers (SequentialLR, ChainedScheduler).
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <numbers>
 
+#include "ember/detail/decimal.h"
 #include "ember/error.h"
 #include "ember/optim/lr_scheduler.h"
 
 namespace ember::optim {
-
-namespace {
-// Shortest round-trip form of a double for messages ("0.5", not "0.500000").
-std::string num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-}  // namespace
 
 LambdaLR::LambdaLR(Optimizer& opt, std::function<double(int64_t)> f)
     : LambdaLR(opt, "LambdaLR", std::move(f)) {}
@@ -55,7 +46,7 @@ OneCycleLR::OneCycleLR(Optimizer& opt, const OneCycleOptions& o)
     : LRScheduler(opt, "OneCycleLR"), o_(o) {
   if (o.total_steps <= 0) fail("expected total_steps > 0, found " + std::to_string(o.total_steps));
   if (!(o.pct_start >= 0 && o.pct_start <= 1))
-    fail("expected pct_start in [0, 1], found " + num(o.pct_start));
+    fail("expected pct_start in [0, 1], found " + detail::exact_decimal(o.pct_start));
   if (!(o.max_lr > 0) || !(o.div_factor > 0) || !(o.final_div_factor > 0))
     fail("expected max_lr, div_factor and final_div_factor > 0");
   double total = double(o.total_steps);
