@@ -7,15 +7,13 @@
 
 #include "ember/data/transforms.h"
 
+#include "dataio/range_dataset.h"
+
 using namespace ember;
 using namespace ember::data;
 
 namespace {
-DatasetPtr<int> range_ds(int n) {
-  std::vector<int> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return in_memory(v);
-}
+using test::range_ds;
 template <class T>
 std::vector<T> all(const DatasetPtr<T>& d) {
   std::vector<T> out;
