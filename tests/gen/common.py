@@ -112,6 +112,23 @@ def rnd(shape, dtype=torch.float32, lo=-3.0, hi=3.0, gen=None):
     return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
 
 
+def via_f32(fn, dtypes=None):
+    """fn computed in float32, its float32 results cast back to the inputs' dtype: for dtypes
+    torch's CPU kernels lack (float16, bfloat16, integers for unfold/fold), which ember computes in
+    float32 and rounds, as torch's CUDA kernels do. With `dtypes`, only inputs of one of those
+    dtypes are promoted; a call without any runs fn as it is."""
+    def run(*xs, **kw):
+        d = next((x.dtype for x in xs if isinstance(x, torch.Tensor) and
+                  (dtypes is None or x.dtype in dtypes)), None)
+        if d is None:
+            return fn(*xs, **kw)
+        xs = [x.float() if isinstance(x, torch.Tensor) and x.dtype == d else x for x in xs]
+        out = fn(*xs, **kw)
+        back = lambda o: o.to(d) if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o
+        return tuple(back(o) for o in out) if isinstance(out, tuple) else back(out)
+    return run
+
+
 def tol_for(dtype):
     return {torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2),
             torch.float32: (1e-5, 1e-5), torch.float64: (1e-10, 1e-12)}.get(dtype, (0, 0))

@@ -7,19 +7,12 @@ import itertools
 import torch
 import torch.nn.functional as F
 
-from common import In, case, error, rnd, write
+from common import In, case, error, rnd, via_f32, write
 
 cases = []
 F32, F64, F16, BF16, I64 = torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64
 CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 CONV_T = {1: F.conv_transpose1d, 2: F.conv_transpose2d}
-
-
-def via_f32(fn):
-    def run(*xs):
-        d = next(x.dtype for x in xs if isinstance(x, torch.Tensor))
-        return fn(*[x.float() if isinstance(x, torch.Tensor) else x for x in xs]).to(d)
-    return run
 
 
 def conv_case(nd, x, w, b, name, dtype=None, **opts):

@@ -5,19 +5,11 @@ rounded once, which is what ember (and newer torch) does."""
 import torch
 import torch.nn.functional as F
 
-from common import In, case, error, rnd, write
+from common import In, case, error, rnd, via_f32, write
 
 cases = []
 F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
 I64, I32 = torch.int64, torch.int32
-
-
-def via_f32(fn):
-    """fn computed in float32, result cast back to the inputs' dtype (for float16)."""
-    def run(*xs):
-        d = next(x.dtype for x in xs if isinstance(x, torch.Tensor))
-        return fn(*[x.float() if isinstance(x, torch.Tensor) else x for x in xs]).to(d)
-    return run
 
 
 def add(op, fn, inputs, dtype=None, **kw):

@@ -6,25 +6,12 @@ argmax/argmin: null = whole tensor), "correction" (var/std), "p" (norm).
 Run with /usr/bin/python3 (torch 1.13)."""
 import torch
 
-from common import ALL, FLOATS, INTS, NAMES, In, case, error, num, rnd, write
+from common import ALL, FLOATS, INTS, NAMES, In, case, error, num, rnd, via_f32, write
 
 NAN, INF = float("nan"), float("inf")
+HALVES = (torch.float16, torch.bfloat16)
 NUMERIC = INTS + FLOATS
 cases = []
-
-
-def via32(fn):
-    """torch's CPU kernels lack float16 (and for prod bfloat16) for a few ops: compute in float32
-    and round, which is what its CUDA kernels do."""
-    def f(*xs, **kw):
-        half = next((x.dtype for x in xs if isinstance(x, torch.Tensor) and
-                     x.dtype in (torch.float16, torch.bfloat16)), None)
-        xs = [x.float() if isinstance(x, torch.Tensor) and x.dtype == half else x for x in xs]
-        out = fn(*xs, **kw)
-        def conv(o):
-            return o.to(half) if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o
-        return tuple(conv(o) for o in out) if isinstance(out, tuple) else conv(out)
-    return f
 
 
 def reduced(tfn, dims, keepdim, **kw):
@@ -84,7 +71,7 @@ def reduction_family(op, tfn, dtypes, ref=None, lo=-3.0, hi=3.0, **kw):
 
 
 def f16_via32(tfn):
-    return lambda d: via32(tfn) if d == torch.float16 else tfn
+    return lambda d: via_f32(tfn, HALVES) if d == torch.float16 else tfn
 
 
 # --- sum, mean, prod ---
@@ -114,7 +101,7 @@ cases.append(error("mean", [rnd((3, 4), torch.int64)], "DTypeError", {"dtype": "
 # prod takes one dim (or all); float16/bfloat16 have no CPU kernel in torch 1.13.
 for d in ALL:
     x = rnd((3, 4), d, -1.5, 1.5)
-    ref = via32(torch.prod) if d in (torch.float16, torch.bfloat16) else torch.prod
+    ref = via_f32(torch.prod, HALVES) if d in HALVES else torch.prod
     cases.append(case("prod", ref, [x], {}, name="prod_%s_all" % NAMES[d]))
     cases.append(case("prod", lambda x, ref=ref: ref(x, 1), [x], {"dim": 1},
                       name="prod_%s_dim1" % NAMES[d]))

@@ -10,28 +10,11 @@ import zlib
 
 import torch
 
-from common import ALL, FLOATS, INTS, NAMES, In, case, error, rnd, write
+from common import ALL, FLOATS, INTS, NAMES, In, case, error, rnd, via_f32, write
 
 NAN, INF = float("nan"), float("inf")
 NUMERIC = INTS + FLOATS
 cases = []
-
-
-def via32(fn):
-    """torch's CPU kernels lack float16 for cumsum, cumprod, cummax/cummin, topk, kthvalue and
-    median: compute in float32 and round, which is what its CUDA kernels do (exact for the
-    order statistics)."""
-    def f(*xs, **kw):
-        half = next((x.dtype for x in xs if isinstance(x, torch.Tensor) and
-                     x.dtype == torch.float16), None)
-        if half is None:
-            return fn(*xs, **kw)
-        xs = [x.float() if isinstance(x, torch.Tensor) and x.dtype == half else x for x in xs]
-        out = fn(*xs, **kw)
-        def conv(o):
-            return o.to(half) if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o
-        return tuple(conv(o) for o in out) if isinstance(out, tuple) else conv(out)
-    return f
 
 
 def distinct(shape, dtype):
@@ -75,7 +58,7 @@ def scan_to(tfn, x, dtype):
 
 # --- cumsum, cumprod ---
 for op, tfn, lo, hi in (("cumsum", torch.cumsum, -3.0, 3.0), ("cumprod", torch.cumprod, -1.6, 1.6)):
-    ref = via32(tfn)
+    ref = via_f32(tfn, (torch.float16,))
     for d in ALL:
         x = rnd((3, 4), d, lo, hi)
         for dim in (1, 0):
@@ -107,7 +90,7 @@ for op, tfn, lo, hi in (("cumsum", torch.cumsum, -3.0, 3.0), ("cumprod", torch.c
 
 # --- cummax, cummin (ties move to the latest index; NaN takes over) ---
 for op, tfn in (("cummax", torch.cummax), ("cummin", torch.cummin)):
-    ref = via32(tfn)
+    ref = via_f32(tfn, (torch.float16,))
     for d in ALL:
         x = tied((3, 5), d)
         for dim in (1, 0):
@@ -163,7 +146,7 @@ def topk_ref(k, dim, largest=True, sorted_=True):
             return r
         # torch's unsorted order is unspecified: compare the sorted values only.
         return torch.sort(r.values, dim=dim, descending=largest, stable=True).values, None
-    return via32(f)
+    return via_f32(f, (torch.float16,))
 
 
 for d in NUMERIC:
@@ -216,7 +199,7 @@ def kth_ref(k, dim, keepdim=False, values_only=False):
     def f(x):
         r = torch.kthvalue(x, k, dim, keepdim)
         return (r.values, None) if values_only else r
-    return via32(f)
+    return via_f32(f, (torch.float16,))
 
 
 def median_ref(dim=None, keepdim=False, values_only=False):
@@ -225,7 +208,7 @@ def median_ref(dim=None, keepdim=False, values_only=False):
             return torch.median(x)
         r = torch.median(x, dim, keepdim)
         return (r.values, None) if values_only else r
-    return via32(f)
+    return via_f32(f, (torch.float16,))
 
 
 for d in NUMERIC:
