@@ -44,12 +44,33 @@ int64_t arange_len(const Attrs& a) {
   return int64_t(std::ceil((end - start) / step));
 }
 
+std::string scalar_text(Scalar v) {
+  if (v.is_floating()) return std::to_string(v.to_double());
+  return v.is_bool() ? (v.to_bool() ? "true" : "false") : std::to_string(v.to_int());
+}
+
+// torch refuses bounds the dtype cannot hold (randint(0, 1000, dtype=uint8)): values would wrap.
+void check_randint_range(const Attrs& a) {
+  if (!is_integral(a.dtype) || a.dtype == DType::I64) return;
+  int bits = int(itemsize(a.dtype)) * 8;
+  int64_t lo = is_signed(a.dtype) ? -(int64_t(1) << (bits - 1)) : 0;
+  int64_t hi = is_signed(a.dtype) ? (int64_t(1) << (bits - 1)) : (int64_t(1) << bits);
+  if (a.i[0] < lo || a.i[1] > hi)
+    detail::throw_value("randint", "low " + std::to_string(a.i[0]) + " and high " +
+                                       std::to_string(a.i[1]) + " must lie in [" +
+                                       std::to_string(lo) + ", " + std::to_string(hi) + "] for " +
+                                       std::string(dtype_name(a.dtype)));
+}
+
 void infer_creation(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& out) {
   const char* name = op_name(op);
   switch (op) {
     case OpId::arange: out.add({arange_len(a)}, a.dtype); return;
     case OpId::linspace:
       if (a.i[0] < 0) detail::throw_value(name, "number of steps must be non-negative");
+      if (!is_floating(a.dtype) && !(std::isfinite(a.f[0]) && std::isfinite(a.f[1])))
+        detail::throw_value(name, "start and end must be finite for an integer dtype, found " +
+                                      std::to_string(a.f[0]) + " and " + std::to_string(a.f[1]));
       out.add({a.i[0]}, a.dtype);
       return;
     case OpId::eye:
@@ -74,7 +95,7 @@ void infer_creation(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLis
       if (!is_floating(in[0].dtype()))
         detail::throw_dtype(name, "expected floating probabilities, found " +
                                       std::string(dtype_name(in[0].dtype())));
-      if (a.b[0] && (a.f[0] < 0 || a.f[0] > 1))
+      if (a.b[0] && !(a.f[0] >= 0 && a.f[0] <= 1))  // NaN is refused too
         detail::throw_value(name, "p must be in [0, 1], found " + std::to_string(a.f[0]));
       out.add(in[0].shape(), in[0].dtype());
       return;
@@ -87,10 +108,21 @@ void infer_creation(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLis
       if (op == OpId::randint && a.i[0] >= a.i[1])
         detail::throw_value(name, "expected low < high, found low " + std::to_string(a.i[0]) +
                                       " and high " + std::to_string(a.i[1]));
-      if (op == OpId::normal && a.f[1] < 0)
-        detail::throw_value(name, "std must be non-negative, found " + std::to_string(a.f[1]));
-      if (op == OpId::uniform && a.f[0] > a.f[1])
-        detail::throw_value(name, "expected low <= high");
+      if (op == OpId::randint) check_randint_range(a);
+      if (op == OpId::full && !a.s[0].fits(a.dtype))
+        detail::throw_dtype(name, "the fill value " + scalar_text(a.s[0]) + " does not fit in " +
+                                      std::string(dtype_name(a.dtype)));
+      // NaN and inf parameters would fill the tensor with NaN: refused (the negated tests
+      // catch NaN).
+      if (op == OpId::normal && !(a.f[1] >= 0 && std::isfinite(a.f[1]) && std::isfinite(a.f[0])))
+        detail::throw_value(name, "expected a finite mean and a finite std >= 0, found mean " +
+                                      std::to_string(a.f[0]) + " and std " +
+                                      std::to_string(a.f[1]));
+      if (op == OpId::uniform &&
+          !(std::isfinite(a.f[0]) && std::isfinite(a.f[1]) && a.f[0] <= a.f[1]))
+        detail::throw_value(name, "expected finite low <= high, found low " +
+                                      std::to_string(a.f[0]) + " and high " +
+                                      std::to_string(a.f[1]));
       out.add(a.ints, a.dtype);
       return;
   }
