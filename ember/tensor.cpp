@@ -275,6 +275,7 @@ int64_t peak_storage_bytes() { return g_peak_bytes.load(); }
 void reset_peak_storage_bytes() { g_peak_bytes.store(g_live_bytes.load()); }
 
 void check_value_count(size_t n, const Shape& shape) {
+  check_shape(shape, "tensor");  // negative sizes could multiply to the right count
   if (int64_t(n) != numel_of(shape))
     throw_shape("tensor", std::to_string(n) + " values given for shape " + shape_str(shape) +
                               " which holds " + std::to_string(numel_of(shape)));
@@ -282,15 +283,7 @@ void check_value_count(size_t n, const Shape& shape) {
 
 Tensor empty_tensor(const Shape& shape, DType dtype, Device device) {
   init();
-  int64_t n = 1;
-  for (int64_t s : shape) {
-    if (s < 0) throw_value("empty", "negative size in shape " + shape_str(shape));
-    if (__builtin_mul_overflow(n, s, &n) || n > (int64_t(1) << 56))
-      throw_value("empty", "shape " + shape_str(shape) + " holds more elements than memory can");
-  }
-  if (shape.size() > kMaxDims)
-    throw_shape("empty", "at most " + std::to_string(kMaxDims) + " dims are supported, found " +
-                             std::to_string(shape.size()));
+  check_shape(shape, "empty");  // ops check their results' shapes earlier, under their own name
   BackendImpl* b = backend_for(device.backend());
   if (!b)
     throw_device("empty", std::string("backend '") + backend_name(device.backend()) +

@@ -25,7 +25,9 @@ MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& o)
                                "expected embed_dim divisible by num_heads, found embed_dim=" +
                                    std::to_string(o.embed_dim) +
                                    ", num_heads=" + std::to_string(o.num_heads));
-  in_proj_weight = empty({3 * o.embed_dim, o.embed_dim}, fmt::topts(o.param));
+  const int64_t rows = checked_mul(3, o.embed_dim, "MultiheadAttention", "3 * embed_dim");
+  in_proj_weight =
+      empty(fmt::param_shape("MultiheadAttention", {rows, o.embed_dim}), fmt::topts(o.param));
   if (o.bias) in_proj_bias = empty({3 * o.embed_dim}, fmt::topts(o.param));
   reset_parameters();
   register_parameter("in_proj_weight", in_proj_weight);

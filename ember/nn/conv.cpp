@@ -57,7 +57,7 @@ ConvNd<Dims>::ConvNd(const ConvOptions& o) : options(o) {
   Shape wshape{o.out, o.in / std::max<int64_t>(o.groups, 1)};
   for (int64_t k : checked_kernel(type_name(), o.in, o.out, o.groups, o.kernel.v, Dims))
     wshape.push_back(k);
-  weight = empty(wshape, topts(o.param));
+  weight = empty(fmt::param_shape(type_name(), wshape), topts(o.param));
   if (o.bias) bias = empty({o.out}, topts(o.param));
   reset_parameters();
   register_parameter("weight", weight);
@@ -101,7 +101,7 @@ ConvTransposeNd<Dims>::ConvTransposeNd(const ConvTransposeOptions& o) : options(
   Shape wshape{o.in, o.out / std::max<int64_t>(o.groups, 1)};
   for (int64_t k : checked_kernel(type_name(), o.in, o.out, o.groups, o.kernel.v, Dims))
     wshape.push_back(k);
-  weight = empty(wshape, topts(o.param));
+  weight = empty(fmt::param_shape(type_name(), wshape), topts(o.param));
   if (o.bias) bias = empty({o.out}, topts(o.param));
   reset_parameters();
   register_parameter("weight", weight);

@@ -30,18 +30,30 @@ void check_shape(const char* op, const Shape& s) {
 
 int64_t arange_len(const Attrs& a) {
   double start = a.s[0].to_double(), end = a.s[1].to_double(), step = a.s[2].to_double();
-  if (step == 0) detail::throw_value("arange", "step must be non-zero");
+  if (step == 0 || !std::isfinite(step))
+    detail::throw_value("arange", "step must be non-zero and finite, found " +
+                                      std::to_string(step));
   if (!std::isfinite(start) || !std::isfinite(end))
     detail::throw_value("arange", "start and end must be finite");
   if ((step > 0 && end < start) || (step < 0 && end > start))
     detail::throw_value("arange", "upper bound and step sign are inconsistent: start " +
                                       std::to_string(start) + ", end " + std::to_string(end) +
                                       ", step " + std::to_string(step));
+  auto too_long = [&]() -> int64_t {
+    detail::throw_value("arange", "start " + std::to_string(start) + ", end " +
+                                      std::to_string(end) + " and step " + std::to_string(step) +
+                                      " give more than 2^56 elements");
+  };
   if (!a.s[0].is_floating() && !a.s[1].is_floating() && !a.s[2].is_floating()) {
+    // ceil(|e - s| / |step|) in unsigned arithmetic: the distance may exceed INT64_MAX.
     int64_t s = a.s[0].to_int(), e = a.s[1].to_int(), st = a.s[2].to_int();
-    return st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
+    uint64_t dist = st > 0 ? uint64_t(e) - uint64_t(s) : uint64_t(s) - uint64_t(e);
+    uint64_t mag = st > 0 ? uint64_t(st) : uint64_t(0) - uint64_t(st);
+    uint64_t n = dist / mag + (dist % mag != 0);
+    return n > uint64_t(kMaxNumel) ? too_long() : int64_t(n);
   }
-  return int64_t(std::ceil((end - start) / step));
+  double n = std::ceil((end - start) / step);
+  return n <= double(kMaxNumel) ? int64_t(n) : too_long();
 }
 
 std::string scalar_text(Scalar v) {

@@ -34,10 +34,11 @@ void require_non_negative(const char* op, const Shape& s, const char* what) {
 }
 
 // repeat's shape rule: x's shape padded with leading 1s to the repeats' length, times repeats.
-Shape repeated_shape(const Shape& xs, const Shape& reps) {
+Shape repeated_shape(const char* op, const Shape& xs, const Shape& reps) {
   Shape s(reps.size());
   const size_t off = reps.size() - xs.size();
-  for (size_t i = 0; i < reps.size(); ++i) s[i] = reps[i] * (i < off ? 1 : xs[i - off]);
+  for (size_t i = 0; i < reps.size(); ++i)
+    s[i] = checked_mul(reps[i], i < off ? 1 : xs[i - off], op, "the repeated size");
   return s;
 }
 
@@ -50,7 +51,7 @@ Shape tile_reps(const Tensor& x, const Shape& reps) {
 // One padded dim: its input size n, pads l (left) and r (right), the mode.
 int64_t padded_size(const char* op, const std::string& mode, int64_t dim, int64_t n, int64_t l,
                     int64_t r) {
-  const int64_t o = n + l + r;
+  const int64_t o = checked_add(checked_add(n, l, op, "the padded size"), r, op, "the padded size");
   const std::string where = " for dim " + std::to_string(dim) + " of size " + std::to_string(n);
   const std::string pads = "padding (" + std::to_string(l) + ", " + std::to_string(r) + ")";
   if (o < 0) detail::throw_shape(op, pads + " leaves a negative size" + where);
@@ -76,11 +77,11 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
         detail::throw_shape(name, "expected at least " + std::to_string(x.dim()) +
                                       " repeats (one per dim), found " + shape_str(a.ints));
       require_non_negative(name, a.ints, "repeats");
-      out.add(repeated_shape(x.shape(), a.ints), x.dtype());
+      out.add(repeated_shape(name, x.shape(), a.ints), x.dtype());
       return;
     case OpId::tile:
       require_non_negative(name, a.ints, "reps");
-      out.add(repeated_shape(x.shape(), tile_reps(x, a.ints)), x.dtype());
+      out.add(repeated_shape(name, x.shape(), tile_reps(x, a.ints)), x.dtype());
       return;
     case OpId::repeat_interleave: {
       const bool by_tensor = in.size() > 1;
@@ -101,7 +102,7 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
         if (a.i[0] < 0)
           detail::throw_value(name, "repeats must be non-negative, found " +
                                         std::to_string(a.i[0]));
-        len = n * a.i[0];
+        len = checked_mul(n, a.i[0], name, "the repeated length");
       }
       Shape s = a.b[0] && x.dim() > 0 ? x.shape() : Shape{n};
       s[size_t(a.b[0] && x.dim() > 0 ? dim : 0)] = len;
@@ -182,13 +183,17 @@ TensorList d_repeat_interleave(const Attrs& a, std::span<const Tensor> in) {
   }
   std::vector<int64_t> reps = in[1].to_vector<int64_t>();
   if (reps.size() == 1) reps.assign(size_t(n), reps[0]);
-  std::vector<int64_t> idx;
-  for (size_t i = 0; i < reps.size(); ++i) {
-    if (reps[i] < 0)
+  int64_t total = 0;  // checked before the index is built: the repeats come from data
+  for (int64_t r : reps) {
+    if (r < 0)
       detail::throw_value("repeat_interleave", "repeats must be non-negative, found " +
-                                                   std::to_string(reps[i]));
-    idx.insert(idx.end(), size_t(reps[i]), int64_t(i));
+                                                   std::to_string(r));
+    total = checked_add(total, r, "repeat_interleave", "the repeated length");
   }
+  check_shape(Shape{total}, "repeat_interleave");
+  std::vector<int64_t> idx;
+  idx.reserve(size_t(total));
+  for (size_t i = 0; i < reps.size(); ++i) idx.insert(idx.end(), size_t(reps[i]), int64_t(i));
   Tensor it = tensor(idx, {int64_t(idx.size())}, DType::I64, x.device());
   return {index_select(y, dim, it)};
 }
