@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ember/detail/decimal.h"
+#include "ember/detail/file.h"
 #include "ember/error.h"
 #include "ember/store/atomic_file.h"
 #include "ember/store/format.h"
@@ -25,6 +26,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr const char* kTag = "metric_log";
+// Logs and histories are read whole.
+constexpr uint64_t kMaxLogBytes = uint64_t(1) << 30;
 
 [[noreturn]] void malformed(const std::string& path, size_t line, const std::string& what) {
   detail::throw_value(kTag, path + ":" + std::to_string(line) + ": " + what);
@@ -213,12 +216,10 @@ void write_metric_log(const std::string& path, const std::vector<EpochRecord>& h
 
 std::vector<EpochRecord> read_metric_log(const std::string& path) {
   LogFormat f = log_format_for(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw store::IOError(store::detail::message(path, "cannot open: " +
-                                                                 store::detail::os_error()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return f == LogFormat::csv ? from_csv(path, text.str()) : from_jsonl(path, text.str());
+  std::string text, error;
+  if (!ember::detail::read_whole_file(path, kMaxLogBytes, text, error))
+    throw store::IOError(store::detail::message(path, error));
+  return f == LogFormat::csv ? from_csv(path, text) : from_jsonl(path, text);
 }
 
 std::string history_to_json(const std::vector<EpochRecord>& history) {
