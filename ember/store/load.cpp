@@ -116,15 +116,18 @@ LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
     throw LoadError(detail::message(path, msg), std::move(rep), std::move(mismatched));
   }
 
-  // Parameters are autodiff leaves: writing them must not be recorded.
-  NoGradGuard no_grad;
+  // All or nothing: every value is read (and its bytes checked) before any target is written,
+  // so a bad BOOL byte or a file that shrank since it was opened changes nothing.
+  NoGradGuard no_grad;  // parameters are autodiff leaves: writing them must not be recorded
+  std::vector<std::pair<Tensor, Tensor>> writes;
   for (const auto& [name, key] : source) {
     auto t = by_name.find(name);
     if (t == by_name.end()) continue;
-    Tensor target = *t->second;
-    target.copy_(file.get(key, target.dtype(), target.device()));
+    const Tensor& target = *t->second;
+    writes.emplace_back(target, file.get(key, target.dtype(), target.device()));
     rep.loaded.push_back(name);
   }
+  for (auto& [target, value] : writes) Tensor(target).copy_(value);
   return rep;
 }
 

@@ -13,6 +13,7 @@
 #include "ember/train/metric_log.h"
 #include "hostile/expect_error.h"
 #include "hostile/files_util.h"
+#include "hostile/learner_util.h"
 #include "store/store_test_util.h"
 
 using namespace ember;
@@ -94,4 +95,39 @@ TEST(HostileNesting, MetricLogsAndHistoriesAreBounded) {
   } catch (const ValueError& e) {
     EXPECT_LT(std::string(e.what()).size(), 600u);
   }
+}
+
+TEST(HostileNesting, CheckpointMetadataIsBounded) {
+  test::TinyRun first;
+  std::string ck = first.checkpoint();
+  ASSERT_FALSE(ck.empty());
+  test::TinyRun other;
+  std::string bad = other.dir.file("bad.safetensors");
+  Tensor before = other.net.state_dict()[0].second.clone();
+  using J = nlohmann::json;
+  auto refuse = [&](auto edit) {
+    test::rewrite_checkpoint(ck, bad, edit);
+    EXPECT_ERROR(other.learner->load_checkpoint(bad), store::FormatError, "Learner");
+    EXPECT_TRUE(equal(other.net.state_dict()[0].second, before));
+  };
+  refuse([](J& j, store::Metadata& md) {
+    md["ember.learner"] = test::nested(100000);
+    j = nullptr;
+  });
+  refuse([](J&, store::Metadata& md) { md["ember.history"] = test::nested(100000); });
+  refuse([](J& j, store::Metadata&) { j["train_metrics"] = J::parse(test::nested(5)); });
+  refuse([](J& j, store::Metadata& md) {
+    md["ember.learner"] = "{not json";
+    j = nullptr;
+  });
+  refuse([](J&, store::Metadata& md) { md.erase("ember.history"); });
+  refuse([](J& j, store::Metadata& md) {
+    md.erase("ember.learner");
+    j = nullptr;
+  });
+  EXPECT_NO_THROW(other.learner->load_checkpoint(ck));
+  // A checkpoint file name longer than any ember writes is not a checkpoint.
+  std::string long_name = "epoch-" + std::string(200, '0') + "1.safetensors";
+  std::filesystem::copy_file(ck, first.dir.file(long_name));
+  EXPECT_EQ(train::Learner::latest_checkpoint(first.dir.path.string()), ck);
 }
