@@ -161,6 +161,9 @@ Tensor Tensor::to(Device d) const {
   const TensorImpl& i = need(impl_, "to");
   if (i.device == d) return *this;
   if (i.device.same_place(d)) return detail::retag(*this, d);
+  if (!backend_for(d.backend()))
+    detail::throw_device("to", std::string("backend '") + backend_name(d.backend()) +
+                                   "' is not built into this binary");
   // Different backends: stage through host memory.
   Tensor src = contiguous();
   Tensor out = detail::empty_tensor(i.shape, i.dtype, d);

@@ -169,6 +169,10 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in) 
     g.in[size_t(3 - g.nsp + i)] = x.size(off + 1 + i);
     g.kernel[size_t(3 - g.nsp + i)] = w.size(2 + i);
   }
+  for (int i = 0; i < g.nsp; ++i)
+    if (w.size(2 + i) == 0)
+      detail::throw_shape(name, "expected a kernel of positive sizes, found weight of shape " +
+                                    shape_str(w.shape()));
   if (w.size(0) == 0 || w.size(0) % g.groups)
     detail::throw_shape(name, "expected the weight's dim 0 to be a positive multiple of groups=" +
                                   std::to_string(g.groups) + ", found weight of shape " +

@@ -300,6 +300,15 @@ void infer_copy(OpId op, const Attrs&, std::span<const Tensor> in, MetaList& out
   const char* name = op_name(op);
   for (const Tensor& t : in) require_defined(t, name);
   if (op == OpId::copy && in.size() == 2) {  // copy_(dst, src): src broadcasts to dst
+    // A destination whose elements share memory (an expanded view) has no defined result:
+    // refused, as torch does.
+    const Tensor& d = in[0];
+    for (int64_t k = 0; k < d.dim(); ++k)
+      if (d.stride(k) == 0 && d.size(k) > 1)
+        detail::throw_value("copy_", "the destination of shape " + shape_str(d.shape()) +
+                                         " has stride 0 in dim " + std::to_string(k) +
+                                         ": several of its elements share one memory location "
+                                         "(write into a clone() instead)");
     Shape b = broadcast_shapes(in[0].shape(), in[1].shape(), name);
     if (b != in[0].shape())
       detail::throw_shape(name, "source of shape " + shape_str(in[1].shape()) +

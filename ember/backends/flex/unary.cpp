@@ -47,6 +47,16 @@ TensorList k_cast(const OpCall& c) {
   return {out};
 }
 
+// The element range [lo, hi] a view reaches in its storage.
+std::pair<int64_t, int64_t> reach(const Tensor& t) {
+  int64_t lo = t.offset(), hi = t.offset();
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    int64_t span = (t.size(d) - 1) * t.stride(d);
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi};
+}
+
 // copy(src) -> a fresh contiguous copy; copy(dst, src) -> writes src (broadcast, cast) into dst.
 TensorList k_copy(const OpCall& c) {
   if (c.inputs.size() == 1) {
@@ -55,7 +65,15 @@ TensorList k_copy(const OpCall& c) {
     return {out};
   }
   const Tensor& dst = c.inputs[0];
-  cast_into(dst, c.inputs[1]);
+  Tensor src = c.inputs[1];
+  // x[1:].copy_(x[:-1]): a source overlapping the destination would be read after parts of it
+  // were written; it is copied out first, so the result is what the source held.
+  if (dst.numel() && src.numel() && src.is_alias_of(dst)) {
+    auto [dl, dh] = reach(dst);
+    auto [sl, sh] = reach(src);
+    if (dl <= sh && sl <= dh) src = ember::clone(src);
+  }
+  cast_into(dst, src);
   return {dst};
 }
 
