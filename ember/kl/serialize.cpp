@@ -185,7 +185,7 @@ Kernel parse(std::string_view bytes) {
   const bool names = flags & kHasNames;
   Kernel k;
   if (names) k.name = r.str();
-  for (uint32_t i = 0, n = r.count(3, "buffer"); i < n; ++i) {
+  for (uint32_t i = 0, n = r.count(names ? 7 : 3, "buffer"); i < n; ++i) {
     BufferParam b;
     b.dtype = read_dtype(r);
     uint8_t acc = r.u8();
@@ -198,7 +198,7 @@ Kernel parse(std::string_view bytes) {
     if (names) b.name = r.str();
     k.buffers.push_back(std::move(b));
   }
-  for (uint32_t i = 0, n = r.count(1, "scalar"); i < n; ++i) {
+  for (uint32_t i = 0, n = r.count(names ? 5 : 1, "scalar"); i < n; ++i) {
     ScalarParam s;
     s.dtype = read_dtype(r);
     if (names) s.name = r.str();
