@@ -57,6 +57,11 @@ inline std::string diff_close(const Tensor& got, const Tensor& want, double rtol
 
 inline std::vector<int64_t> strides_of(const Tensor& t) { return t.strides().vec(); }
 
+/// Renders one kernel, compiles it and returns the module (check ok()).
+inline std::unique_ptr<Module> build(const Kernel& k) {
+  return std::make_unique<Module>(cpp_renderer()->render(std::span(&k, 1)));
+}
+
 /// Kernels collected by a test, rendered into a few sources compiled side by side (compiling is
 /// what takes time), then run: each job's launch callback fills its outputs.
 class Batch {
