@@ -39,19 +39,19 @@ ArgPack::ArgPack(const Kernel& k)
 }
 
 ArgPack& ArgPack::buffer(int i, const void* p) {
-  if (i < 0 || i >= nb_) detail::throw_index("kl", "no buffer parameter " + std::to_string(i));
+  if (i < 0 || i >= nb_) ember::detail::throw_index("kl", "no buffer parameter " + std::to_string(i));
   slots_[size_t(i)] = reinterpret_cast<uintptr_t>(p);
   return *this;
 }
 
 ArgPack& ArgPack::scalar(int i, Scalar v) {
-  if (i < 0 || i >= num_scalars()) detail::throw_index("kl", "no scalar parameter " + std::to_string(i));
+  if (i < 0 || i >= num_scalars()) ember::detail::throw_index("kl", "no scalar parameter " + std::to_string(i));
   slots_[size_t(nb_ + i)] = scalar_slot(scalar_types_[size_t(i)], v);
   return *this;
 }
 
 ArgPack& ArgPack::index(int i, int64_t v) {
-  if (i < 0 || i >= ni_) detail::throw_index("kl", "no index parameter " + std::to_string(i));
+  if (i < 0 || i >= ni_) ember::detail::throw_index("kl", "no index parameter " + std::to_string(i));
   slots_[size_t(nb_ + num_scalars() + i)] = uint64_t(v);
   return *this;
 }

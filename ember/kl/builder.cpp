@@ -10,7 +10,7 @@ namespace {
 
 thread_local Builder* g_current = nullptr;
 
-[[noreturn]] void fail(const std::string& msg) { detail::throw_value("kl", msg); }
+[[noreturn]] void fail(const std::string& msg) { ember::detail::throw_value("kl", msg); }
 
 }  // namespace
 

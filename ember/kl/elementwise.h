@@ -6,14 +6,16 @@
 // T with by_kind: at compile time for built-in types, while tracing for Expr.
 //
 // Integer arithmetic wraps (two's complement, PyTorch's behaviour) and is UB-free: it goes
-// through unsigned arithmetic. Defined results where C++ has none (the IR's, see ir.h):
+// through unsigned arithmetic (kl/wrap.h, shared with flex's kernels). Defined results where C++ has none (the IR's, see ir.h):
 //   a / 0 == 0, a % 0 == a, INT_MIN / -1 == INT_MIN, INT_MIN % -1 == 0, floor and trunc
 //   division alike; shifts by a count outside [0, bits) give 0 (left) or the sign fill (right).
 // (flex's eager kernels reject a zero integer divisor before they run.)
 #include <cstdint>
 #include <type_traits>
 
+#include "ember/detail/convert.h"
 #include "ember/kl/expr.h"
+#include "ember/kl/wrap.h"
 #include "ember/ops/registry.h"
 
 namespace ember::kl {
@@ -53,24 +55,23 @@ template <class T, class B> T convert_like(const B& b, const T& like) {
   else return T(b);
 }
 
-// --- UB-free wrapping integer arithmetic (for Expr, the IR's operations already wrap) ---
-template <class T>
-using wide_unsigned_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+// --- UB-free wrapping integer arithmetic: kl/wrap.h for built-in types; the IR's operations
+// already wrap for Expr ---
 template <class T> T wrap_add(T a, T b) {
   if constexpr (is_expr_v<T>) return a + b;
-  else return T(wide_unsigned_t<T>(a) + wide_unsigned_t<T>(b));
+  else return wrapping_add(a, b);
 }
 template <class T> T wrap_sub(T a, T b) {
   if constexpr (is_expr_v<T>) return a - b;
-  else return T(wide_unsigned_t<T>(a) - wide_unsigned_t<T>(b));
+  else return wrapping_sub(a, b);
 }
 template <class T> T wrap_mul(T a, T b) {
   if constexpr (is_expr_v<T>) return a * b;
-  else return T(wide_unsigned_t<T>(a) * wide_unsigned_t<T>(b));
+  else return wrapping_mul(a, b);
 }
 template <class T> T wrap_neg(T a) {
   if constexpr (is_expr_v<T>) return -a;
-  else return T(wide_unsigned_t<T>(0) - wide_unsigned_t<T>(a));
+  else return wrapping_neg(a);
 }
 /// Truncating division with the defined zero-divisor and INT_MIN / -1 results.
 template <class T> T int_div_trunc(T a, T b) {
@@ -120,7 +121,7 @@ template <class T> T int_pow(T a, T b) {
   if constexpr (!is_expr_v<T>) {
     if constexpr (std::is_signed_v<T>)
       if (b < 0) return T(a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0);
-    using U = wide_unsigned_t<T>;
+    using U = detail::wide_unsigned_t<T>;
     U r = 1, base = U(a);
     for (auto e = b; e > 0; e >>= 1) {
       if (e & 1) r = U(r * base);
@@ -160,19 +161,12 @@ template <class T> T int_shr(T a, T b) {
   }
 }
 
-/// Float -> integer/bool conversion with the IR's defined results (NaN -> 0, saturated to
-/// int64, then wrapped); other conversions are C++'s. For flex's cast loops.
+/// Conversion with the IR's defined results (float -> integer by ember/detail/convert.h,
+/// torch's x86 results); other conversions are C++'s. For flex's cast loops.
 template <class To, class From> To convert(From x) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return x != From(0);
-  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    if (x != x) return To(0);
-    if (x >= From(9.2233720368547758e18)) return To(INT64_MAX);
-    if (x <= From(-9.2233720368547758e18)) return To(INT64_MIN);
-    return To(int64_t(x));
-  } else {
-    return To(x);
-  }
+  if constexpr (std::is_same_v<To, bool>) return x != From(0);
+  else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) return ember::detail::float_to_int<To>(x);
+  else return To(x);
 }
 
 }  // namespace ember::kl

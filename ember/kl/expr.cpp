@@ -11,7 +11,7 @@
 namespace ember::kl {
 namespace {
 
-[[noreturn]] void fail(const std::string& msg) { detail::throw_value("kl", msg); }
+[[noreturn]] void fail(const std::string& msg) { ember::detail::throw_value("kl", msg); }
 
 Builder& owner(const Expr& a, const Expr& b = {}, const Expr& c = {}) {
   Builder* bd = nullptr;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "ember/detail/convert.h"
 #include "ember/half.h"
 
 namespace ember::kl {
@@ -55,10 +56,9 @@ int64_t const_bits_int(DType d, int64_t v) {
 int64_t const_bits(DType d, double v) {
   if (!is_floating(d)) {
     if (d == DType::Bool) return v != 0;
-    // As a Cast from f64 does: NaN -> 0, truncation saturated to int64, then wrapped.
-    int64_t i = v != v ? 0 : v >= 9.2233720368547758e18 ? INT64_MAX
-                : v <= -9.2233720368547758e18 ? INT64_MIN : int64_t(v);
-    return const_bits_int(d, i);
+    // As a Cast from f64 does (ember/detail/convert.h).
+    if (itemsize(d) == 8) return ember::detail::float_to_i64(v);
+    return const_bits_int(d, ember::detail::float_to_i32(v));
   }
   double r = v;
   if (d == DType::F32) r = double(float(v));
@@ -73,7 +73,7 @@ double const_as_double(DType d, int64_t bits) {
 }
 int64_t const_as_int(DType d, int64_t bits) {
   if (!is_floating(d)) return bits;
-  return const_bits(DType::I64, std::bit_cast<double>(bits));
+  return ember::detail::float_to_i64(std::bit_cast<double>(bits));
 }
 
 std::string type_name(Type t) {

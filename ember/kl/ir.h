@@ -12,8 +12,9 @@
 //   and INT_MIN % -1 = 0.
 // - Shl/Shr by a count outside [0, bits): Shl gives 0, Shr gives the sign fill (-1 or 0).
 //   Shr is arithmetic on signed types.
-// - Cast float -> integer: NaN -> 0, otherwise truncation toward zero saturated to the int64
-//   range, then wrapped to the target width (what To(int64_t(x)) does for in-range values).
+// - Cast float -> integer: ember/detail/convert.h's rule (PyTorch's x86 results): truncation
+//   toward zero; to int64 anything outside [-2^63, 2^63) (NaN, inf) is INT64_MIN; to the
+//   narrower types the int32 result (INT32_MIN outside its range) wrapped to the width.
 //   Cast -> bool: x != 0. Cast of f64 to f16/bf16 rounds through f32 (as flex does).
 // - Bool values are 0 or 1; And/Or/Xor/Not on bool are the logical operations.
 // - Float Min/Max do not exist: select(a < b, b, a) is the form (its NaN behaviour is explicit).

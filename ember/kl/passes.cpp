@@ -153,7 +153,7 @@ Kernel lower_collectives(const Kernel& k, const Target& t) {
     return w.finish();
   }
   if (k.workgroup_size % p != 0)
-    detail::throw_value("kl", "kernel '" + k.name + "': workgroup size " + std::to_string(k.workgroup_size) +
+    ember::detail::throw_value("kl", "kernel '" + k.name + "': workgroup size " + std::to_string(k.workgroup_size) +
                                   " is not a multiple of the plane size " + std::to_string(p));
   // One shared array per collective, declared first (GLSL/WGSL want shared memory at the top).
   std::vector<int32_t> array_of(k.body.size(), -1);
@@ -223,7 +223,7 @@ Kernel legalize(const Kernel& k, const Target& t) {
     const Inst& in = r.body[i];
     const int lanes = in.type.lanes;
     if (lanes > t.max_lanes || (lanes & (lanes - 1)) != 0)
-      detail::throw_not_implemented(
+      ember::detail::throw_not_implemented(
           "kl", "kernel '" + k.name + "', instruction " + std::to_string(i) + ": " +
                     std::to_string(lanes) + " lanes (the target takes powers of two up to " +
                     std::to_string(t.max_lanes) + ")");

@@ -61,7 +61,7 @@ class Reader {
   bool done() const { return pos_ == s_.size(); }
   size_t pos() const { return pos_; }
   [[noreturn]] void bad(const std::string& msg) const {
-    detail::throw_value("kl", "serialised kernel, byte " + std::to_string(pos_) + ": " + msg);
+    ember::detail::throw_value("kl", "serialised kernel, byte " + std::to_string(pos_) + ": " + msg);
   }
 
  private:

@@ -50,7 +50,7 @@ Expr unary(OpId op, const Attrs& a, const Expr& x, std::span<const Expr> s) {
     case OpId::logical_not: return Def<OpId::logical_not>::f(x);
     default: break;
   }
-  detail::throw_not_implemented("kl", std::string("no elementwise definition for ") + op_name(op));
+  ember::detail::throw_not_implemented("kl", std::string("no elementwise definition for ") + op_name(op));
 }
 
 Expr binary(OpId op, const Attrs& a, const Expr& x, const Expr& y) {
@@ -77,7 +77,7 @@ Expr binary(OpId op, const Attrs& a, const Expr& x, const Expr& y) {
     case OpId::bitwise_right_shift: return Def<OpId::bitwise_right_shift>::f(x, y);
     default: break;
   }
-  detail::throw_not_implemented("kl", std::string("no elementwise definition for ") + op_name(op));
+  ember::detail::throw_not_implemented("kl", std::string("no elementwise definition for ") + op_name(op));
 }
 
 }  // namespace
@@ -127,12 +127,12 @@ uint32_t static_attrs(OpId op, const Attrs& a) {
 Expr pointwise(OpId op, const Attrs& a, std::span<const Expr> in, std::span<const Expr> scalars,
                DType compute, DType out) {
   const int n = ew_inputs(op);
-  if (n == 0) detail::throw_value("kl", std::string(op_name(op)) + " is not an elementwise op");
+  if (n == 0) ember::detail::throw_value("kl", std::string(op_name(op)) + " is not an elementwise op");
   if (int(in.size()) != n)
-    detail::throw_value("kl", std::string(op_name(op)) + ": expected " + std::to_string(n) +
+    ember::detail::throw_value("kl", std::string(op_name(op)) + ": expected " + std::to_string(n) +
                                   " operands, found " + std::to_string(in.size()));
   if (!in[0].valid() || in[0].weak())
-    detail::throw_value("kl", std::string(op_name(op)) + ": the first operand must be a traced value");
+    ember::detail::throw_value("kl", std::string(op_name(op)) + ": the first operand must be a traced value");
   if (op == OpId::cast) return cast(in[0], out);
   Builder& bd = *in[0].builder();
   const DType e = eval_dtype(compute);
@@ -146,7 +146,7 @@ Expr pointwise(OpId op, const Attrs& a, std::span<const Expr> in, std::span<cons
     for (const Expr& v : scalars) s.push_back(cast(v, e));
   }
   if (s.size() != op_scalars(op, a, compute).size())
-    detail::throw_value("kl", std::string(op_name(op)) + ": expected " +
+    ember::detail::throw_value("kl", std::string(op_name(op)) + ": expected " +
                                   std::to_string(op_scalars(op, a, compute).size()) +
                                   " scalar operands, found " + std::to_string(s.size()));
   Expr r;
@@ -156,7 +156,7 @@ Expr pointwise(OpId op, const Attrs& a, std::span<const Expr> in, std::span<cons
     default: {
       using namespace ew;
       if (op == OpId::where) {
-        if (in[0].dtype() != DType::Bool) detail::throw_dtype("kl", "where needs a bool condition");
+        if (in[0].dtype() != DType::Bool) ember::detail::throw_dtype("kl", "where needs a bool condition");
         r = Def<OpId::where>::f(in[0], conv(in[1]), conv(in[2]));
       } else if (op == OpId::clamp) {
         Expr x = conv(in[0]), lo = conv(in[1]), hi = conv(in[2]);

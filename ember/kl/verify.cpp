@@ -68,7 +68,7 @@ class Verifier {
   [[noreturn]] void fail(int32_t i, const std::string& msg) const {
     std::string where = "kernel '" + k_.name + "'";
     if (i >= 0) where += ", instruction " + std::to_string(i) + " (" + op_name(k_.body[size_t(i)].op) + ")";
-    detail::throw_value("kl", where + ": " + msg);
+    ember::detail::throw_value("kl", where + ": " + msg);
   }
 
   // The value operand `o` of the current instruction: defined, visible here, of kind `want`.

@@ -28,7 +28,7 @@ constexpr TagInfo kTags[] = {
 const TagInfo& info(const std::string& tag) {
   for (const TagInfo& t : kTags)
     if (tag == t.tag) return t;
-  detail::throw_value("kl", "C++ renderer: no type for '" + tag + "'");
+  ember::detail::throw_value("kl", "C++ renderer: no type for '" + tag + "'");
 }
 
 // Expands @NAME and @NAME[argument] placeholders (arguments may nest).
@@ -241,7 +241,7 @@ const char* libm_name(Op op) {
     case Op::Pow: return "pow";
     case Op::Atan2: return "atan2";
     case Op::Fmod: case Op::Rem: return "fmod";
-    default: detail::throw_value("kl", std::string("C++ renderer: no maths helper for ") + op_name(op));
+    default: ember::detail::throw_value("kl", std::string("C++ renderer: no maths helper for ") + op_name(op));
   }
 }
 
@@ -370,13 +370,18 @@ std::string Prelude::int_op(Op op, DType d, int lanes) {
 }
 
 std::string Prelude::float_to_int(DType from, DType to, int lanes) {
-  const bool f32 = from == DType::F32;
-  const std::string sname = std::string("kl_f2i_") + (f32 ? "f32" : "f64");
+  // ember/detail/convert.h's rule: int64 from [-2^63, 2^63), the narrower types from the int32
+  // result (INT32_MIN outside its range) wrapped; anything else (NaN, inf) the minimum.
+  const bool f32 = from == DType::F32, wide = itemsize(to) == 8;
+  const std::string F = f32 ? "float" : "double", s = f32 ? "f" : "";
+  const std::string sname = std::string("kl_f2i") + (wide ? "64_" : "32_") + (f32 ? "f32" : "f64");
   if (once(sname)) {
-    const std::string F = f32 ? "float" : "double", s = f32 ? "f" : "";
-    funcs_ += "static inline long long " + sname + "(" + F + " x) {\n  return x != x ? 0 : x >= 9.2233720368547758e18" +
-              s + " ? 9223372036854775807LL : x <= -9.2233720368547758e18" + s +
-              " ? (-9223372036854775807LL - 1) : (long long)x;\n}\n";
+    if (wide)
+      funcs_ += "static inline long long " + sname + "(" + F + " x) {\n  return x >= -9223372036854775808.0" + s +
+                " && x < 9223372036854775808.0" + s + " ? (long long)x : (-9223372036854775807LL - 1);\n}\n";
+    else
+      funcs_ += "static inline int " + sname + "(" + F + " x) {\n  return x > -2147483649.0" + s +
+                " && x < 2147483648.0" + s + " ? (int)x : (-2147483647 - 1);\n}\n";
   }
   if (lanes == 1) return sname;
   const std::string totag = dtype_tag(to);

@@ -26,7 +26,7 @@ class Prelude {
   std::string math(Op op, DType d, int lanes);
   /// Integer division, remainder and shifts with the IR's defined edge cases.
   std::string int_op(Op op, DType d, int lanes);
-  /// Float -> integer conversion (NaN -> 0, saturated to int64, wrapped to `to`).
+  /// Float -> integer conversion by ember/detail/convert.h's rule.
   std::string float_to_int(DType from, DType to, int lanes);
   /// f32 <-> f16/bf16 conversions, bit-exact with ember/half.h.
   std::string to_half(DType half, int lanes);

@@ -131,7 +131,7 @@ class KernelWriter {
     if (f == DType::F32 && (d == DType::F16 || d == DType::BF16)) return p_.to_half(d, L) + "(" + v(a) + ")";
     if ((f == DType::F16 || f == DType::BF16) && d == DType::F32) return p_.from_half(f, L) + "(" + v(a) + ")";
     if (f == DType::F16 || f == DType::BF16 || d == DType::F16 || d == DType::BF16)
-      detail::throw_value("kl", "C++ renderer: a cast " + type_name(from) + " -> " + type_name(to) + " was not legalised");
+      ember::detail::throw_value("kl", "C++ renderer: a cast " + type_name(from) + " -> " + type_name(to) + " was not legalised");
     if (d == DType::Bool) {
       if (f == DType::Bool) return v(a);
       return v(a) + " != 0";
@@ -308,7 +308,7 @@ class KernelWriter {
             return def(id, p_.math(in.op, t.dtype, 1) + "(" + v(in.a) + ")");
           return def(id, p_.math(in.op, t.dtype, L) + "(" + v(in.a) + ")");
         }
-        detail::throw_value("kl", std::string("C++ renderer: unexpected op ") + op_name(in.op));
+        ember::detail::throw_value("kl", std::string("C++ renderer: unexpected op ") + op_name(in.op));
     }
   }
 

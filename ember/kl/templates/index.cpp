@@ -38,14 +38,14 @@ void flag_error(Builder& kb, const Expr& ok, const Expr& i) {
 }
 void check_rank(int rank, int dim, const char* what) {
   if (rank < 1 || dim < 0 || dim >= rank)
-    detail::throw_value("kl", std::string(what) + ": dim " + std::to_string(dim) + " out of range for rank " +
+    ember::detail::throw_value("kl", std::string(what) + ": dim " + std::to_string(dim) + " out of range for rank " +
                                   std::to_string(rank));
 }
 ArgPack pack(const Kernel& k, int rank, std::span<const int64_t> shape, std::span<const int64_t> s,
              std::span<const int64_t> i, std::span<const int64_t> o, int64_t size, const void* src,
              const void* index, void* out, int64_t* err) {
   if (int(shape.size()) != rank || int(s.size()) != rank || int(i.size()) != rank || int(o.size()) != rank)
-    detail::throw_value("kl", "index kernel arguments: expected rank " + std::to_string(rank));
+    ember::detail::throw_value("kl", "index kernel arguments: expected rank " + std::to_string(rank));
   ArgPack a(k);
   a.buffer(0, src).buffer(1, index).buffer(2, out).buffer(3, err);
   int n = 0;
@@ -59,7 +59,7 @@ ArgPack pack(const Kernel& k, int rank, std::span<const int64_t> shape, std::spa
 
 void check_index_error(const char* op, const int64_t* err, int64_t dim, int64_t size) {
   if (err[0])
-    detail::throw_index(op, "index " + std::to_string(err[1]) + " is out of bounds for dimension " +
+    ember::detail::throw_index(op, "index " + std::to_string(err[1]) + " is out of bounds for dimension " +
                                 std::to_string(dim) + " with size " + std::to_string(size));
 }
 

@@ -65,11 +65,11 @@ Kernel multi_tensor_kernel(const std::string& name, const MultiTensorKey& key, c
       size_t o = 0;
       for (size_t i = 0; i < nslots; ++i) {
         if (key.slots[i].access == Access::Read) continue;
-        if (o >= outs.size()) detail::throw_value("kl", "multi-tensor body returned too few values");
+        if (o >= outs.size()) ember::detail::throw_value("kl", "multi-tensor body returned too few values");
         kb.store(int(i), off + j, broadcast(cast(outs[o++], key.slots[i].dtype), lanes), {}, t);
       }
       if (outs.size() != o + (reduce ? 1 : 0))
-        detail::throw_value("kl", "multi-tensor body returned " + std::to_string(outs.size()) + " values, expected " +
+        ember::detail::throw_value("kl", "multi-tensor body returned " + std::to_string(outs.size()) + " values, expected " +
                                       std::to_string(o + (reduce ? 1 : 0)));
       if (reduce) {
         Var& acc = lanes > 1 ? acc_vec : acc_tail;
@@ -97,10 +97,10 @@ Kernel multi_tensor_kernel(const std::string& name, const MultiTensorKey& key, c
 
 MultiTensorPlan multi_tensor_plan(std::span<const int64_t> numels, std::vector<std::vector<const void*>> pointers,
                                   int64_t chunk) {
-  if (chunk < 1) detail::throw_value("kl", "multi_tensor_plan: chunk must be >= 1");
+  if (chunk < 1) ember::detail::throw_value("kl", "multi_tensor_plan: chunk must be >= 1");
   for (const auto& slot : pointers)
     if (slot.size() != numels.size())
-      detail::throw_value("kl", "multi_tensor_plan: " + std::to_string(slot.size()) + " pointers for " +
+      ember::detail::throw_value("kl", "multi_tensor_plan: " + std::to_string(slot.size()) + " pointers for " +
                                     std::to_string(numels.size()) + " tensors");
   MultiTensorPlan p;
   p.pointers = std::move(pointers);
@@ -114,7 +114,7 @@ ArgPack multi_tensor_args(const Kernel& k, const MultiTensorKey& key, const Mult
                           std::span<const Scalar> scalars, void* partials) {
   const bool reduce = key.partial != DType::Bool;
   if (plan.pointers.size() != key.slots.size() || scalars.size() != key.scalars.size() || reduce != (partials != nullptr))
-    detail::throw_value("kl", "multi_tensor_args: the plan or operands do not match the key " + key.str());
+    ember::detail::throw_value("kl", "multi_tensor_args: the plan or operands do not match the key " + key.str());
   ArgPack a(k);
   int b = 0;
   for (const auto& slot : plan.pointers) a.buffer(b++, slot.data());

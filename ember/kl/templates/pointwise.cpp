@@ -85,7 +85,7 @@ PwKey pointwise_key(const PwLayout& l, std::vector<DType> inputs, std::vector<DT
   PwKey key;
   key.rank = int(l.extents.size());
   if (l.strides.size() != inputs.size() + outputs.size())
-    detail::throw_value("kl", "pointwise: " + std::to_string(l.strides.size()) + " stride lists for " +
+    ember::detail::throw_value("kl", "pointwise: " + std::to_string(l.strides.size()) + " stride lists for " +
                                   std::to_string(inputs.size() + outputs.size()) + " operands");
   size_t widest = 1;
   for (DType d : inputs) widest = std::max(widest, itemsize(d));
@@ -147,7 +147,7 @@ Kernel pointwise_kernel(const std::string& name, const PwKey& key, const PwBody&
       }
       std::vector<Expr> outs = body(loaded, scalars);
       if (outs.size() != key.outputs.size())
-        detail::throw_value("kl", "pointwise body returned " + std::to_string(outs.size()) + " values for " +
+        ember::detail::throw_value("kl", "pointwise body returned " + std::to_string(outs.size()) + " values for " +
                                       std::to_string(key.outputs.size()) + " outputs");
       for (size_t o = 0; o < outs.size(); ++o) {
         Expr v = broadcast(cast(outs[o], key.outputs[o]), lanes);
@@ -170,7 +170,7 @@ ArgPack pointwise_args(const Kernel& k, const PwKey& key, const PwLayout& l,
   ArgPack a(k);
   const size_t nops = key.inputs.size() + key.outputs.size();
   if (buffers.size() != nops || scalars.size() != key.scalars.size() || int(l.extents.size()) != key.rank)
-    detail::throw_value("kl", "pointwise_args: the layout or operands do not match the key " + key.str());
+    ember::detail::throw_value("kl", "pointwise_args: the layout or operands do not match the key " + key.str());
   for (size_t i = 0; i < nops; ++i) a.buffer(int(i), buffers[i]);
   for (size_t i = 0; i < scalars.size(); ++i) a.scalar(int(i), scalars[i]);
   int n = 0;

@@ -100,7 +100,7 @@ class RowEmitter {
   std::vector<Expr> prologue(std::span<const Expr> in) {
     std::vector<Expr> v = pro_(in, scalars_);
     if (v.size() != key_.reductions.size())
-      detail::throw_value("kl", "row-reduce prologue returned " + std::to_string(v.size()) + " values for " +
+      ember::detail::throw_value("kl", "row-reduce prologue returned " + std::to_string(v.size()) + " values for " +
                                     std::to_string(key_.reductions.size()) + " reductions");
     return v;
   }
@@ -172,7 +172,7 @@ class RowEmitter {
   }
   void check_outs(const std::vector<Expr>& outs) {
     if (outs.size() != key_.outputs.size())
-      detail::throw_value("kl", "row-reduce epilogue returned " + std::to_string(outs.size()) + " values for " +
+      ember::detail::throw_value("kl", "row-reduce epilogue returned " + std::to_string(outs.size()) + " values for " +
                                     std::to_string(key_.outputs.size()) + " outputs");
   }
   // Broadcast-back epilogue over [j0, j1) of the row(s).
@@ -263,7 +263,7 @@ RowLayout row_layout(std::span<const int64_t> shape, const std::vector<std::vect
   std::vector<bool> reduced(shape.size(), false);
   for (int64_t d : reduce_dims) {
     if (d < 0 || d >= int64_t(shape.size()))
-      detail::throw_value("kl", "row_layout: reduce dim " + std::to_string(d) + " out of range");
+      ember::detail::throw_value("kl", "row_layout: reduce dim " + std::to_string(d) + " out of range");
     reduced[size_t(d)] = true;
   }
   std::vector<int64_t> oe, re;
@@ -278,7 +278,7 @@ RowLayout row_layout(std::span<const int64_t> shape, const std::vector<std::vect
   std::vector<std::vector<int64_t>> row_st;
   collapse_dims(re, rs, row, row_st);
   if (row.size() > 1)
-    detail::throw_value("kl", "row_layout: the reduced dims cannot be walked as one (permute or copy first)");
+    ember::detail::throw_value("kl", "row_layout: the reduced dims cannot be walked as one (permute or copy first)");
   l.row = row.empty() ? 1 : row[0];
   for (size_t k = 0; k < strides.size(); ++k) l.row_strides.push_back(row.empty() ? 0 : row_st[k][0]);
   return l;
@@ -322,7 +322,7 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
   key.broadcast_back = broadcast_back;
   const size_t nops = inputs.size() + outputs.size();
   if (l.outer_strides.size() != nops)
-    detail::throw_value("kl", "row_reduce_key: " + std::to_string(l.outer_strides.size()) + " stride lists for " +
+    ember::detail::throw_value("kl", "row_reduce_key: " + std::to_string(l.outer_strides.size()) + " stride lists for " +
                                   std::to_string(nops) + " operands");
   size_t widest = 1;
   for (DType d : inputs) widest = std::max(widest, itemsize(d));
@@ -355,7 +355,7 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
 Kernel row_reduce_kernel(const std::string& name, const RowReduceKey& key, const RowPrologue& prologue,
                          const RowEpilogue& epilogue) {
   if (key.mode == Mode::Col && key.outer_rank == 0)
-    detail::throw_value("kl", "row-reduce: Col mode needs an outer dim");
+    ember::detail::throw_value("kl", "row-reduce: Col mode needs an outer dim");
   Builder kb(name);
   kb.set_spec(key.str());
   RowEmitter(kb, key, prologue, epilogue).build();
@@ -367,7 +367,7 @@ ArgPack row_reduce_args(const Kernel& k, const RowReduceKey& key, const RowLayou
   ArgPack a(k);
   const size_t nops = key.inputs.size() + key.outputs.size();
   if (buffers.size() != nops || scalars.size() != key.scalars.size() || int(l.outer.size()) != key.outer_rank)
-    detail::throw_value("kl", "row_reduce_args: the layout or operands do not match the key " + key.str());
+    ember::detail::throw_value("kl", "row_reduce_args: the layout or operands do not match the key " + key.str());
   for (size_t i = 0; i < nops; ++i) a.buffer(int(i), buffers[i]);
   for (size_t i = 0; i < scalars.size(); ++i) a.scalar(int(i), scalars[i]);
   int n = 0;

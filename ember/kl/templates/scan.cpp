@@ -43,7 +43,7 @@ ScanKey scan_key(const RowLayout& l, DType input, DType acc, DType output, ScanO
   key.input = input, key.acc = acc, key.output = output, key.op = op, key.indices = indices;
   key.outer_rank = int(l.outer.size());
   if (l.outer_strides.size() != operands(key))
-    detail::throw_value("kl", "scan_key: " + std::to_string(l.outer_strides.size()) + " operands, expected " +
+    ember::detail::throw_value("kl", "scan_key: " + std::to_string(l.outer_strides.size()) + " operands, expected " +
                                   std::to_string(operands(key)));
   for (int d = 0; d < key.outer_rank; ++d)
     if (l.outer_strides[0][size_t(d)] == 0) key.input_broadcast |= 1u << d;
@@ -131,7 +131,7 @@ ArgPack scan_args(const Kernel& k, const ScanKey& key, const RowLayout& l, std::
   ArgPack a(k);
   const size_t nops = operands(key);
   if (buffers.size() != nops || int(l.outer.size()) != key.outer_rank)
-    detail::throw_value("kl", "scan_args: the layout or operands do not match the key " + key.str());
+    ember::detail::throw_value("kl", "scan_args: the layout or operands do not match the key " + key.str());
   for (size_t i = 0; i < nops; ++i) a.buffer(int(i), buffers[i]);
   int n = 0;
   for (int64_t e : l.outer) a.index(n++, e);
