@@ -112,6 +112,27 @@ TEST(JitProcess, AnUnwritableCacheFallsBackToMemoryWithOneWarning) {
   EXPECT_EQ(p.warnings(), 1) << p.output;
 }
 
+TEST(JitProcess, AReadOnlyCacheStillServesItsEntries) {
+  ScratchDir scratch;
+  const std::string dir = scratch.file("cache");
+  Probe fill = run_probe(scratch, "fill", 7, {"EMBER_CACHE_DIR=" + dir});
+  ASSERT_TRUE(fill.exited_ok && fill.result["compiles"] == 1) << fill.output;
+  namespace fs = std::filesystem;
+  auto set_mode = [&](fs::perms dirs, fs::perms files) {
+    fs::permissions(dir, dirs);
+    for (auto& f : fs::recursive_directory_iterator(dir))
+      fs::permissions(f.path(), f.is_directory() ? dirs : files);
+  };
+  set_mode(fs::perms(0500), fs::perms(0400));
+  Probe p = run_probe(scratch, "ro", 7, {"EMBER_CACHE_DIR=" + dir}, {"--drop-dac"});
+  set_mode(fs::perms(0700), fs::perms(0600));
+  ASSERT_TRUE(p.exited_ok) << p.output;
+  EXPECT_EQ(p.result["ran"], 1) << p.output;
+  EXPECT_EQ(p.result["compiles"], 0);
+  EXPECT_EQ(p.result["disk_hits"], 1);
+  EXPECT_EQ(p.warnings(), 1) << p.output;
+}
+
 TEST(JitProcess, ACacheOnANoexecMountFallsBackToMemoryWithOneWarning) {
   ScratchDir scratch;
   const std::string dir = scratch.file("mnt");

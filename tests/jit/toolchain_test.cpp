@@ -29,6 +29,23 @@ const ember::kl::CompileResult& sample_image() {
   return r;
 }
 
+// Runs the sample's k0, y = relu(2x + 1) * x, over n items in ranges of `grain`.
+void expect_pointwise_works(const ember::kl::Module& m, size_t n, int64_t grain) {
+  auto k0 = reinterpret_cast<ember::kl::KernelFn>(m.symbol("k0_pointwise"));
+  ASSERT_NE(k0, nullptr);
+  std::vector<float> x(n), y(n);
+  for (size_t i = 0; i < n; ++i) x[i] = float(i) - float(n) / 2 - 0.25f;
+  struct {
+    const float* x;
+    float* y;
+  } a{x.data(), y.data()};
+  launch(k0, &a, int64_t(n), grain);
+  for (size_t i = 0; i < n; ++i) {
+    float v = x[i] * 2.0f + 1.0f;
+    EXPECT_EQ(y[i], (v < 0 ? 0.0f : v) * x[i]) << i;
+  }
+}
+
 TEST(JitToolchain, IdentifiesTheCompilerAndTheIsaLevel) {
   HostToolchain tc;
   ASSERT_FALSE(tc.compiler_path().empty()) << "no c++, g++ or clang++ on PATH";
@@ -82,19 +99,8 @@ TEST(JitToolchain, CompilesLoadsAndRunsSeveralKernels) {
   }
   EXPECT_EQ(from_file->symbol("no_such_kernel"), nullptr);
 
-  // k0: y = relu(2x + 1) * x over 37 items (vector body and scalar tail), in parallel ranges.
-  auto k0 = reinterpret_cast<ember::kl::KernelFn>(from_file->symbol("k0_pointwise"));
-  std::vector<float> x(37), y(37);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) - 18.5f;
-  struct {
-    const float* x;
-    float* y;
-  } a0{x.data(), y.data()};
-  launch(k0, &a0, 37, 8);
-  for (size_t i = 0; i < x.size(); ++i) {
-    float v = x[i] * 2.0f + 1.0f;
-    EXPECT_EQ(y[i], (v < 0 ? 0.0f : v) * x[i]) << i;
-  }
+  // k0 over 37 items (vector body and scalar tail), in parallel ranges of 8.
+  expect_pointwise_works(*from_file, 37, 8);
 
   // k2: softmax(scale * x + mask) per row; rows of 13 (vector body + tail) sum to one.
   auto k2 = reinterpret_cast<ember::kl::KernelFn>(from_memory->symbol("k2_softmax"));
@@ -119,6 +125,19 @@ TEST(JitToolchain, CompilesLoadsAndRunsSeveralKernels) {
       EXPECT_NEAR(sy[r0 * cols + c], want, 1e-6) << r0 << "," << c;
     }
   }
+}
+
+// The same vector-extension source at the baseline level (SSE2 only): what a CPU without AVX2
+// gets, checked here whatever this CPU has.
+TEST(JitToolchain, TheBaselineLevelRunsTheSameSource) {
+  ScratchDir scratch;
+  HostToolchain tc({.isa = int(Isa::kBaseline)});
+  auto r = tc.compile(ember::test::kSampleKernels, {scratch.path.string(), nullptr});
+  ASSERT_TRUE(r.ok) << r.log;
+  std::string err;
+  auto m = tc.load_image(r.image, &err);
+  ASSERT_TRUE(m) << err;
+  expect_pointwise_works(*m, 21, 1000);
 }
 
 TEST(JitToolchain, KernelErrorsAndExceptionsReachTheCaller) {
