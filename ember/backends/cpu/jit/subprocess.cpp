@@ -145,8 +145,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     }
     // Exited? Look without reaping: the zombie keeps its process group id reserved until then.
     siginfo_t info{};
-    if (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
-      break;
+    int w = ::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (w == 0 && info.si_pid == pid) break;
+    if (w < 0 && errno == ECHILD) {  // a SIGCHLD handler of the program's reaped it first
+      r.started = false;
+      r.error = "its exit status was collected elsewhere (a SIGCHLD handler?)";
+      return r;  // its group id may be free again: signalling it could hit a stranger
+    }
     bool cancel = options.cancel && options.cancel->load(std::memory_order_relaxed);
     if (cancel || Clock::now() >= deadline) {
       (cancel ? r.cancelled : r.timed_out) = true;
