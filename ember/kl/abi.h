@@ -14,11 +14,10 @@
 #include <vector>
 
 #include "ember/kl/ir.h"
+#include "ember/kl/toolchain.h"  // KernelFn
 #include "ember/scalar.h"
 
 namespace ember::kl {
-
-using KernelFn = void (*)(const void* args, int64_t begin, int64_t end);
 
 class ArgPack {
  public:

@@ -24,7 +24,7 @@ template <OpId op> struct Def;  // only elementwise ops have one
 EMBER_KL_UNARY_FLOAT(EMBER_X)
 #undef EMBER_X
 
-/// gelu: f is the erf form, f_tanh the tanh approximation (attrs.str == "tanh").
+/// gelu: f is the erf form, f_tanh the tanh approximation (Attrs::mode == ops::GeluApprox::Tanh).
 template <> struct Def<OpId::gelu> {
   template <class T> static T f(T x) { return gelu(x); }
   template <class T> static T f_tanh(T x) { return gelu_tanh(x); }
@@ -152,7 +152,7 @@ template <> struct Def<OpId::mul> {
                    [](auto x, auto y) { return x && y; }, a, b);
   }
 };
-/// f: true division (float); f_trunc and f_floor: the rounding modes (attrs.str).
+/// f: true division (float); f_trunc and f_floor: the rounding modes (Attrs::mode, ops::RoundingMode).
 template <> struct Def<OpId::div> {
   template <class T> static T f(T a, T b) { return a / b; }
   template <class T> static T f_trunc(T a, T b) {

@@ -6,9 +6,14 @@
 
 #include "ember/error.h"
 #include "ember/kl/elementwise.h"
+#include "ember/ops/modes.h"
 
 namespace ember::kl {
 namespace {
+
+// Attrs::mode of gelu and div, checked (a hand-built Attrs may hold anything).
+ops::GeluApprox gelu_mode(const Attrs& a) { return ops::mode_of("gelu", a.mode, ops::GeluApprox::Tanh); }
+ops::RoundingMode rounding_mode(const Attrs& a) { return ops::mode_of("div", a.mode, ops::RoundingMode::Trunc); }
 
 bool is_predicate(OpId op) {
   return op == OpId::isnan || op == OpId::isinf || op == OpId::isfinite || op == OpId::logical_not;
@@ -30,7 +35,7 @@ Expr unary(OpId op, const Attrs& a, const Expr& x, std::span<const Expr> s) {
 #define EMBER_X(name, expr) case OpId::name: return Def<OpId::name>::f(x);
     EMBER_KL_UNARY_FLOAT(EMBER_X)
 #undef EMBER_X
-    case OpId::gelu: return a.str == "tanh" ? Def<OpId::gelu>::f_tanh(x) : Def<OpId::gelu>::f(x);
+    case OpId::gelu: return gelu_mode(a) == ops::GeluApprox::Tanh ? Def<OpId::gelu>::f_tanh(x) : Def<OpId::gelu>::f(x);
     case OpId::softplus: return Def<OpId::softplus>::f(x, s[0], s[1]);
     case OpId::elu: return Def<OpId::elu>::f(x, s[0]);
     case OpId::neg: return Def<OpId::neg>::f(x);
@@ -60,9 +65,12 @@ Expr binary(OpId op, const Attrs& a, const Expr& x, const Expr& y) {
     case OpId::sub: return Def<OpId::sub>::f(x, y);
     case OpId::mul: return Def<OpId::mul>::f(x, y);
     case OpId::div:
-      if (a.str == "trunc") return Def<OpId::div>::f_trunc(x, y);
-      if (a.str == "floor") return Def<OpId::div>::f_floor(x, y);
-      return Def<OpId::div>::f(x, y);
+      switch (rounding_mode(a)) {
+        case ops::RoundingMode::Trunc: return Def<OpId::div>::f_trunc(x, y);
+        case ops::RoundingMode::Floor: return Def<OpId::div>::f_floor(x, y);
+        case ops::RoundingMode::True: return Def<OpId::div>::f(x, y);
+      }
+      break;
     case OpId::remainder: return Def<OpId::remainder>::f(x, y);
     case OpId::fmod: return Def<OpId::fmod>::f(x, y);
     case OpId::pow: return Def<OpId::pow>::f(x, y);
@@ -117,8 +125,11 @@ std::vector<Scalar> op_scalars(OpId op, const Attrs& a, DType compute) {
 
 uint32_t static_attrs(OpId op, const Attrs& a) {
   switch (op) {
-    case OpId::gelu: return a.str == "tanh";
-    case OpId::div: return a.str == "trunc" ? 1 : a.str == "floor" ? 2 : 0;
+    case OpId::gelu: return gelu_mode(a) == ops::GeluApprox::Tanh;
+    case OpId::div: {
+      const ops::RoundingMode m = rounding_mode(a);
+      return m == ops::RoundingMode::Trunc ? 1 : m == ops::RoundingMode::Floor ? 2 : 0;
+    }
     case OpId::cast: return uint32_t(a.dtype);
     default: return 0;
   }

@@ -20,7 +20,10 @@
 
 namespace ember::kl {
 
-/// Slots of the error buffer: [0] = 1 when an index was out of range, [1] = the last such index.
+/// Slots of the error buffer: [0] = 1 when an index was out of range, [1] = such an index (of
+/// the racing work items, one wins). Its bytes are cpu::jit::KernelStatus's layout (code =
+/// kIndexOutOfRange = 1 at offset 0, little-endian; detail at 8), so the launcher's status word
+/// can be passed as the buffer.
 inline constexpr int kErrorSlots = 2;
 /// Throws IndexError "[op] index 7 is out of bounds for dimension 0 with size 5" when the error
 /// buffer of a gather/scatter kernel reports one.
