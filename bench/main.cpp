@@ -1,5 +1,6 @@
-// Runs every registered workload (or those whose name contains argv[1]) and prints the median
-// time per call, one line each, plus JSON to $OUT/ember_cpu.json (or /tmp).
+// Runs every registered workload (or those whose name contains the filter argument) and prints
+// the median time per call, one line each with the device it ran on, plus JSON to
+// $OUT/ember_cpu.json (or /tmp). Usage: ember_bench [--device flex|cpu] [FILTER]
 // With EMBER_PROFILE=1 each line also gives the share of the timed calls' wall time spent inside
 // backend kernels (see ember/profile.h) and the kernel calls per call; EMBER_PROFILE=ops adds the
 // ops that took the most kernel time.
@@ -19,6 +20,16 @@ std::vector<Workload>& workloads() {
   static std::vector<Workload> w;
   return w;
 }
+
+namespace {
+std::string g_device_name;
+}
+ember::Device device() {
+  const std::string& n = g_device_name;
+  if (n.empty() || n == "flex") return ember::Device::flex();
+  if (n == "cpu") return ember::Device::cpu();
+  ember::detail::throw_value("ember_bench", "expected --device flex or cpu, found '" + n + "'");
+}
 }  // namespace ember::bench
 
 namespace {
@@ -34,7 +45,24 @@ int main(int argc, char** argv) {
   using namespace ember::bench;
   const char* prof_env = std::getenv("EMBER_PROFILE");
   const bool per_op = prof_env && std::string(prof_env) == "ops";
-  std::string filter = argc > 1 ? argv[1] : "";
+  std::string filter;
+  if (const char* d = std::getenv("EMBER_BENCH_DEVICE")) g_device_name = d;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) g_device_name = argv[++i];
+    else if (a.rfind("--device=", 0) == 0) g_device_name = a.substr(9);
+    else filter = a;
+  }
+  const ember::Device dev = [] {
+    try {
+      return device();
+    } catch (const ember::Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      std::exit(2);
+    }
+  }();
+  ember::set_default_device(dev);
+  const std::string dev_name = dev.str();
   std::string out = std::getenv("OUT") ? std::getenv("OUT") : "/tmp";
   std::ofstream js(out + "/ember_cpu.json");
   js << "{";
@@ -53,7 +81,7 @@ int main(int argc, char** argv) {
     }
     std::sort(ts.begin(), ts.end());
     double med = ts[ts.size() / 2];
-    std::printf("%-36s %10.3f ms", w.name.c_str(), med);
+    std::printf("%-36s %-6s %10.3f ms", w.name.c_str(), dev_name.c_str(), med);
     if (w.flops > 0) std::printf("  %.0f GFLOP/s", w.flops / med / 1e6);
     if (ember::profile::enabled()) {
       double total = 0;
