@@ -13,7 +13,8 @@ ap.add_argument("--build", default="build")
 ap.add_argument("--peer", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "peers", "torch_cpu.py"))
 ap.add_argument("--device", default=os.environ.get("EMBER_BENCH_DEVICE", "flex"))
 args = ap.parse_args()
-env = dict(os.environ, THREADS=os.environ.get("THREADS", "2"), EMBER_NUM_THREADS=os.environ.get("THREADS", "2"))
+env = dict(os.environ, THREADS=os.environ.get("THREADS", "2"), EMBER_NUM_THREADS=os.environ.get("THREADS", "2"),
+           BENCH_FILTER=args.filter)
 ours, peer = {}, {}
 for r in range(args.rounds):
     with tempfile.TemporaryDirectory() as d:

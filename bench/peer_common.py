@@ -42,7 +42,10 @@ res = {}
 
 
 def bench(name, fn, warm=3, iters=10):
-    """Median milliseconds of fn() over iters calls after warm ones; printed and recorded."""
+    """Median milliseconds of fn() over iters calls after warm ones; printed and recorded.
+    Rows whose name does not contain $BENCH_FILTER (set by compare.py's --filter) are skipped."""
+    if os.environ.get("BENCH_FILTER", "") not in name:
+        return
     for _ in range(warm):
         fn()
     ts = []
