@@ -18,7 +18,8 @@ struct Workload {
 };
 std::vector<Workload>& workloads();
 /// The device the rows run on: `--device NAME` on the command line, else $EMBER_BENCH_DEVICE,
-/// else flex ("flex" or "cpu"). main() makes it the default device before any row is set up.
+/// else flex ("flex", "cpu" or "cpu_eager"). main() makes it the default device before any row
+/// is set up, and times each call until the device has run its queued work.
 ember::Device device();
 struct Register {
   explicit Register(Workload w) { workloads().push_back(std::move(w)); }

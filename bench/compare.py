@@ -3,7 +3,7 @@
 interleaved (ember, peer, ember, peer, ...), and prints the median of each side and the ratio
 ember/peer (lower is better for times), with the device ember's rows ran on.
 Usage: /usr/bin/python3 bench/compare.py [--rounds N] [--filter NAME] [--build build]
-           [--peer SCRIPT] [--device flex|cpu]"""
+           [--peer SCRIPT] [--device flex|cpu|cpu_eager]"""
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
 ap = argparse.ArgumentParser()

@@ -1,6 +1,6 @@
 // Runs every registered workload (or those whose name contains the filter argument) and prints
 // the median time per call, one line each with the device it ran on, plus JSON to
-// $OUT/ember_cpu.json (or /tmp). Usage: ember_bench [--device flex|cpu] [FILTER]
+// $OUT/ember_cpu.json (or /tmp). Usage: ember_bench [--device flex|cpu|cpu_eager] [FILTER]
 // With EMBER_PROFILE=1 each line also gives the share of the timed calls' wall time spent inside
 // backend kernels (see ember/profile.h) and the kernel calls per call; EMBER_PROFILE=ops adds the
 // ops that took the most kernel time.
@@ -28,7 +28,9 @@ ember::Device device() {
   const std::string& n = g_device_name;
   if (n.empty() || n == "flex") return ember::Device::flex();
   if (n == "cpu") return ember::Device::cpu();
-  ember::detail::throw_value("ember_bench", "expected --device flex or cpu, found '" + n + "'");
+  if (n == "cpu_eager") return ember::Device::cpu().eager();
+  ember::detail::throw_value("ember_bench",
+                             "expected --device flex, cpu or cpu_eager, found '" + n + "'");
 }
 }  // namespace ember::bench
 
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
     }
   }();
   ember::set_default_device(dev);
-  const std::string dev_name = dev.str();
+  const std::string dev_name = g_device_name.empty() ? "flex" : g_device_name;
   std::string out = std::getenv("OUT") ? std::getenv("OUT") : "/tmp";
   std::ofstream js(out + "/ember_cpu.json");
   js << "{";
@@ -71,12 +73,17 @@ int main(int argc, char** argv) {
     if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
     if (w.on_request && w.name != filter) continue;
     auto body = w.setup();
-    for (int i = 0; i < w.warmup; ++i) body();
+    // A lazy device queues the row's ops; each call is timed until its work has run.
+    auto run = [&] {
+      body();
+      ember::synchronize(dev);
+    };
+    for (int i = 0; i < w.warmup; ++i) run();
     std::vector<double> ts;
     ember::profile::reset();
     for (int i = 0; i < w.iters; ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      body();
+      run();
       ts.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(ts.begin(), ts.end());
