@@ -3,7 +3,9 @@
 interleaved (ember, peer, ember, peer, ...), and prints the median of each side and the ratio
 ember/peer (lower is better for times), with the device ember's rows ran on.
 Usage: /usr/bin/python3 bench/compare.py [--rounds N] [--filter NAME] [--build build]
-           [--peer SCRIPT] [--device flex|cpu|cpu_eager]"""
+           [--peer SCRIPT] [--device flex|cpu|cpu_eager] [--clock wall|cpu]
+--clock cpu times both sides in process CPU time (BENCH_CLOCK=cpu): on a shared machine, at
+THREADS=1, the work each side does without the time it waited for a core."""
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
 ap = argparse.ArgumentParser()
@@ -12,9 +14,10 @@ ap.add_argument("--filter", default="")
 ap.add_argument("--build", default="build")
 ap.add_argument("--peer", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "peers", "torch_cpu.py"))
 ap.add_argument("--device", default=os.environ.get("EMBER_BENCH_DEVICE", "flex"))
+ap.add_argument("--clock", choices=["wall", "cpu"], default="wall")
 args = ap.parse_args()
 env = dict(os.environ, THREADS=os.environ.get("THREADS", "2"), EMBER_NUM_THREADS=os.environ.get("THREADS", "2"),
-           BENCH_FILTER=args.filter)
+           BENCH_FILTER=args.filter, BENCH_CLOCK=args.clock)
 ours, peer = {}, {}
 for r in range(args.rounds):
     with tempfile.TemporaryDirectory() as d:

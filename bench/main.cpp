@@ -4,6 +4,11 @@
 // With EMBER_PROFILE=1 each line also gives the share of the timed calls' wall time spent inside
 // backend kernels (see ember/profile.h) and the kernel calls per call; EMBER_PROFILE=ops adds the
 // ops that took the most kernel time.
+// With BENCH_CLOCK=cpu the rows are the process's CPU time per call instead of wall time: on a
+// machine shared with other work, CPU time at one thread measures the work a row does without
+// the time it waited for a core (with more threads it also counts the pool's spinning).
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,6 +40,18 @@ ember::Device device() {
 }  // namespace ember::bench
 
 namespace {
+// Milliseconds on the chosen clock: steady wall time, or the process's CPU time.
+double now_ms(bool cpu_clock) {
+  if (cpu_clock) {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+  }
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 void print_ops(int iters) {
   auto stats = ember::profile::op_stats();
   for (size_t i = 0; i < stats.size() && i < 16; ++i)
@@ -47,6 +64,8 @@ int main(int argc, char** argv) {
   using namespace ember::bench;
   const char* prof_env = std::getenv("EMBER_PROFILE");
   const bool per_op = prof_env && std::string(prof_env) == "ops";
+  const char* clock_env = std::getenv("BENCH_CLOCK");
+  const bool cpu_clock = clock_env && std::string(clock_env) == "cpu";
   std::string filter;
   if (const char* d = std::getenv("EMBER_BENCH_DEVICE")) g_device_name = d;
   for (int i = 1; i < argc; ++i) {
@@ -82,9 +101,9 @@ int main(int argc, char** argv) {
     std::vector<double> ts;
     ember::profile::reset();
     for (int i = 0; i < w.iters; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
+      const double t0 = now_ms(cpu_clock);
       run();
-      ts.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      ts.push_back(now_ms(cpu_clock) - t0);
     }
     std::sort(ts.begin(), ts.end());
     double med = ts[ts.size() / 2];

@@ -43,16 +43,18 @@ res = {}
 
 def bench(name, fn, warm=3, iters=10):
     """Median milliseconds of fn() over iters calls after warm ones; printed and recorded.
-    Rows whose name does not contain $BENCH_FILTER (set by compare.py's --filter) are skipped."""
+    Rows whose name does not contain $BENCH_FILTER (set by compare.py's --filter) are skipped.
+    With BENCH_CLOCK=cpu the times are the process's CPU time, as in ember_bench."""
     if os.environ.get("BENCH_FILTER", "") not in name:
         return
     for _ in range(warm):
         fn()
     ts = []
+    clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
     for _ in range(iters):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        ts.append((time.perf_counter() - t) * 1e3)
+        ts.append((clock() - t) * 1e3)
     res[name] = statistics.median(ts)
     print(f"{name:36s} {res[name]:10.3f} ms", flush=True)
 
