@@ -153,6 +153,7 @@ TEST(Gemm, BlocksAndThreadSplitsOnEveryIsa) {
       {40, 800, 520, Layout::RowMajor, Layout::RowMajor, false, false, 0},   // B packed
       {30, 700, 600, Layout::RowMajor, Layout::ColMajor, false, true, 0},    // dot blocks
       {520, 10, 400, Layout::RowMajor, Layout::ColMajor, true, false, 0},    // split by rows
+      {300, 64, 300, Layout::RowMajor, Layout::RowMajor, false, true, 0},    // rows: A packs less
       {500, 300, 20, Layout::ColMajor, Layout::RowMajor, false, false, 3},   // small depth
       {1, 3000, 700, Layout::RowMajor, Layout::ColMajor, false, true, 0},    // x @ W^T, batch 1
       {1, 3000, 700, Layout::RowMajor, Layout::RowMajor, true, true, 0},     // vector-matrix

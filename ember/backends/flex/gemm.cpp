@@ -34,6 +34,9 @@ using gemm_detail::transpose_into;
 // Products of fewer flops run on the calling thread: below this, waking a second thread costs
 // more than it saves.
 constexpr double kParallelFlops = double(1 << 20);
+// What packing one element costs, in multiply-adds of the micro-kernel (which does 16 or 32 a
+// cycle; a packing loop moves a few elements a cycle).
+constexpr double kPackCost = 8;
 // A B block is read in place instead of packed when at most this many A slivers pass over it:
 // packing copies all of B to serve a handful of rows.
 constexpr int64_t kInPlaceSlivers = 3;
@@ -46,7 +49,8 @@ struct Scratch {
   void* p = nullptr;
   size_t cap = 0;
   ~Scratch() { std::free(p); }
-  template <class T> T* get(size_t n) {
+  template <class T>
+  T* get(size_t n) {
     size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
     if (bytes > cap) {
       std::free(p);
@@ -142,8 +146,14 @@ void pack_b(PackedSource<T> b, int64_t p0, int64_t kc, int64_t j0, int nr, T* __
 }
 
 // Whether B can be read in place: row-major, so that a sliver's rows are contiguous runs.
-template <class T> bool in_place_ok(const MatRef<T>& b) { return b.cs == 1; }
-template <class T> bool in_place_ok(const PackedSource<T>&) { return false; }
+template <class T>
+bool in_place_ok(const MatRef<T>& b) {
+  return b.cs == 1;
+}
+template <class T>
+bool in_place_ok(const PackedSource<T>&) {
+  return false;
+}
 
 // C rows [i0, i1) x columns [j0, j1) on the calling thread.
 template <class T, class BSrc>
@@ -195,9 +205,10 @@ void gemm_block(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k, MatRe
   }
 }
 
-// Splits C over the threads: by whole column slivers, so that B is packed once (each thread
-// packs A again, which costs m * k against its m * n * k / threads of work), or by row slivers
-// when C is too narrow to keep every thread busy.
+// Splits C over the threads by whole column slivers or by row slivers, whichever gives each
+// thread less to do: its share of C's multiply-adds, plus kPackCost for each element it packs.
+// A column split packs B once but every thread packs all of A; a row split the reverse (x @ W
+// with many rows and few columns: a column split would pack all of x in every thread).
 template <class T, class BSrc>
 void gemm_packed(int64_t m, int64_t n, int64_t k, MatRef<T> a, const BSrc& b, T* c, int64_t ldc,
                  bool accumulate, const T* bias) {
@@ -207,21 +218,27 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, MatRef<T> a, const BSrc& b, T*
   const int64_t threads = parallel ? num_threads() : 1;
   const int64_t nsl = ceil_div(n, NR), msl = ceil_div(m, MR);
   const int64_t pc = std::min(threads, nsl), pr = std::min(threads, msl);
-  const int64_t cost_c = m * std::min(n, ceil_div(nsl, pc) * NR);
-  const int64_t cost_r = std::min(m, ceil_div(msl, pr) * MR) * n;
+  const int64_t cols = std::min(n, ceil_div(nsl, pc) * NR);  // per thread, column split
+  const int64_t rows = std::min(m, ceil_div(msl, pr) * MR);  // per thread, row split
+  auto b_packed = [&](int64_t block_rows) {
+    return !(ceil_div(block_rows, MR) <= kInPlaceSlivers && in_place_ok(b));
+  };
+  const double cost_c = double(m) * double(cols) + kPackCost * double(m + (b_packed(m) ? cols : 0));
+  const double cost_r =
+      double(rows) * double(n) + kPackCost * double(rows + (b_packed(rows) ? n : 0));
   if (threads == 1 || std::max(pc, pr) == 1)
     return gemm_block(0, m, 0, n, k, a, b, c, ldc, accumulate, bias);
   if (cost_c <= cost_r) {
     parallel_for(pc, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t)
-        gemm_block(0, m, std::min(n, nsl * t / pc * NR), std::min(n, nsl * (t + 1) / pc * NR),
-                   k, a, b, c, ldc, accumulate, bias);
+        gemm_block(0, m, std::min(n, nsl * t / pc * NR), std::min(n, nsl * (t + 1) / pc * NR), k, a,
+                   b, c, ldc, accumulate, bias);
     });
   } else {
     parallel_for(pr, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t)
-        gemm_block(std::min(m, msl * t / pr * MR), std::min(m, msl * (t + 1) / pr * MR), 0, n,
-                   k, a, b, c, ldc, accumulate, bias);
+        gemm_block(std::min(m, msl * t / pr * MR), std::min(m, msl * (t + 1) / pr * MR), 0, n, k, a,
+                   b, c, ldc, accumulate, bias);
     });
   }
 }
@@ -294,9 +311,8 @@ void gemm_dot(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, i
   const int64_t cols = kern.dot_cols, nb = ceil_div(n, cols);
   const int64_t row_blocks = ceil_div(m, kern.dot_rows);  // of equal size, for m = 16 at 3 rows
   const double flops = 2.0 * double(m) * double(n) * double(k);
-  const int64_t grain = flops >= kParallelFlops
-                            ? std::max<int64_t>(1, (int64_t(1) << 17) / (2 * m * k * cols))
-                            : nb;
+  const int64_t grain =
+      flops >= kParallelFlops ? std::max<int64_t>(1, (int64_t(1) << 17) / (2 * m * k * cols)) : nb;
   parallel_for(nb, grain, [&](int64_t b0, int64_t b1) {
     for (int64_t jb = b0; jb < b1; ++jb) {
       const int64_t j0 = jb * cols;
@@ -369,28 +385,32 @@ T dot(int64_t n, const T* x, int64_t incx, const T* y, int64_t incy) {
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, MatRef<T> a, MatRef<T> b, T* c, int64_t ldc,
           bool accumulate, const T* bias) {
-  if constexpr (std::is_floating_point_v<T>) gemm_float(m, n, k, a, b, c, ldc, accumulate, bias);
-  else gemm_int(m, n, k, a, b, c, ldc, accumulate, bias);
+  if constexpr (std::is_floating_point_v<T>)
+    gemm_float(m, n, k, a, b, c, ldc, accumulate, bias);
+  else
+    gemm_int(m, n, k, a, b, c, ldc, accumulate, bias);
 }
 
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, MatRef<T> a, PackedSource<T> b, T* c, int64_t ldc,
           bool accumulate) {
   if (m == 0 || n == 0) return;
-  if (k == 0) return gemm_float(m, n, k, a, MatRef<T>{}, c, ldc, accumulate, static_cast<const T*>(nullptr));
+  if (k == 0)
+    return gemm_float(m, n, k, a, MatRef<T>{}, c, ldc, accumulate, static_cast<const T*>(nullptr));
   gemm_packed(m, n, k, a, b, c, ldc, accumulate, static_cast<const T*>(nullptr));
 }
 template void gemm<float>(int64_t, int64_t, int64_t, MatRef<float>, PackedSource<float>, float*,
                           int64_t, bool);
-template void gemm<double>(int64_t, int64_t, int64_t, MatRef<double>, PackedSource<double>,
-                           double*, int64_t, bool);
+template void gemm<double>(int64_t, int64_t, int64_t, MatRef<double>, PackedSource<double>, double*,
+                           int64_t, bool);
 
-#define EMBER_GEMM_INST(T)                                                                   \
-  template void gemm<T>(int64_t, int64_t, int64_t, MatRef<T>, MatRef<T>, T*, int64_t, bool,   \
-                        const T*);                                                            \
+#define EMBER_GEMM_INST(T)                                                                  \
+  template void gemm<T>(int64_t, int64_t, int64_t, MatRef<T>, MatRef<T>, T*, int64_t, bool, \
+                        const T*);                                                          \
   template T dot<T>(int64_t, const T*, int64_t, const T*, int64_t);
-EMBER_GEMM_INST(float) EMBER_GEMM_INST(double) EMBER_GEMM_INST(uint8_t) EMBER_GEMM_INST(int8_t)
-EMBER_GEMM_INST(int16_t) EMBER_GEMM_INST(int32_t) EMBER_GEMM_INST(int64_t)
+EMBER_GEMM_INST(float)
+EMBER_GEMM_INST(double) EMBER_GEMM_INST(uint8_t) EMBER_GEMM_INST(int8_t) EMBER_GEMM_INST(int16_t)
+    EMBER_GEMM_INST(int32_t) EMBER_GEMM_INST(int64_t)
 #undef EMBER_GEMM_INST
 
 }  // namespace ember::flex
