@@ -52,6 +52,9 @@ class Renderer {
   /// Legalises `kernels` for target() and prints them into one source (one shared object or
   /// module per flush). Each kernel becomes an entry point named after it.
   virtual std::string render(std::span<const Kernel> kernels) const = 0;
+  /// What selects the source besides the kernels' canonical hashes and names: the target's name
+  /// and the renderer's revision (bumped whenever its output changes). Part of cache keys.
+  virtual std::string cache_id() const = 0;
 };
 
 /// The C++ renderer: header-free source (builtins and GCC/Clang vector extensions only, no

@@ -64,10 +64,11 @@ TEST(KlExample, ReluChainAndSoftmaxThroughTheCacheAndToolchain) {
         return std::vector<Expr>{exp(in[0] - r[0]) / r[1]};  // r = {max, sum of exp(x - max)}
       });
 
-  // One source per flush; the cache key names the kernels' canonical forms and the target.
+  // One source per flush; the cache key: the renderer's id, the kernels' names and canonical forms.
   const std::vector<Kernel> kernels{k0, k1};
-  const std::string source = cpp_renderer(target)->render(kernels);
-  std::string key = target.name;
+  const std::unique_ptr<Renderer> renderer = cpp_renderer(target);
+  const std::string source = renderer->render(kernels);
+  std::string key = renderer->cache_id();
   for (const Kernel& k : kernels) key += " " + k.name + ":" + canonical_hash(k).hex();
   ember::test::ScratchDir dir;
   KernelCacheOptions opts;

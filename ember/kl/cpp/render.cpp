@@ -400,10 +400,15 @@ std::string contraction(bool on) {
          "#pragma GCC optimize(\"fp-contract=" + m + "\")\n#endif\n";
 }
 
+// Bumped whenever the rendered source changes (its meaning or its speed), so cached objects of
+// an older renderer are not reused.
+constexpr int kRevision = 1;
+
 class CppRenderer : public Renderer {
  public:
   explicit CppRenderer(Target t) : t_(std::move(t)) {}
   const Target& target() const override { return t_; }
+  std::string cache_id() const override { return t_.name + "/cpp-r" + std::to_string(kRevision); }
   std::string render(std::span<const Kernel> kernels) const override {
     Prelude p;
     std::string bodies;
