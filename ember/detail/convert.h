@@ -4,7 +4,8 @@
 //   to int64: trunc(x) for -2^63 <= x < 2^63, else (NaN, +-inf, out of range) INT64_MIN;
 //   to int32: trunc(x) inside int32's range, else INT32_MIN;
 //   to int16, int8, uint8: the int32 result wrapped to the narrower type (its low bits), so
-//     300.7 -> uint8 44, -5 -> uint8 251, and NaN, inf, 1e10 -> 0;
+//     300.7 -> uint8 44, -5 -> uint8 251, and NaN, inf, 1e10 -> 0; except float64 -> uint8,
+//     which wraps the int64 result (as torch's kernel does): -2147483649.0 -> 255;
 //   to bool: x != 0 (NaN is true).
 // Integer -> narrower integer wraps (two's complement), as C++20 defines.
 #include <cstdint>
@@ -28,9 +29,12 @@ constexpr int32_t float_to_i32(F x) {
 template <class To, class F>
 constexpr To float_to_int(F x) {
   static_assert(std::is_integral_v<To> && std::is_floating_point_v<F>);
-  if constexpr (std::is_same_v<To, bool>) return x != F(0);
-  else if constexpr (sizeof(To) == 8) return To(float_to_i64(x));
-  else return To(float_to_i32(x));
+  if constexpr (std::is_same_v<To, bool>)
+    return x != F(0);
+  else if constexpr (sizeof(To) == 8 || (std::is_same_v<To, uint8_t> && sizeof(F) == 8))
+    return To(float_to_i64(x));
+  else
+    return To(float_to_i32(x));
 }
 
 }  // namespace ember::detail

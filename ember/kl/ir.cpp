@@ -56,8 +56,10 @@ int64_t const_bits_int(DType d, int64_t v) {
 int64_t const_bits(DType d, double v) {
   if (!is_floating(d)) {
     if (d == DType::Bool) return v != 0;
-    // As a Cast from f64 does (ember/detail/convert.h).
-    if (itemsize(d) == 8) return ember::detail::float_to_i64(v);
+    // As a Cast from f64 does (ember/detail/convert.h). A constant of any float dtype folds by
+    // the f64 rule: for uint8 the int64 and int32 paths differ only on f64 values (every f32,
+    // f16 or bf16 value outside int32's range is a multiple of 256).
+    if (itemsize(d) == 8 || d == DType::U8) return const_bits_int(d, ember::detail::float_to_i64(v));
     return const_bits_int(d, ember::detail::float_to_i32(v));
   }
   double r = v;

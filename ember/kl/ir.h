@@ -14,7 +14,8 @@
 //   Shr is arithmetic on signed types.
 // - Cast float -> integer: ember/detail/convert.h's rule (PyTorch's x86 results): truncation
 //   toward zero; to int64 anything outside [-2^63, 2^63) (NaN, inf) is INT64_MIN; to the
-//   narrower types the int32 result (INT32_MIN outside its range) wrapped to the width.
+//   narrower types the int32 result (INT32_MIN outside its range) wrapped to the width, except
+//   f64 -> uint8, which wraps the int64 result.
 //   Cast -> bool: x != 0. Cast of f64 to f16/bf16 rounds through f32 (as flex does).
 // - Bool values are 0 or 1; And/Or/Xor/Not on bool are the logical operations.
 // - Float Min/Max do not exist: select(a < b, b, a) is the form (its NaN behaviour is explicit).

@@ -1,6 +1,6 @@
 #pragma once
-// Test helper: compiles rendered C++ with the host compiler into a shared object and loads it
-// (ember's real toolchain and kernel cache live elsewhere; this stays small and private).
+// Test helper: compiles rendered C++ into a shared object with the host toolchain's compiler
+// and flags, and loads it (the kernel cache is not involved: each test compiles afresh).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "ember/backends/cpu/jit/host_toolchain.h"
 #include "ember/backends/flex/thread_pool.h"
 #include "ember/kl/abi.h"
 
@@ -18,8 +19,9 @@ namespace ember::kl::test {
 
 class Module {
  public:
-  /// Compiles `source` (-O2 -march=native -fno-math-errno, like ember's own kernels); fails the
-  /// test with the compiler's output when it does not compile.
+  /// Compiles `source` with the host toolchain's compiler and flags (what the runtime uses:
+  /// -O2, -nostdlib, the ISA level of this CPU; EMBER_CXX picks the compiler); fails the test
+  /// with the compiler's output when it does not compile.
   explicit Module(const std::string& source) {
     static int counter = 0;
     dir_ = std::filesystem::temp_directory_path() /
@@ -27,10 +29,14 @@ class Module {
     std::filesystem::create_directories(dir_);
     const auto src = dir_ / "k.cpp", so = dir_ / "k.so", log = dir_ / "log.txt";
     std::ofstream(src) << source;
-    const char* cxx = std::getenv("EMBER_CXX");
-    std::string cmd = std::string(cxx ? cxx : "g++") +
-                      " -std=c++20 -O2 -march=native -fno-math-errno -fPIC -shared -o " + so.string() + " " +
-                      src.string() + " > " + log.string() + " 2>&1";
+    static const cpu::jit::HostToolchain toolchain;
+    if (toolchain.compiler_path().empty()) {
+      ADD_FAILURE() << "no C++ compiler found";
+      return;
+    }
+    std::string cmd = toolchain.compiler_path();
+    for (const std::string& f : toolchain.flags()) cmd += " " + f;
+    cmd += " -o " + so.string() + " " + src.string() + " > " + log.string() + " 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       std::ifstream in(log);
       std::string msg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -44,7 +44,8 @@ TEST(KlRender, HalfConversionsAreBitExact) {
   // Down: every f16/bf16 value, the midpoints between neighbours, and random f32 bit patterns.
   std::vector<float> f;
   for (int i = 0; i < 65536; ++i) {
-    float a = ember::detail::f16_to_f32(uint16_t(i)), b = ember::detail::f16_to_f32(uint16_t(i + 1));
+    float a = ember::detail::f16_to_f32(uint16_t(i)),
+          b = ember::detail::f16_to_f32(uint16_t(i + 1));
     f.insert(f.end(), {a, (a + b) / 2, ember::detail::bf16_to_f32(uint16_t(i))});
   }
   uint32_t s = 12345;
@@ -62,14 +63,17 @@ TEST(KlRender, HalfConversionsAreBitExact) {
   EXPECT_EQ(bits_of(down[1]), bits_of(x.to(kBF16)));
 }
 
-template <class T> std::vector<T> edge_ints() {
+template <class T>
+std::vector<T> edge_ints() {
   const T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-  return {lo, T(lo + 1), T(-7), T(-1), T(0), T(1), T(2), T(7), T(hi - 1), hi, T(3), T(-3), T(100), T(5), T(-5)};
+  return {lo,        T(lo + 1), T(-7), T(-1), T(0),   T(1), T(2), T(7),
+          T(hi - 1), hi,        T(3),  T(-3), T(100), T(5), T(-5)};
 }
 
 // Every pair of edge values through div (both roundings), remainder, fmod, mul, add, shifts
 // and pow, compared with the table's built-in instantiation (which is the specification).
-template <class T> void integer_edges(DType d) {
+template <class T>
+void integer_edges(DType d) {
   std::vector<T> e = edge_ints<T>(), a, b;
   for (T x : e)
     for (T y : e) a.push_back(x), b.push_back(y);
@@ -78,24 +82,34 @@ template <class T> void integer_edges(DType d) {
   std::vector<DType> outs(9, d);
   auto got = map({ta, tb}, outs, [](std::span<const Expr> v, std::span<const Expr>) {
     using namespace ew;
-    const Expr& x = v[0], &y = v[1];
-    return std::vector<Expr>{Def<OpId::div>::f_trunc(x, y), Def<OpId::div>::f_floor(x, y),
-                             Def<OpId::remainder>::f(x, y), Def<OpId::fmod>::f(x, y), Def<OpId::mul>::f(x, y),
-                             Def<OpId::add>::f(x, y), Def<OpId::bitwise_left_shift>::f(x, y),
-                             Def<OpId::bitwise_right_shift>::f(x, y), Def<OpId::pow>::f(x, y)};
+    const Expr &x = v[0], &y = v[1];
+    return std::vector<Expr>{Def<OpId::div>::f_trunc(x, y),
+                             Def<OpId::div>::f_floor(x, y),
+                             Def<OpId::remainder>::f(x, y),
+                             Def<OpId::fmod>::f(x, y),
+                             Def<OpId::mul>::f(x, y),
+                             Def<OpId::add>::f(x, y),
+                             Def<OpId::bitwise_left_shift>::f(x, y),
+                             Def<OpId::bitwise_right_shift>::f(x, y),
+                             Def<OpId::pow>::f(x, y)};
   });
   ASSERT_EQ(got.size(), outs.size());
   for (size_t i = 0; i < a.size(); ++i) {
     using namespace ew;
     const T x = a[i], y = b[i];
-    const T want[] = {Def<OpId::div>::f_trunc(x, y), Def<OpId::div>::f_floor(x, y), Def<OpId::remainder>::f(x, y),
-                      Def<OpId::fmod>::f(x, y), Def<OpId::mul>::f(x, y), Def<OpId::add>::f(x, y),
-                      Def<OpId::bitwise_left_shift>::f(x, y), Def<OpId::bitwise_right_shift>::f(x, y),
+    const T want[] = {Def<OpId::div>::f_trunc(x, y),
+                      Def<OpId::div>::f_floor(x, y),
+                      Def<OpId::remainder>::f(x, y),
+                      Def<OpId::fmod>::f(x, y),
+                      Def<OpId::mul>::f(x, y),
+                      Def<OpId::add>::f(x, y),
+                      Def<OpId::bitwise_left_shift>::f(x, y),
+                      Def<OpId::bitwise_right_shift>::f(x, y),
                       Def<OpId::pow>::f(x, y)};
     for (size_t o = 0; o < outs.size(); ++o) {
       T g = got[o].template to_vector<T>()[i];
-      EXPECT_EQ(int64_t(g), int64_t(want[o])) << dtype_name(d) << " op " << o << " on " << int64_t(x) << ", "
-                                              << int64_t(y);
+      EXPECT_EQ(int64_t(g), int64_t(want[o]))
+          << dtype_name(d) << " op " << o << " on " << int64_t(x) << ", " << int64_t(y);
     }
   }
 }
@@ -116,12 +130,16 @@ TEST(KlRender, IntegerEdgeCasesAreDefined) {
 }
 
 TEST(KlRender, FloatToIntCastsAreDefined) {
-  std::vector<float> v = {NAN, INFINITY, -INFINITY, 1e20f, -1e20f, 2147483648.0f, -2147483904.0f, 3.7f, -3.7f,
-                          255.5f, 256.0f, -129.0f, 0.0f, -0.0f, 9.3e18f, -9.3e18f, 1.0f, 0.5f, -0.5f};
+  std::vector<float> v = {NAN,           INFINITY,       -INFINITY, 1e20f, -1e20f,
+                          2147483648.0f, -2147483904.0f, 3.7f,      -3.7f, 255.5f,
+                          256.0f,        -129.0f,        0.0f,      -0.0f, 9.3e18f,
+                          -9.3e18f,      1.0f,           0.5f,      -0.5f};
   Tensor x = tensor(v, {int64_t(v.size())});
-  auto got = map({x}, {kI8, kU8, kI32, kI64, kBool}, [](std::span<const Expr> e, std::span<const Expr>) {
-    return std::vector<Expr>{cast(e[0], kI8), cast(e[0], kU8), cast(e[0], kI32), cast(e[0], kI64), cast(e[0], kBool)};
-  });
+  auto got =
+      map({x}, {kI8, kU8, kI32, kI64, kBool}, [](std::span<const Expr> e, std::span<const Expr>) {
+        return std::vector<Expr>{cast(e[0], kI8), cast(e[0], kU8), cast(e[0], kI32),
+                                 cast(e[0], kI64), cast(e[0], kBool)};
+      });
   for (size_t i = 0; i < v.size(); ++i) {
     EXPECT_EQ(got[0].to_vector<int8_t>()[i], convert<int8_t>(v[i])) << v[i];
     EXPECT_EQ(got[1].to_vector<uint8_t>()[i], convert<uint8_t>(v[i])) << v[i];
@@ -134,6 +152,90 @@ TEST(KlRender, FloatToIntCastsAreDefined) {
   EXPECT_EQ(convert<int64_t>(INFINITY), INT64_MIN);
   EXPECT_EQ(convert<int32_t>(3e9f), INT32_MIN);
   EXPECT_EQ(convert<uint8_t>(300.7f), 44);
+}
+
+// The same rule against PyTorch's results (Debian's torch on x86), rendered, converted on the
+// host and folded as constants, from f64 and from f32.
+TEST(KlRender, FloatToIntCastsMatchTorch) {
+  const double v[] = {-2147483649.0, 3e9, 1e10, NAN, INFINITY, -5.0, 300.7, 4294967303.0, -1e19};
+  constexpr int64_t M32 = INT32_MIN, M64 = INT64_MIN;
+  struct Want {
+    DType from;
+    std::vector<std::vector<int64_t>> to;  // u8, i8, i16, i32, i64
+  };
+  const Want wants[] = {
+      {kF64,
+       {{255, 0, 0, 0, 0, 251, 44, 7, 0},
+        {0, 0, 0, 0, 0, -5, 44, 0, 0},
+        {0, 0, 0, 0, 0, -5, 300, 0, 0},
+        {M32, M32, M32, M32, M32, -5, 300, M32, M32},
+        {-2147483649, 3000000000, 10000000000, M64, M64, -5, 300, 4294967303, M64}}},
+      {kF32,
+       {{0, 0, 0, 0, 0, 251, 44, 0, 0},
+        {0, 0, 0, 0, 0, -5, 44, 0, 0},
+        {0, 0, 0, 0, 0, -5, 300, 0, 0},
+        {M32, M32, M32, M32, M32, -5, 300, M32, M32},
+        {-2147483648, 3000000000, 10000000000, M64, M64, -5, 300, 4294967296, M64}}}};
+  const DType tos[] = {kU8, kI8, kI16, kI32, kI64};
+  for (const Want& w : wants) {
+    Tensor x = tensor(std::vector<double>(std::begin(v), std::end(v)), {9}).to(w.from);
+    // Loaded values (vector and scalar paths: 9 elements) and the same values as constants.
+    auto got =
+        map({x}, {kU8, kI8, kI16, kI32, kI64}, [&](std::span<const Expr> e, std::span<const Expr>) {
+          std::vector<Expr> r;
+          for (DType to : tos) r.push_back(cast(e[0], to));
+          return r;
+        });
+    const std::vector<double> xs = x.to(kF64).to_vector<double>();
+    for (size_t t = 0; t < 5; ++t) {
+      const std::vector<int64_t> g = got[t].to(kI64).to_vector<int64_t>();
+      for (size_t i = 0; i < 9; ++i) {
+        const std::string what = std::string(dtype_name(w.from)) + " " + std::to_string(xs[i]) +
+                                 " -> " + std::string(dtype_name(tos[t]));
+        EXPECT_EQ(g[i], w.to[t][i]) << what;
+        EXPECT_EQ(const_bits_int(tos[t], const_bits(tos[t], xs[i])), w.to[t][i])
+            << what << " (constant)";
+        int64_t host = 0;
+        if (w.from == kF64) {
+          switch (tos[t]) {
+            case kU8:
+              host = convert<uint8_t>(xs[i]);
+              break;
+            case kI8:
+              host = convert<int8_t>(xs[i]);
+              break;
+            case kI16:
+              host = convert<int16_t>(xs[i]);
+              break;
+            case kI32:
+              host = convert<int32_t>(xs[i]);
+              break;
+            default:
+              host = convert<int64_t>(xs[i]);
+          }
+        } else {
+          const float f = float(xs[i]);
+          switch (tos[t]) {
+            case kU8:
+              host = convert<uint8_t>(f);
+              break;
+            case kI8:
+              host = convert<int8_t>(f);
+              break;
+            case kI16:
+              host = convert<int16_t>(f);
+              break;
+            case kI32:
+              host = convert<int32_t>(f);
+              break;
+            default:
+              host = convert<int64_t>(f);
+          }
+        }
+        EXPECT_EQ(host, w.to[t][i]) << what << " (host)";
+      }
+    }
+  }
 }
 
 int64_t ulps(float a, float b) {
@@ -157,8 +259,8 @@ TEST(KlRender, OwnMathIsAccurateAndExpMatchesFlex) {
   });
   // flex's exp is the same polynomial compiled with ember's flags (this test file is not).
   const std::vector<float> flex_exp = ember::exp(x).to_vector<float>();
-  auto ge = got[0].to_vector<float>(), gl = got[1].to_vector<float>(), gt = got[2].to_vector<float>(),
-       gf = got[3].to_vector<float>();
+  auto ge = got[0].to_vector<float>(), gl = got[1].to_vector<float>(),
+       gt = got[2].to_vector<float>(), gf = got[3].to_vector<float>();
   int64_t worst_log = 0, worst_tanh = 0, worst_erf = 0;
   for (size_t i = 0; i < v.size(); ++i) {
     EXPECT_EQ(ulps(ge[i], flex_exp[i]), 0) << "exp(" << v[i] << ")";
@@ -169,7 +271,8 @@ TEST(KlRender, OwnMathIsAccurateAndExpMatchesFlex) {
   EXPECT_LE(worst_log, 2);
   EXPECT_LE(worst_tanh, 4);
   EXPECT_LE(worst_erf, 4);
-  std::cout << "[ kl ] worst ulps: log " << worst_log << ", tanh " << worst_tanh << ", erf " << worst_erf << "\n";
+  std::cout << "[ kl ] worst ulps: log " << worst_log << ", tanh " << worst_tanh << ", erf "
+            << worst_erf << "\n";
 }
 
 // Masked vector loads/stores, local arrays, a bool-vector variable, if/else and bitcasts, in a
@@ -202,7 +305,8 @@ TEST(KlRender, IrFeaturesRenderAndRun) {
   a.buffer(0, x.raw_data()).buffer(1, y.raw_data()).buffer(2, b.raw_data()).index(0, 11);
   mod->fn("features")(a.data(), 0, 1);
   // negatives doubled and negated, the first block's 1.0 too; lanes past n untouched.
-  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{-2, 4, 6, 8, 10, 12, 14, 16, 18, 2, 2, 99, 99, 99, 99, 99}));
+  EXPECT_EQ(y.to_vector<float>(),
+            (std::vector<float>{-2, 4, 6, 8, 10, 12, 14, 16, 18, 2, 2, 99, 99, 99, 99, 99}));
   EXPECT_EQ(b.to_vector<int32_t>()[1], int32_t(0x40800000));  // bits of 4.0f
 }
 
@@ -223,12 +327,14 @@ TEST(KlRender, CollectivesLowerForEveryKindOfTarget) {
   const Kernel k = make();
   Target one;  // the C++ target: a plane of one lane, collectives are the identity
   Kernel l1 = lower_collectives(k, one);
-  for (Op op : {Op::PlaneReduce, Op::PlaneBroadcast, Op::PlaneShuffleXor, Op::LaneId, Op::PlaneSize})
+  for (Op op :
+       {Op::PlaneReduce, Op::PlaneBroadcast, Op::PlaneShuffleXor, Op::LaneId, Op::PlaneSize})
     EXPECT_EQ(count(l1, op), 0) << op_name(op);
   Target shared;  // a plane of 4 lanes without plane ops: shared memory and barriers
   shared.plane_size = 4;
   Kernel l4 = lower_collectives(k, shared);
-  for (Op op : {Op::PlaneReduce, Op::PlaneBroadcast, Op::PlaneShuffleXor, Op::LaneId, Op::PlaneSize})
+  for (Op op :
+       {Op::PlaneReduce, Op::PlaneBroadcast, Op::PlaneShuffleXor, Op::LaneId, Op::PlaneSize})
     EXPECT_EQ(count(l4, op), 0) << op_name(op);
   EXPECT_GE(count(l4, Op::Barrier), 6);
   EXPECT_EQ(count(l4, Op::ArrayDecl), 4);
@@ -273,24 +379,30 @@ TEST(KlRender, TypicalSourceCompilesQuickly) {
   PwLayout pl = collapse(std::vector<int64_t>{4096}, {{1}, {1}});
   ks.push_back(pointwise_kernel("gelu_chain", pointwise_key(pl, {kF32}, {kF32}, {}, t),
                                 [](std::span<const Expr> in, std::span<const Expr>) {
-                                  return std::vector<Expr>{gelu(in[0] * Expr(2.0) + Expr(1.0)) * in[0]};
+                                  return std::vector<Expr>{gelu(in[0] * Expr(2.0) + Expr(1.0)) *
+                                                           in[0]};
                                 }));
-  RowLayout rl = row_layout(std::vector<int64_t>{64, 512}, {{512, 1}, {512, 1}}, std::vector<int64_t>{1});
-  ks.push_back(row_reduce_kernel("softmax", row_reduce_key(rl, {kF32}, 1, {{Combiner::Softmax, kF32}}, {kF32}, true, {}, t),
-                                 [](std::span<const Expr> in, std::span<const Expr>) { return std::vector<Expr>{in[0]}; },
-                                 [](std::span<const Expr> r, std::span<const Expr> in, std::span<const Expr>) {
-                                   return std::vector<Expr>{exp(in[0] - r[0]) / r[1]};
-                                 }));
-  ks.push_back(row_reduce_kernel("layer_norm", row_reduce_key(rl, {kF32}, 1, {{Combiner::Welford, kF32}}, {kF32}, true, {kF32}, t),
-                                 [](std::span<const Expr> in, std::span<const Expr>) { return std::vector<Expr>{in[0]}; },
-                                 [](std::span<const Expr> r, std::span<const Expr> in, std::span<const Expr> s) {
-                                   return std::vector<Expr>{(in[0] - r[0]) * rsqrt(r[1] / r[2] + s[0])};
-                                 }));
+  RowLayout rl =
+      row_layout(std::vector<int64_t>{64, 512}, {{512, 1}, {512, 1}}, std::vector<int64_t>{1});
+  ks.push_back(row_reduce_kernel(
+      "softmax", row_reduce_key(rl, {kF32}, 1, {{Combiner::Softmax, kF32}}, {kF32}, true, {}, t),
+      [](std::span<const Expr> in, std::span<const Expr>) { return std::vector<Expr>{in[0]}; },
+      [](std::span<const Expr> r, std::span<const Expr> in, std::span<const Expr>) {
+        return std::vector<Expr>{exp(in[0] - r[0]) / r[1]};
+      }));
+  ks.push_back(row_reduce_kernel(
+      "layer_norm",
+      row_reduce_key(rl, {kF32}, 1, {{Combiner::Welford, kF32}}, {kF32}, true, {kF32}, t),
+      [](std::span<const Expr> in, std::span<const Expr>) { return std::vector<Expr>{in[0]}; },
+      [](std::span<const Expr> r, std::span<const Expr> in, std::span<const Expr> s) {
+        return std::vector<Expr>{(in[0] - r[0]) * rsqrt(r[1] / r[2] + s[0])};
+      }));
   const std::string src = cpp_renderer(t)->render(ks);
   EXPECT_EQ(src.find("#include"), std::string::npos);
   const auto t0 = std::chrono::steady_clock::now();
   Module m(src);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(m.ok());
   for (const Kernel& k : ks) EXPECT_NE(m.fn(k.name), nullptr);
   std::cout << "[ kl ] " << ks.size() << " kernels, " << std::count(src.begin(), src.end(), '\n')

@@ -371,8 +371,10 @@ std::string Prelude::int_op(Op op, DType d, int lanes) {
 
 std::string Prelude::float_to_int(DType from, DType to, int lanes) {
   // ember/detail/convert.h's rule: int64 from [-2^63, 2^63), the narrower types from the int32
-  // result (INT32_MIN outside its range) wrapped; anything else (NaN, inf) the minimum.
-  const bool f32 = from == DType::F32, wide = itemsize(to) == 8;
+  // result (INT32_MIN outside its range) wrapped, except f64 -> uint8 from the int64 result;
+  // anything else (NaN, inf) the minimum.
+  const bool f32 = from == DType::F32;
+  const bool wide = itemsize(to) == 8 || (to == DType::U8 && from == DType::F64);
   const std::string F = f32 ? "float" : "double", s = f32 ? "f" : "";
   const std::string sname = std::string("kl_f2i") + (wide ? "64_" : "32_") + (f32 ? "f32" : "f64");
   if (once(sname)) {
