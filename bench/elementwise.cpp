@@ -20,6 +20,10 @@ EMBER_BENCH({.name = "chain_16M", .setup = [] {
   Tensor x = randn({1 << 24});
   return std::function<void()>([=] { Tensor y = (relu(x * 2 + 1) * x).sum(); });
 }});
+EMBER_BENCH({.name = "gelu_chain_16M", .setup = [] {
+  Tensor x = randn({1 << 24}), w = randn({1 << 24});
+  return std::function<void()>([=] { Tensor y = (gelu(x * w + 1.0) * sigmoid(x) - w * 0.5).relu(); });
+}});
 EMBER_BENCH({.name = "tiny_add_dispatch", .setup = [] {
   Tensor x = ones({4}), w = ones({4});
   return std::function<void()>([=] {

@@ -29,10 +29,12 @@ constexpr int32_t float_to_i32(F x) {
 template <class To, class F>
 constexpr To float_to_int(F x) {
   static_assert(std::is_integral_v<To> && std::is_floating_point_v<F>);
-  if constexpr (std::is_same_v<To, bool>) return x != F(0);
+  if constexpr (std::is_same_v<To, bool>)
+    return x != F(0);
   else if constexpr (sizeof(To) == 8 || (std::is_same_v<To, uint8_t> && sizeof(F) == 8))
     return To(float_to_i64(x));
-  else return To(float_to_i32(x));
+  else
+    return To(float_to_i32(x));
 }
 
 }  // namespace ember::detail

@@ -30,7 +30,40 @@ struct BypassGuard {
   BypassGuard() { ++t_bypass_layers; }
   ~BypassGuard() { --t_bypass_layers; }
 };
+// Set while a layer expands a decomposition itself: dispatch starts at that layer.
+thread_local const Layer* t_floor = nullptr;
 }  // namespace
+
+bool Attrs::operator==(const Attrs& o) const {
+  return ints == o.ints && ints2 == o.ints2 && ints3 == o.ints3 && ints4 == o.ints4 && i == o.i &&
+         __builtin_memcmp(f.data(), o.f.data(), sizeof f) == 0 && b == o.b && s == o.s &&
+         dtype == o.dtype && has_dtype == o.has_dtype && mode == o.mode && device == o.device &&
+         seed == o.seed && offset == o.offset;
+}
+
+size_t Attrs::hash() const {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  };
+  for (const IntVec* v : {&ints, &ints2, &ints3, &ints4}) {
+    mix(v->size());
+    for (int64_t x : *v) mix(uint64_t(x));
+  }
+  for (int64_t x : i) mix(uint64_t(x));
+  for (double x : f) {
+    uint64_t u;
+    __builtin_memcpy(&u, &x, sizeof u);
+    mix(u);
+  }
+  mix(uint64_t(b[0]) | uint64_t(b[1]) << 1 | uint64_t(b[2]) << 2 | uint64_t(b[3]) << 3);
+  for (const Scalar& x : s) mix(x.bits());
+  mix(uint64_t(dtype) | uint64_t(has_dtype) << 8 | uint64_t(mode) << 16);
+  mix(uint64_t(device.backend()) | uint64_t(uint16_t(device.index())) << 8);
+  mix(seed);
+  mix(offset);
+  return size_t(h);
+}
 
 const OpDef& op_def(OpId op) { return g_defs[size_t(op)]; }
 OpDef& op_def_mut(OpId op) { return g_defs[size_t(op)]; }
@@ -51,6 +84,9 @@ void register_backend(Backend b, std::unique_ptr<BackendImpl> impl) {
   g_backends[int(b)] = std::move(impl);
 }
 
+LayerFloor::LayerFloor(const Layer* layer) : prev_(t_floor) { t_floor = layer; }
+LayerFloor::~LayerFloor() { t_floor = prev_; }
+
 TensorList Layer::Next::operator()(const OpCall& call) const {
   if (rest_.empty()) return run_on_backend(call);
   return rest_.front()->call(call, Next(rest_.subspan(1)));
@@ -62,24 +98,34 @@ TensorList run_on_backend(const OpCall& call) {
     detail::throw_device(op_name(call.op), std::string("backend '") +
                                                backend_name(call.device.backend()) +
                                                "' is not built into this binary");
-  const KernelEntry& k = b->kernel(call.op);
-  DType key = call.meta.n ? call.meta.m[0].dtype : DType::F32;
-  for (const Tensor& t : call.inputs)
-    if (t.defined()) {
-      key = t.dtype();
-      break;
-    }
   // Ops a kernel or decomposition runs internally are part of this op: no layer sees them.
   BypassGuard guard;
-  if (k.fn && (k.dtypes & mask_of(key))) {
-    if (profile::detail::g_enabled) [[unlikely]] return profile::detail::timed_kernel(k.fn, call);
-    return k.fn(call);
+  TensorList outs;
+  if (b->supports(call)) {
+    const Kernel fn = b->kernel(call.op).fn;
+    if (profile::detail::g_enabled) [[unlikely]] outs = profile::detail::timed_kernel(fn, call);
+    else outs = fn(call);
+  } else {
+    const OpDef& def = op_def(call.op);
+    if (!def.decompose)
+      detail::throw_not_implemented(
+          def.name, std::string("no kernel on backend '") + backend_name(call.device.backend()) +
+                        "' for dtype " + std::string(dtype_name(key_dtype(call))) +
+                        " and no decomposition");
+    outs = def.decompose(call.attrs, call.inputs);
   }
-  const OpDef& def = op_def(call.op);
-  if (def.decompose) return def.decompose(call.attrs, call.inputs);
-  detail::throw_not_implemented(
-      def.name, std::string("no kernel on backend '") + backend_name(call.device.backend()) +
-                    "' for dtype " + std::string(dtype_name(key)) + " and no decomposition");
+  // Placed outputs: a kernel (or decomposition) that made its own results is copied into them.
+  for (size_t i = 0; i < call.out.size() && i < outs.size(); ++i)
+    if (outs[i].impl() != call.out[i].impl()) {
+      Attrs none;
+      Tensor pair[] = {call.out[i], outs[i]};
+      MetaList meta;
+      meta.add(call.out[i].shape(), call.out[i].dtype());
+      OpCall copy{OpId::copy, none, pair, meta, call.device.without_layers(), call.stream};
+      b->kernel(OpId::copy).fn(copy);
+      outs[i] = call.out[i];
+    }
+  return outs;
 }
 
 TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs) {
@@ -96,8 +142,8 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
       detail::throw_device(def.name, "expected all tensors on one device, found " + dev.str() +
                                          " and " + t.device().str() +
                                          " (move one with .to(device))");
-    } else if (!dev.has_layers() && t.device().has_layers()) {
-      dev = t.device();  // the op runs through the layers any of its inputs asks for
+    } else {
+      dev = dev.with_layers_of(t.device());  // through every layer any input asks for
     }
   }
   if (!def.infer) detail::throw_not_implemented(def.name, "the op has no inference rule yet");
@@ -107,7 +153,13 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
   // gets a shape whose sizes or strides overflow (see check_shape).
   for (int i = 0; i < meta.n; ++i) check_shape(meta.m[i].shape, def.name, /*unknown_ok=*/true);
   OpCall call{op, attrs, inputs, meta, dev};
-  if (t_bypass_layers == 0 && dev.has_layers()) return Layer::Next(dev.layers())(call);
+  if (t_bypass_layers == 0 && dev.has_layers()) {
+    std::span<Layer* const> layers = dev.layers();
+    if (t_floor)
+      for (size_t i = 0; i < layers.size(); ++i)
+        if (layers[i] == t_floor) return Layer::Next(layers.subspan(i))(call);
+    return Layer::Next(layers)(call);
+  }
   return run_on_backend(call);
 }
 
