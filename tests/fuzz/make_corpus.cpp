@@ -1,8 +1,6 @@
 // Writes the fuzzers' seed corpora with ember's own writers: `fuzz_make_corpus DIR` fills
 // DIR/<target>/ for every target in tests/fuzz. The seeds are valid inputs (so mutations start
 // from files ember really reads) and small (the corpora are committed).
-#include <zlib.h>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +16,7 @@
 #include "ember/store/state.h"
 #include "ember/train/learner.h"
 #include "ember/train/metric_log.h"
+#include "../gzip_util.h"
 
 namespace fs = std::filesystem;
 using namespace ember;
@@ -34,19 +33,6 @@ void put(const std::string& target, const std::string& name, const std::string& 
   fs::create_directories(g_root / target);
   std::ofstream(g_root / target / name, std::ios::binary)
       .write(bytes.data(), std::streamsize(bytes.size()));
-}
-std::string gzip(const std::string& raw) {
-  z_stream zs{};
-  deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, uLong(raw.size())) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
-  zs.avail_in = uInt(raw.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = uInt(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
 }
 // The bytes `write(path)` leaves in a scratch file.
 template <class F>
@@ -107,7 +93,7 @@ void idx_seeds() {
     std::string raw = written([&](const std::string& p) { data::write_idx(p, t); });
     std::string name(dtype_name(d));
     put("idx", name + ".idx", raw);
-    put("idx", name + ".idx.gz", gzip(raw));
+    put("idx", name + ".idx.gz", test::gzip(raw));
   }
   std::string empty = written([](const std::string& p) {
     data::write_idx(p, zeros({0, 4}, {kU8}));

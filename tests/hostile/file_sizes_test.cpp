@@ -14,6 +14,7 @@
 #include "hostile/expect_error.h"
 #include "hostile/files_util.h"
 #include "store/store_test_util.h"
+#include "gzip_util.h"
 
 using namespace ember;
 
@@ -23,20 +24,6 @@ std::string idx_bytes(std::vector<uint8_t> head, size_t body = 0) {
   std::string s(head.begin(), head.end());
   s.append(body, '\x01');
   return s;
-}
-
-std::string gzip(const std::string& raw) {
-  z_stream zs{};
-  deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, uLong(raw.size())) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
-  zs.avail_in = uInt(raw.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = uInt(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
 }
 
 store::SafetensorsFile open_st(const std::string& header, const std::string& data = "") {
@@ -124,24 +111,24 @@ TEST(HostileFileSizes, GzipClaimsAreBoundedByTheStream) {
   // A 30-byte stream cannot inflate to the 16 GiB its header claims (deflate's ratio is at most
   // 1032:1): refused before allocating.
   std::string claim = idx_bytes({0, 0, 0x0e, 1, 0x80, 0, 0, 0}, 64);
-  EXPECT_ERROR(read_idx_bytes(gzip(claim), "a.idx.gz"), ValueError, "read_idx");
+  EXPECT_ERROR(read_idx_bytes(test::gzip(claim), "a.idx.gz"), ValueError, "read_idx");
   // Within the ratio but not there: what decompresses is checked.
   std::string short_body = idx_bytes({0, 0, 8, 1, 0, 0, 0x10, 0}, 100);
-  EXPECT_ERROR(read_idx_bytes(gzip(short_body), "b.idx.gz"), ValueError, "read_idx");
+  EXPECT_ERROR(read_idx_bytes(test::gzip(short_body), "b.idx.gz"), ValueError, "read_idx");
   std::string good = idx_bytes({0, 0, 8, 1, 0, 0, 0, 3}, 3);
-  EXPECT_EQ(read_idx_bytes(gzip(good), "c.idx.gz").numel(), 3);
-  EXPECT_ERROR(read_idx_bytes(gzip(good) + "junk", "d.idx.gz"), ValueError, "read_idx");
-  std::string z = gzip(good);
+  EXPECT_EQ(read_idx_bytes(test::gzip(good), "c.idx.gz").numel(), 3);
+  EXPECT_ERROR(read_idx_bytes(test::gzip(good) + "junk", "d.idx.gz"), ValueError, "read_idx");
+  std::string z = test::gzip(good);
   z[z.size() / 2] ^= 0x55;
   EXPECT_ERROR(read_idx_bytes(z, "e.idx.gz"), ValueError, "read_idx");
-  EXPECT_ERROR(read_idx_bytes(gzip(good).substr(0, gzip(good).size() - 6), "f.idx.gz"), ValueError,
+  EXPECT_ERROR(read_idx_bytes(test::gzip(good).substr(0, test::gzip(good).size() - 6), "f.idx.gz"), ValueError,
                "read_idx");
   // Two gzip members in a row are one stream, as gzip reads them.
-  EXPECT_EQ(read_idx_bytes(gzip(good.substr(0, 5)) + gzip(good.substr(5)), "g.idx.gz").numel(), 3);
+  EXPECT_EQ(read_idx_bytes(test::gzip(good.substr(0, 5)) + test::gzip(good.substr(5)), "g.idx.gz").numel(), 3);
   // A highly compressible body that is really there still loads (1 MiB of zeros).
   std::string zeros_body = idx_bytes({0, 0, 8, 1, 0, 0x10, 0, 0});
   zeros_body.append(size_t(1) << 20, '\0');
-  EXPECT_EQ(read_idx_bytes(gzip(zeros_body), "h.idx.gz").numel(), int64_t(1) << 20);
+  EXPECT_EQ(read_idx_bytes(test::gzip(zeros_body), "h.idx.gz").numel(), int64_t(1) << 20);
 }
 
 TEST(HostileFileSizes, CsvOddBytes) {
