@@ -139,12 +139,15 @@ std::string signature(const std::vector<Node>& nodes, const std::vector<Value>& 
 
 // --- planning
 
-// The value a row tail could take its prologue from: its input 0, when the open pointwise group
-// makes it, over the same shape, and nothing but the group and the tail reads any of the group's
-// values (they then never need memory).
+// Whether a row tail takes the open pointwise group as its prologue: the group makes the tail's
+// input 0, over the same shape. Values of the group that something else needs (a holder outside
+// the queue, a later reader) go to `side`: a tail that broadcasts back over the row (softmax, the
+// norms) writes them too, as extra full-shape outputs (a residual add before a norm); a
+// reduction cannot, so then the group stays a kernel of its own.
 bool absorbs(const std::vector<int32_t>& members, const Shape& shape, const Node& tail,
              int32_t tail_index, const std::vector<Node>& nodes, const std::vector<Value>& values,
-             const std::vector<std::vector<int32_t>>& readers) {
+             const std::vector<std::vector<int32_t>>& readers, std::vector<int32_t>& side) {
+  side.clear();
   const NodeInput& x = tail.inputs[0];
   if (x.value < 0 || members.empty()) return false;
   const Value& xv = values[size_t(x.value)];
@@ -153,12 +156,14 @@ bool absorbs(const std::vector<int32_t>& members, const Shape& shape, const Node
   for (int32_t ni : members)
     for (int32_t v : nodes[size_t(ni)].outputs) {
       made = made || v == x.value;
-      if (!values[size_t(v)].storage.expired()) return false;
+      bool needed = !values[size_t(v)].storage.expired();
       for (int32_t r : readers[size_t(v)])
         if (r != tail_index && std::find(members.begin(), members.end(), r) == members.end())
-          return false;
+          needed = true;
+      if (needed) side.push_back(v);
     }
   if (!made) return false;
+  if (!side.empty() && !row_broadcasts_back(tail)) return false;
   for (size_t j = 1; j < tail.inputs.size(); ++j)  // weight and bias come from memory
     if (tail.inputs[j].value >= 0)
       for (int32_t ni : members)
@@ -341,9 +346,11 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
       auto r = std::make_unique<RowGroup>();
       r->tail = int32_t(i);
       r->shape = input_shape(n, nodes, values);
-      const bool take = open >= 0 && copies[size_t(open)].empty() && absorbs(members[size_t(open)], shapes[size_t(open)], n,
-                                             int32_t(i), nodes, values, readers);
+      const bool take = open >= 0 && copies[size_t(open)].empty() &&
+                        absorbs(members[size_t(open)], shapes[size_t(open)], n, int32_t(i),
+                                nodes, values, readers, r->side);
       if (take) r->chain.nodes = members[size_t(open)];
+      else r->side.clear();
       if (build_row(*r, nodes, values)) {
         if (take) {  // the open group becomes this row group's prologue
           members[size_t(open)].clear();
@@ -391,9 +398,11 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     plan->stored[v] = !values[v].storage.expired() || plan->steps[size_t(st)].group < 0;
   }
   for (const Step& st : plan->steps)
-    if (st.row >= 0) {  // a prologue's values stay in registers
-      for (int32_t ni : plan->rows[size_t(st.row)]->chain.nodes)
-        for (int32_t v : nodes[size_t(ni)].outputs) plan->stored[size_t(v)] = 0;
+    if (st.row >= 0) {  // a prologue's values stay in registers, but for those it writes
+      const RowGroup& r = *plan->rows[size_t(st.row)];
+      for (int32_t ni : r.chain.nodes)
+        for (int32_t v : nodes[size_t(ni)].outputs)
+          plan->stored[size_t(v)] = std::find(r.side.begin(), r.side.end(), v) != r.side.end();
     }
   for (size_t si = 0; si < plan->steps.size(); ++si)
     for (int32_t ni : plan->nodes_of(plan->steps[si]))

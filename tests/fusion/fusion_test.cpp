@@ -263,5 +263,25 @@ TEST(Fusion, InPlaceUpdatesAreStoresOfOneKernel) {
   EXPECT_TRUE(equal(r.to(Device::flex()), qe.t() + 1));
 }
 
+// A residual add before a norm is the norm kernel's prologue even when the sum is kept (it is
+// the next block's residual): the kernel writes it beside the norm.
+TEST(Fusion, AResidualAddAndTheNormAfterItAreOneKernel) {
+  WaitForKernels wait;
+  Tensor xf = randn({16, 10, 64}), af = randn({16, 10, 64}), w = randn({64}), b = randn({64});
+  Tensor x = xf.to(Device::cpu()), a = af.to(Device::cpu());
+  Tensor wc = w.to(Device::cpu()), bc = b.to(Device::cpu());
+  synchronize(Device::cpu());
+  fusion::reset_stats();
+  Tensor h = x + a;
+  Tensor y = layer_norm(h, {64}, wc, bc);
+  Tensor z = rms_norm(h * 2, {64}, wc);  // h is read again after the first kernel: memory
+  synchronize(Device::cpu());
+  EXPECT_EQ(fusion::stats().fused_kernels, 2);
+  EXPECT_EQ(fusion::stats().eager_ops, 0);
+  EXPECT_TRUE(equal(h.to(Device::flex()), xf + af));
+  EXPECT_TRUE(allclose(y.to(Device::flex()), layer_norm(xf + af, {64}, w, b), 1e-5, 1e-5));
+  EXPECT_TRUE(allclose(z.to(Device::flex()), rms_norm((xf + af) * 2, {64}, w), 1e-5, 1e-5));
+}
+
 }  // namespace
 }  // namespace ember

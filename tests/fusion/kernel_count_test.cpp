@@ -75,10 +75,12 @@ TEST(KernelCount, TransformerBlockForward) {
   Tensor x = randn({8, 64, 128}, {.device = Device::cpu()});
   Tensor out;
   const Counts c = count([&] { out = block.forward(x); });
-  // The two layer norms and the attention softmax are row kernels; four queued ops run on their
-  // own (single ops between library calls: a group of one is the eager kernel).
+  // The two layer norms and the attention softmax are row kernels, the residual add before the
+  // second norm its prologue (written beside it); two queued ops run on their own (a group of one
+  // is the eager kernel).
   EXPECT_EQ(c.kernels, 3);
-  EXPECT_EQ(c.eager_ops, 4);
+  EXPECT_EQ(c.fused_ops, 5);
+  EXPECT_EQ(c.eager_ops, 2);
 }
 
 }  // namespace
