@@ -469,8 +469,14 @@ void run_eager(Node& n, const std::vector<Value>& values, std::vector<Tensor>& v
   TensorList placed;
   for (int32_t v : n.outputs) placed.push_back(value_tensor(values[size_t(v)], n, b));
   OpCall call{n.op, n.attrs, ins, n.meta, n.device, nullptr, placed};
-  run_on_backend(call);
-  for (size_t k = 0; k < n.outputs.size(); ++k) vals[size_t(n.outputs[k])] = placed[k];
+  TensorList got = run_on_backend(call);
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    // A kernel that made its own output instead of writing the placed one: its result is moved
+    // into the placed storage (which the tensors the program holds already point at).
+    if (k < got.size() && got[k].defined() && got[k].impl()->storage != placed[k].impl()->storage)
+      detail::retag(placed[k], n.device.without_layers()).copy_(got[k]);
+    vals[size_t(n.outputs[k])] = placed[k];
+  }
 }
 
 }  // namespace
