@@ -15,6 +15,9 @@ void register_index_ops();
 void register_layout_ops();
 void register_nn_ops();
 }  // namespace ember::ops
+namespace ember::kl::detail {
+void register_user_op_family();
+}  // namespace ember::kl::detail
 
 namespace ember::detail {
 
@@ -37,6 +40,7 @@ void init() {
     register_backend(Backend::Flex, flex::make_flex_backend(Backend::Flex));
     // The native CPU backend runs the flex kernels until its own issue lands.
     register_backend(Backend::Cpu, flex::make_flex_backend(Backend::Cpu));
+    kl::detail::register_user_op_family();  // after the backends: it sets their kernels
   });
 }
 
