@@ -148,6 +148,7 @@ Pool& pool() {
 
 int num_threads() { return pool().size(); }
 void set_num_threads(int n) { pool().resize(std::max(1, n)); }
+bool in_parallel_region() { return t_in_worker; }
 
 namespace detail {
 void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, const void* ctx) {

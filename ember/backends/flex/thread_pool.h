@@ -9,6 +9,8 @@ namespace ember::flex {
 /// Threads the pool uses (the caller counts as one).
 int num_threads();
 void set_num_threads(int n);
+/// True on a pool worker and on a caller inside parallel_for (where nested work runs inline).
+bool in_parallel_region();
 
 namespace detail {
 using RangeFn = void (*)(const void* ctx, int64_t begin, int64_t end);

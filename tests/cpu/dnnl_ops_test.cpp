@@ -1,0 +1,187 @@
+// The fused-epilogue entry points of the cpu backend (ember/backends/cpu/dnnl_ops.h) against the
+// unfused flex result, the "can oneDNN do this" queries, the primitive cache and thread counts.
+#include "cpu_test_util.h"
+#include "ember/backends/flex/thread_pool.h"
+
+namespace ember::test {
+namespace {
+
+namespace F = nn::functional;
+using cpu::Activation;
+using cpu::Epilogue;
+
+struct Act {
+  const char* name;
+  Activation act;
+  float alpha, beta;
+  Tensor (*ref)(const Tensor&);
+};
+const Act kActs[] = {
+    {"relu", Activation::Relu, 0, 0, [](const Tensor& x) { return relu(x); }},
+    {"leaky_relu", Activation::LeakyRelu, 0.1f, 0,
+     [](const Tensor& x) { return leaky_relu(x, 0.1); }},
+    {"elu", Activation::Elu, 0.5f, 0, [](const Tensor& x) { return elu(x, 0.5); }},
+    {"gelu_erf", Activation::GeluErf, 0, 0, [](const Tensor& x) { return gelu(x); }},
+    {"gelu_tanh", Activation::GeluTanh, 0, 0, [](const Tensor& x) { return gelu(x, "tanh"); }},
+    {"silu", Activation::Silu, 0, 0, [](const Tensor& x) { return silu(x); }},
+    {"sigmoid", Activation::Sigmoid, 0, 0, [](const Tensor& x) { return sigmoid(x); }},
+    {"tanh", Activation::Tanh, 0, 0, [](const Tensor& x) { return tanh(x); }},
+    {"mish", Activation::Mish, 0, 0, [](const Tensor& x) { return mish(x); }},
+    {"hardswish", Activation::Hardswish, 0, 0, [](const Tensor& x) { return hardswish(x); }},
+    {"softplus", Activation::Softplus, 0, 0, [](const Tensor& x) { return softplus(x); }},
+    {"clamp", Activation::Clamp, -0.5f, 0.75f,
+     [](const Tensor& x) { return clamp(x, Scalar(-0.5), Scalar(0.75)); }},
+    {"square", Activation::Square, 0, 0, [](const Tensor& x) { return square(x); }},
+    {"abs", Activation::Abs, 0, 0, [](const Tensor& x) { return abs(x); }},
+    {"exp", Activation::Exp, 0, 0, [](const Tensor& x) { return exp(x); }},
+};
+
+class DnnlOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cpu::dnnl_available()) GTEST_SKIP() << "built without oneDNN";
+  }
+  static Tensor c(const Tensor& t) { return t.to(Device::cpu()); }
+};
+
+TEST_F(DnnlOps, LinearBiasActivationResidual) {
+  const Tensor x = rnd({24, 40}), w = rnd({32, 40}), b = rnd({32}), r = rnd({24, 32});
+  const Tensor lin = linear(x, w, b);  // flex, unfused
+  for (const Act& a : kActs) {
+    SCOPED_TRACE(a.name);
+    Epilogue ep{.act = a.act, .alpha = a.alpha, .beta = a.beta};
+    ASSERT_TRUE(cpu::can_linear(c(x), c(w), c(b), ep));
+    EXPECT_EQ(mismatch(cpu::linear(c(x), c(w), c(b), ep), a.ref(lin), 1e-4, 1e-5), "");
+    ep.residual = c(r);  // act(...) + r
+    ASSERT_TRUE(cpu::can_linear(c(x), c(w), c(b), ep));
+    EXPECT_EQ(mismatch(cpu::linear(c(x), c(w), c(b), ep), a.ref(lin) + r, 1e-4, 1e-5), "");
+    ep.residual_first = true;  // act(... + r)
+    EXPECT_EQ(mismatch(cpu::linear(c(x), c(w), c(b), ep), a.ref(lin + r), 1e-4, 1e-5), "");
+  }
+}
+
+TEST_F(DnnlOps, ScaleBiasAndBroadcastResidual) {
+  // Attention scores: scale * q @ k^T + mask, the mask per batch (broadcast over heads).
+  const Tensor q = rnd({2, 4, 16, 8}), k = rnd({2, 4, 16, 8}), mask = rnd({2, 1, 16, 16});
+  Epilogue ep{.scale = 0.125f, .residual = c(mask)};
+  ASSERT_TRUE(cpu::can_matmul(c(q), c(k).transpose(-1, -2), ep));
+  const Tensor got = cpu::matmul(c(q), c(k).transpose(-1, -2), ep);
+  EXPECT_EQ(mismatch(got, matmul(q, k.transpose(-1, -2)) * 0.125 + mask, 1e-5, 1e-5), "");
+  // oneDNN's GEMM takes no residual broadcast over every batch dim (only its reference loop
+  // would): the query says so, and the planner keeps that add apart.
+  EXPECT_FALSE(cpu::can_matmul(c(q), c(k).transpose(-1, -2), {.residual = c(rnd({16, 16}))}));
+  // A scaled linear: the scale multiplies the product, not the bias.
+  const Tensor x = rnd({3, 5, 12}), w = rnd({7, 12}), b = rnd({7});
+  Epilogue s{.scale = 0.5f, .act = Activation::Relu};
+  ASSERT_TRUE(cpu::can_linear(c(x), c(w), c(b), s));
+  EXPECT_EQ(
+      mismatch(cpu::linear(c(x), c(w), c(b), s), relu(matmul(x, w.t()) * 0.5 + b), 1e-5, 1e-5), "");
+}
+
+TEST_F(DnnlOps, ConvBiasActivationResidual) {
+  const Attrs a = [] {
+    Attrs r;
+    r.ints2 = {1};
+    r.ints3 = {1};
+    r.ints4 = {1};
+    r.i[0] = 1;
+    return r;
+  }();
+  const Tensor x = rnd({3, 8, 12, 12}), w = rnd({8, 8, 3, 3}), b = rnd({8});
+  const Tensor y = F::conv2d(x, w, b, {.padding = {1}});
+  for (const Act& act : kActs) {
+    SCOPED_TRACE(act.name);
+    Epilogue ep{.act = act.act, .alpha = act.alpha, .beta = act.beta};
+    ASSERT_TRUE(cpu::can_conv(OpId::conv2d, a, c(x), c(w), c(b), ep));
+    EXPECT_EQ(mismatch(cpu::conv(OpId::conv2d, a, c(x), c(w), c(b), ep), act.ref(y), 1e-4, 1e-4),
+              "");
+  }
+  // ResNet's block: relu(conv(x) + b + x).
+  Epilogue res{.act = Activation::Relu, .residual = c(x), .residual_first = true};
+  ASSERT_TRUE(cpu::can_conv(OpId::conv2d, a, c(x), c(w), c(b), res));
+  EXPECT_EQ(mismatch(cpu::conv(OpId::conv2d, a, c(x), c(w), c(b), res), relu(y + x), 1e-4, 1e-4),
+            "");
+  Epilogue add{.residual = c(x)};
+  EXPECT_EQ(mismatch(cpu::conv(OpId::conv2d, a, c(x), c(w), c(b), add), y + x, 1e-4, 1e-4), "");
+  // Not one primitive: an activation before the residual add, and an output scale.
+  EXPECT_FALSE(cpu::can_conv(OpId::conv2d, a, c(x), c(w), c(b),
+                             {.act = Activation::Relu, .residual = c(x)}));
+  EXPECT_FALSE(cpu::can_conv(OpId::conv2d, a, c(x), c(w), c(b), {.scale = 2.f}));
+  EXPECT_FALSE(cpu::can_conv(OpId::conv2d, a, c(x), c(w), c(b), {.residual = c(rnd({8, 12, 12}))}));
+}
+
+TEST_F(DnnlOps, QueriesRefuseWhatOneDnnDoesNotServe) {
+  const Tensor a = rnd({4, 5}), b = rnd({5, 6});
+  EXPECT_TRUE(cpu::can_matmul(c(a), c(b)));
+  EXPECT_FALSE(cpu::can_matmul(c(a.to(DType::F64)), c(b.to(DType::F64))));
+  EXPECT_FALSE(cpu::can_matmul(c(a.to(DType::I32)), c(b.to(DType::I32))));
+  EXPECT_FALSE(cpu::can_matmul(c(rnd({4, 0})), c(rnd({0, 6}))));
+  EXPECT_FALSE(cpu::can_matmul(c(a), c(b), {.residual = c(rnd({3, 6}))}));  // no broadcast
+  EXPECT_THROW(cpu::matmul(c(a.to(DType::F64)), c(b.to(DType::F64))), Error);
+  Attrs conv;
+  conv.ints2 = {1}, conv.ints3 = {0}, conv.ints4 = {1}, conv.i[0] = 1;
+  EXPECT_FALSE(cpu::can_conv(OpId::conv2d, conv, c(rnd({1, 2, 5, 5}, DType::F64)),
+                             c(rnd({2, 2, 3, 3}, DType::F64)), Tensor()));
+}
+
+TEST_F(DnnlOps, SecondCallCreatesNoPrimitive) {
+  const Tensor a = c(rnd({37, 29})), b = c(rnd({29, 41}));
+  (void)mm(a, b);
+  const cpu::DnnlStats s1 = cpu::dnnl_stats();
+  (void)mm(a, b);
+  const cpu::DnnlStats s2 = cpu::dnnl_stats();
+  EXPECT_EQ(s2.primitives_created, s1.primitives_created);
+  EXPECT_EQ(s2.hits, s1.hits + 1);
+  EXPECT_EQ(s2.misses, s1.misses);
+  // The same for a convolution (its reorders included) and a pooling.
+  const Tensor x = c(rnd({2, 8, 10, 10})), w = c(rnd({8, 8, 3, 3}));
+  (void)F::conv2d(x, w, {}, {.padding = {1}});
+  (void)F::max_pool2d(x, {.kernel_size = {2}});
+  const int64_t made = cpu::dnnl_stats().primitives_created;
+  (void)F::conv2d(x, w, {}, {.padding = {1}});
+  (void)F::max_pool2d(x, {.kernel_size = {2}});
+  EXPECT_EQ(cpu::dnnl_stats().primitives_created, made);
+}
+
+TEST_F(DnnlOps, CacheIsBoundedLru) {
+  const int64_t old = cpu::dnnl_stats().capacity;
+  cpu::set_dnnl_cache_capacity(2);
+  EXPECT_LE(cpu::dnnl_stats().size, 2);
+  const int64_t ev = cpu::dnnl_stats().evictions;
+  for (int64_t n : {3, 4, 5}) (void)mm(c(rnd({n, 7})), c(rnd({7, 2})));
+  EXPECT_EQ(cpu::dnnl_stats().size, 2);
+  EXPECT_GE(cpu::dnnl_stats().evictions, ev + 1);
+  // The least recently used went first: 4 and 5 hit, 3 misses again.
+  int64_t miss = cpu::dnnl_stats().misses;
+  (void)mm(c(rnd({5, 7})), c(rnd({7, 2})));
+  (void)mm(c(rnd({4, 7})), c(rnd({7, 2})));
+  EXPECT_EQ(cpu::dnnl_stats().misses, miss);
+  (void)mm(c(rnd({3, 7})), c(rnd({7, 2})));
+  EXPECT_EQ(cpu::dnnl_stats().misses, miss + 1);
+  cpu::set_dnnl_cache_capacity(0);
+  EXPECT_EQ(cpu::dnnl_stats().size, 0);
+  cpu::set_dnnl_cache_capacity(old);
+}
+
+TEST_F(DnnlOps, ThreadsFollowEmbersPool) {
+  EXPECT_EQ(cpu::dnnl_threads(), flex::num_threads());
+  const int old = flex::num_threads();
+  flex::set_num_threads(1);
+  EXPECT_EQ(cpu::dnnl_threads(), 1);
+  flex::set_num_threads(old);
+  EXPECT_EQ(cpu::dnnl_threads(), old);
+  // Inside a parallel region (a kernel reached from a pool worker): one thread, no second team.
+  std::atomic<int> most{0};
+  flex::parallel_for(4, 1,
+                     [&](int64_t, int64_t) { most = std::max(most.load(), cpu::dnnl_threads()); });
+  EXPECT_EQ(most.load(), 1);
+  // Results stay right whatever the count (primitives are keyed by it).
+  const Tensor a = rnd({64, 48}), b = rnd({48, 32});
+  flex::set_num_threads(1);
+  const Tensor one = mm(c(a), c(b));
+  flex::set_num_threads(old);
+  EXPECT_EQ(mismatch(one, mm(a, b), 1e-5, 1e-5), "");
+}
+
+}  // namespace
+}  // namespace ember::test
