@@ -132,7 +132,9 @@ TEST(CpuPool, MaxAndAverage) {
     bool by_dnnl = true;
   };
   const Case cases[] = {
-      {"max_2x2", true, {2, 16, 12, 12}, {.kernel_size = {2}}},
+      {"max_3x3", true, {2, 16, 12, 12}, {.kernel_size = {3}}},
+      // flex's 2x2 stride-2 kernel is faster than oneDNN's: flex's.
+      {"max_2x2", true, {2, 16, 12, 12}, {.kernel_size = {2}}, false},
       {"max_3x3_s2_p1", true, {2, 16, 13, 11}, {.kernel_size = {3}, .stride = {2}, .padding = {1}}},
       {"max_ceil", true, {2, 8, 10, 10}, {.kernel_size = {3}, .stride = {2}, .ceil_mode = true}},
       // oneDNN has only its reference loop for dilated pooling: flex's.
@@ -141,7 +143,7 @@ TEST(CpuPool, MaxAndAverage) {
        {2, 8, 10, 10},
        {.kernel_size = {3}, .padding = {1}, .dilation = {2}},
        false},
-      {"max_odd_channels", true, {2, 5, 9, 9}, {.kernel_size = {2}}},
+      {"max_odd_channels", true, {2, 5, 9, 9}, {.kernel_size = {2}, .stride = {1}}},
       {"avg_include_pad",
        false,
        {2, 16, 13, 11},
@@ -178,8 +180,8 @@ TEST(CpuPool, MaxAndAverage) {
   expect_same([](auto& t) { return F::avg_pool1d(t[0], {.kernel_size = {4}, .padding = {2}}); },
               {rnd({2, 8, 21})}, true);
   // Unbatched and non-contiguous inputs.
-  expect_same([](auto& t) { return F::max_pool2d(t[0], {.kernel_size = {2}}); }, {rnd({8, 10, 10})},
-              true);
+  expect_same([](auto& t) { return F::max_pool2d(t[0], {.kernel_size = {3}, .stride = {2}}); },
+              {rnd({8, 10, 10})}, true);
   expect_same(
       [](auto& t) {
         return F::avg_pool2d(t[0].permute({0, 3, 1, 2}), {.kernel_size = {2}});
@@ -188,15 +190,20 @@ TEST(CpuPool, MaxAndAverage) {
 }
 
 TEST(CpuPool, FallbacksKeepTorchSemantics) {
-  auto pool = [](auto& t) { return F::max_pool2d(t[0], {.kernel_size = {2}}); };
+  auto pool = [](auto& t) {
+    return F::max_pool2d(t[0], {.kernel_size = {3}, .stride = {1}, .padding = {1}});
+  };
   // NaN wins its window and -inf is a value (oneDNN would return -FLT_MAX): flex's kernel.
   Tensor x = rnd({2, 8, 6, 6});
   std::vector<float> v = x.to_vector<float>();
   v[3] = NAN;
-  for (int i : {100, 101, 106, 107}) v[size_t(i)] = -INFINITY;  // one whole 2x2 window
+  for (int r = 2; r < 5; ++r)  // a 3x3 block of -inf in plane 1: one window sees only -inf
+    for (int c = 2; c < 5; ++c) v[size_t(36 + r * 6 + c)] = -INFINITY;
   v[200] = INFINITY;
-  Tensor special = tensor(v, x.shape());
-  expect_same(pool, {special}, false);
+  expect_same(pool, {tensor(v, x.shape())}, false);
+  v[3] = 0;  // infinities alone
+  expect_same(pool, {tensor(v, x.shape())}, false);
+  expect_same(pool, {x}, true);  // the same call, finite: oneDNN's
   // Indices: torch's flat positions (oneDNN's workspace is not).
   expect_same(
       [](auto& t) { return std::get<1>(F::max_pool2d_with_indices(t[0], {.kernel_size = {2}})); },

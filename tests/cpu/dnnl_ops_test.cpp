@@ -1,5 +1,7 @@
 // The fused-epilogue entry points of the cpu backend (ember/backends/cpu/dnnl_ops.h) against the
-// unfused flex result, the "can oneDNN do this" queries, the primitive cache and thread counts.
+// unfused flex result, the "can oneDNN do this" queries, the primitive cache and threads.
+#include <filesystem>
+
 #include "cpu_test_util.h"
 #include "ember/backends/flex/thread_pool.h"
 
@@ -136,10 +138,10 @@ TEST_F(DnnlOps, SecondCallCreatesNoPrimitive) {
   // The same for a convolution (its reorders included) and a pooling.
   const Tensor x = c(rnd({2, 8, 10, 10})), w = c(rnd({8, 8, 3, 3}));
   (void)F::conv2d(x, w, {}, {.padding = {1}});
-  (void)F::max_pool2d(x, {.kernel_size = {2}});
+  (void)F::max_pool2d(x, {.kernel_size = {3}});
   const int64_t made = cpu::dnnl_stats().primitives_created;
   (void)F::conv2d(x, w, {}, {.padding = {1}});
-  (void)F::max_pool2d(x, {.kernel_size = {2}});
+  (void)F::max_pool2d(x, {.kernel_size = {3}});
   EXPECT_EQ(cpu::dnnl_stats().primitives_created, made);
 }
 
@@ -163,6 +165,13 @@ TEST_F(DnnlOps, CacheIsBoundedLru) {
   cpu::set_dnnl_cache_capacity(old);
 }
 
+// Threads of this process (its tasks in /proc).
+int process_threads() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
 TEST_F(DnnlOps, ThreadsFollowEmbersPool) {
   EXPECT_EQ(cpu::dnnl_threads(), flex::num_threads());
   const int old = flex::num_threads();
@@ -175,12 +184,27 @@ TEST_F(DnnlOps, ThreadsFollowEmbersPool) {
   flex::parallel_for(4, 1,
                      [&](int64_t, int64_t) { most = std::max(most.load(), cpu::dnnl_threads()); });
   EXPECT_EQ(most.load(), 1);
-  // Results stay right whatever the count (primitives are keyed by it).
-  const Tensor a = rnd({64, 48}), b = rnd({48, 32});
-  flex::set_num_threads(1);
-  const Tensor one = mm(c(a), c(b));
+  // Calls big enough to split over the pool give the same results whatever the pool's size
+  // (primitives are chosen per piece), and oneDNN starts no threads of its own (no OpenMP team
+  // next to ember's pool).
+  const Tensor a = rnd({256, 192}), b = rnd({192, 160});
+  const Tensor x = rnd({3, 16, 20, 20}), w = rnd({32, 16, 3, 3});
+  auto both = [&] {
+    return std::pair{mm(c(a), c(b)), F::conv2d(c(x), c(w), {}, {.padding = {1}})};
+  };
+  (void)both();
+  const int threads = process_threads();
+  for (int n : {1, 2, 3}) {
+    flex::set_num_threads(n);
+    (void)both();
+    const int64_t served = cpu::dnnl_stats().served;
+    const auto [y, z] = both();
+    EXPECT_EQ(cpu::dnnl_stats().served, served + 2);
+    EXPECT_EQ(mismatch(y, mm(a, b), 1e-4, 1e-4), "") << n << " threads";
+    EXPECT_EQ(mismatch(z, F::conv2d(x, w, {}, {.padding = {1}}), 1e-4, 1e-4), "") << n;
+    EXPECT_LE(process_threads(), threads + std::max(0, n - old)) << n << " threads";
+  }
   flex::set_num_threads(old);
-  EXPECT_EQ(mismatch(one, mm(a, b), 1e-5, 1e-5), "");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // batch runs in chunks small enough that a chunk's blocked copies stay in cache, so the reorders
 // cost little next to the convolution. f32 only; anything else runs flex's kernel.
 #include <algorithm>
+#include <atomic>
 
 #include "ember/backends/cpu/cpu.h"
 #include "ember/backends/cpu/dnnl_runtime.h"
@@ -44,6 +45,7 @@ struct Problem {
 struct ConvEntry : Entry {
   Primitive conv, src_in, wei_in, dst_out, res_in;  // reorders are null when not needed
   dnnl_memory_desc_t x, src, w, wei, bias, dst, out, res;
+  size_t scratch = 0;
 };
 
 dnnl_memory_desc_t md_of(const int64_t* d, const int64_t* s, int nd) {
@@ -81,9 +83,8 @@ EntryPtr build(const Problem& p) {
                                               &d, dnnl_forward_inference, dnnl_convolution_direct,
                                               &src, &wei, bias, &dst, stride, dil, pl, pr);
   if (st != dnnl_success) return e;
-  Attr attr;
+  Attr attr = new_attr();
   PostOps po;
-  check(dnnl_primitive_attr_create(attr.out()), "conv", "attributes");
   check(dnnl_post_ops_create(po.out()), "conv", "post-ops");
   // The residual is summed into the destination (prefilled with it): oneDNN's direct kernels
   // take a sum only as the first post-op, so an activation comes after it.
@@ -97,6 +98,7 @@ EntryPtr build(const Problem& p) {
   e->wei = query_md(pd, dnnl_query_weights_md);
   e->dst = query_md(pd, dnnl_query_dst_md);
   if (!make_primitive(pd, e->conv)) return e;
+  e->scratch = scratch_size(pd);
   e->src_in = make_reorder(e->x, e->src);
   e->wei_in = make_reorder(e->w, e->wei);
   e->dst_out = make_reorder(e->dst, e->out);
@@ -108,7 +110,6 @@ EntryPtr build(const Problem& p) {
 Key key_of(const Problem& p) {
   Key k;
   k.add(p.transposed ? 3 : 2);
-  k.add(align_threads());
   k.add(p.nsp);
   k.add(p.n), k.add(p.g.c_in), k.add(p.g.c_out), k.add(p.g.groups);
   for (const Geo::Dims* d : {&p.g.in, &p.g.out, &p.g.kernel, &p.g.stride, &p.g.pad, &p.g.dilation})
@@ -207,69 +208,156 @@ Prepared prepare(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, 
   return r;
 }
 
-char* at(const Tensor& t, int64_t image) {
-  return static_cast<char*>(t.raw_data()) + image * t.stride(0) * int64_t(sizeof(float));
+// Element (image, channel) of a batched tensor.
+char* at(const Tensor& t, int64_t image, int64_t channel = 0) {
+  return static_cast<char*>(t.raw_data()) +
+         (image * t.stride(0) + channel * t.stride(1)) * int64_t(sizeof(float));
 }
 
-// Runs the convolution chunk by chunk into a fresh output; undefined when oneDNN cannot.
+// What every piece of one call shares. A piece is a range of images and of output channels,
+// run on one thread in chunks of `nb` images, each chunk a single-threaded oneDNN call.
+struct Job {
+  OpId op;
+  const Prepared* pr;
+  const Tensor *w, *bias;  // bias contiguous (or undefined)
+  const Epilogue* ep;
+  Tensor outb;  // the output, batched
+  Device device;
+  int64_t nb = 1;
+  const ConvEntry* shared = nullptr;  // full-channel chunks: weights reordered once, up front
+  const void* shared_wei = nullptr;
+};
+
+// Scratch for one blocked copy (ember's caching allocator keeps it between calls).
+void* room(Tensor& buf, const dnnl_memory_desc_t& md, Device device) {
+  const int64_t n = int64_t(dnnl_memory_desc_get_size(&md) / sizeof(float)) + 1;
+  if (!buf.defined() || buf.numel() < n) buf = ember::detail::empty_tensor({n}, DType::F32, device);
+  return buf.raw_data();
+}
+
+// Images [n0, n1), output channels [o0, o1); false when oneDNN refused a chunk's primitive.
+bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
+  Geo g = j.pr->g;
+  const bool transposed = transposed_op(j.op);
+  const bool sliced = o1 - o0 != g.c_out;
+  g.c_out = o1 - o0;
+  const char* w = static_cast<const char*>(j.w->raw_data()) +
+                  o0 * j.w->stride(transposed ? 1 : 0) * int64_t(sizeof(float));
+  const char* bias =
+      j.bias->defined() ? static_cast<const char*>(j.bias->raw_data()) + o0 * 4 : nullptr;
+  Tensor wbuf, sbuf, dbuf;
+  const ConvEntry* wei_held = nullptr;  // the entry whose layout wbuf holds the weights in
+  for (int64_t n = n0; n < n1; n += j.nb) {
+    const int64_t len = std::min(j.nb, n1 - n);
+    EntryPtr hold;
+    const ConvEntry* c =
+        entry_for(problem(j.op, g, j.pr->x, *j.w, bias != nullptr, *j.ep, j.pr->res, len), hold);
+    if (!c) return false;
+    const void* wp = w;
+    if (c->wei_in) {
+      if (!sliced && j.shared && dnnl_memory_desc_equal(&c->wei, &j.shared->wei)) {
+        wp = j.shared_wei;
+      } else {
+        if (!wei_held || !dnnl_memory_desc_equal(&wei_held->wei, &c->wei)) {
+          execute(c->wei_in, {{DNNL_ARG_FROM, &c->w, w},
+                              {DNNL_ARG_TO, &c->wei, room(wbuf, c->wei, j.device)}});
+          wei_held = c;
+        }
+        wp = wbuf.raw_data();
+      }
+    }
+    const void* src = at(j.pr->x, n);
+    if (c->src_in) {
+      void* to = room(sbuf, c->src, j.device);
+      execute(c->src_in, {{DNNL_ARG_FROM, &c->x, src}, {DNNL_ARG_TO, &c->src, to}});
+      src = to;
+    }
+    void* out = at(j.outb, n, o0);
+    void* dst = c->dst_out ? room(dbuf, c->dst, j.device) : out;
+    if (c->res_in)
+      execute(c->res_in,
+              {{DNNL_ARG_FROM, &c->res, at(j.pr->res, n, o0)}, {DNNL_ARG_TO, &c->dst, dst}});
+    if (bias)
+      execute(c->conv,
+              {{DNNL_ARG_SRC, &c->src, src},
+               {DNNL_ARG_WEIGHTS, &c->wei, wp},
+               {DNNL_ARG_BIAS, &c->bias, bias},
+               {DNNL_ARG_DST, &c->dst, dst}},
+              c->scratch);
+    else
+      execute(c->conv,
+              {{DNNL_ARG_SRC, &c->src, src},
+               {DNNL_ARG_WEIGHTS, &c->wei, wp},
+               {DNNL_ARG_DST, &c->dst, dst}},
+              c->scratch);
+    if (c->dst_out)
+      execute(c->dst_out, {{DNNL_ARG_FROM, &c->dst, dst}, {DNNL_ARG_TO, &c->out, out}});
+  }
+  return true;
+}
+
+// How a call splits over ember's pool: by images, or, for fewer images than threads, by output
+// channels (in multiples of 16, oneDNN's widest channel block); chunks of nb images each.
+struct Plan {
+  int64_t images = 1, channels = 1, per_c = 0, nb = 1;
+  Geo first;  // the geometry of the first piece (its channel count)
+};
+
+Plan plan_of(OpId op, const Geo& g) {
+  Plan p;
+  const int64_t threads = workers();
+  const double flops = 2.0 * double(g.n) * double(g.c_out) * double(g.c_in / g.groups) *
+                       double(g.kernel_numel()) *
+                       double(transposed_op(op) ? g.in_numel() : g.out_numel());
+  // Below ~2 MFLOP (tens of microseconds) handing pieces to the pool costs more than it saves.
+  if (threads > 1 && flops >= double(1 << 21)) {
+    if (g.n >= 2)
+      p.images = std::min<int64_t>(threads, g.n);
+    else if (g.groups == 1 && g.c_out >= 32)
+      p.channels = threads;
+  }
+  p.per_c = p.channels == 1 ? g.c_out : ((g.c_out + p.channels - 1) / p.channels + 15) / 16 * 16;
+  p.channels = (g.c_out + p.per_c - 1) / p.per_c;
+  p.nb = std::min(chunk_images(g), (g.n + p.images - 1) / p.images);
+  p.first = g;
+  p.first.c_out = std::min(p.per_c, g.c_out);
+  return p;
+}
+
+// Runs the convolution into a fresh output; undefined when oneDNN cannot. The work splits over
+// ember's pool by images, or, for fewer images than threads, by output channels.
 Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w, const Tensor& bias,
                const Epilogue& ep, Device device) {
   const Prepared pr = prepare(op, attrs, x_in, w, bias, ep);
   const Geo& g = pr.g;
   if (!servable(g, x_in, w, bias, ep, pr.out)) return {};
-  const int64_t nb = chunk_images(g);
-  EntryPtr hold, hold_tail;
-  const ConvEntry* e = entry_for(problem(op, g, pr.x, w, bias.defined(), ep, pr.res, nb), hold);
-  if (!e) return {};
-  const ConvEntry* tail = e;
-  if (g.n % nb) {
-    tail = entry_for(problem(op, g, pr.x, w, bias.defined(), ep, pr.res, g.n % nb), hold_tail);
-    if (!tail) return {};
-  }
-  Tensor out = ember::detail::empty_tensor(pr.out, DType::F32, device);
-  Tensor outb = g.batched ? out : out.unsqueeze(0);
+  const Plan plan = plan_of(op, g);
+  Job j{op, &pr, &w, nullptr, &ep, Tensor(), device};
+  j.nb = plan.nb;
+  // The first chunk's primitive, made before any output exists: it says whether oneDNN serves
+  // the call, and for full-channel pieces its weights are reordered once for all threads.
+  EntryPtr hold;
+  const ConvEntry* first =
+      entry_for(problem(op, plan.first, pr.x, w, bias.defined(), ep, pr.res, j.nb), hold);
+  if (!first) return {};
   const Tensor b = bias.defined() ? bias.contiguous() : bias;
-  // Scratch for the blocked copies, sized by the first (largest) chunk; the tail chunk's
-  // primitive may pick other layouts, so each buffer is checked against the chunk's needs.
-  Tensor wbuf, sbuf, dbuf;
-  auto room = [&](Tensor& buf, const dnnl_memory_desc_t& md) {
-    const int64_t n = int64_t(dnnl_memory_desc_get_size(&md) / sizeof(float)) + 1;
-    if (!buf.defined() || buf.numel() < n)
-      buf = ember::detail::empty_tensor({n}, DType::F32, device);
-    return buf.raw_data();
-  };
-  const dnnl_memory_desc_t* wei_held = nullptr;  // the layout wbuf holds the weights in
-  for (int64_t n0 = 0; n0 < g.n; n0 += nb) {
-    const ConvEntry& c = n0 + nb <= g.n ? *e : *tail;
-    const void* wp = w.raw_data();
-    if (c.wei_in) {
-      if (!wei_held || !dnnl_memory_desc_equal(wei_held, &c.wei)) {
-        execute(c.wei_in, {{DNNL_ARG_FROM, &c.w, wp}, {DNNL_ARG_TO, &c.wei, room(wbuf, c.wei)}});
-        wei_held = &c.wei;
-      }
-      wp = wbuf.raw_data();
-    }
-    const void* src = at(pr.x, n0);
-    if (c.src_in) {
-      void* to = room(sbuf, c.src);
-      execute(c.src_in, {{DNNL_ARG_FROM, &c.x, src}, {DNNL_ARG_TO, &c.src, to}});
-      src = to;
-    }
-    void* dst = c.dst_out ? room(dbuf, c.dst) : at(outb, n0);
-    if (c.res_in)
-      execute(c.res_in, {{DNNL_ARG_FROM, &c.res, at(pr.res, n0)}, {DNNL_ARG_TO, &c.dst, dst}});
-    if (b.defined())
-      execute(c.conv, {{DNNL_ARG_SRC, &c.src, src},
-                       {DNNL_ARG_WEIGHTS, &c.wei, wp},
-                       {DNNL_ARG_BIAS, &c.bias, b.raw_data()},
-                       {DNNL_ARG_DST, &c.dst, dst}});
-    else
-      execute(c.conv, {{DNNL_ARG_SRC, &c.src, src},
-                       {DNNL_ARG_WEIGHTS, &c.wei, wp},
-                       {DNNL_ARG_DST, &c.dst, dst}});
-    if (c.dst_out)
-      execute(c.dst_out, {{DNNL_ARG_FROM, &c.dst, dst}, {DNNL_ARG_TO, &c.out, at(outb, n0)}});
+  j.bias = &b;
+  Tensor out = ember::detail::empty_tensor(pr.out, DType::F32, device);
+  j.outb = g.batched ? out : out.unsqueeze(0);
+  Tensor wbuf;
+  if (plan.channels == 1 && first->wei_in) {
+    execute(first->wei_in, {{DNNL_ARG_FROM, &first->w, w.raw_data()},
+                            {DNNL_ARG_TO, &first->wei, room(wbuf, first->wei, device)}});
+    j.shared = first, j.shared_wei = wbuf.raw_data();
   }
+  std::atomic<bool> ok{true};
+  for_each_piece(plan.images * plan.channels, [&](int64_t i) {
+    const int64_t ni = i / plan.channels, ci = i % plan.channels;
+    const int64_t n0 = g.n * ni / plan.images, n1 = g.n * (ni + 1) / plan.images;
+    const int64_t o0 = ci * plan.per_c, o1 = std::min(g.c_out, o0 + plan.per_c);
+    if (!run_piece(j, n0, n1, o0, o1)) ok = false;
+  });
+  if (!ok) return {};
   note_served();
   return out;
 }
@@ -286,11 +374,9 @@ bool can_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, con
               const Epilogue& ep) {
   const Prepared pr = prepare(op, attrs, x, w, bias, ep);
   if (!servable(pr.g, x, w, bias, ep, pr.out)) return false;
-  const int64_t nb = chunk_images(pr.g);
+  const Plan plan = plan_of(op, pr.g);
   EntryPtr hold;
-  if (!entry_for(problem(op, pr.g, pr.x, w, bias.defined(), ep, pr.res, nb), hold)) return false;
-  const int64_t tail = pr.g.n % nb;
-  return !tail || entry_for(problem(op, pr.g, pr.x, w, bias.defined(), ep, pr.res, tail), hold);
+  return entry_for(problem(op, plan.first, pr.x, w, bias.defined(), ep, pr.res, plan.nb), hold);
 }
 
 Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,

@@ -115,6 +115,7 @@ struct MatmulEntry : Entry {
   dnnl_memory_desc_t src, wei, dst, bias, res;
   int bias_po = -1, res_po = -1;  // post-op index of the bias / residual add, if any
   bool native_bias = false;
+  size_t scratch = 0;
 };
 
 EntryPtr build(const Problem& p) {
@@ -127,9 +128,8 @@ EntryPtr build(const Problem& p) {
   if (dnnl_matmul_desc_init(&d, &e->src, &e->wei, e->native_bias ? &e->bias : nullptr, &e->dst) !=
       dnnl_success)
     return e;
-  Attr attr;
+  Attr attr = new_attr();
   PostOps po;
-  check(dnnl_primitive_attr_create(attr.out()), "matmul", "attributes");
   check(dnnl_post_ops_create(po.out()), "matmul", "post-ops");
   if (p.ep.scale != 1.f)
     check(dnnl_primitive_attr_set_output_scales(attr.get(), 1, 0, &p.ep.scale), "matmul", "scale");
@@ -150,13 +150,13 @@ EntryPtr build(const Problem& p) {
   if (dnnl_primitive_desc_create(pd.out(), &d, attr.get(), engine(), nullptr) != dnnl_success)
     return e;
   e->ok = make_primitive(pd, e->prim);
+  e->scratch = scratch_size(pd);
   return e;
 }
 
 Key key_of(const Problem& p) {
   Key k;
   k.add(1);  // matmul
-  k.add(align_threads());
   for (const Operand* o : {&p.src, &p.wei, &p.dst}) k.add(o->d()), k.add(o->s());
   k.add(p.has_bias);
   if (p.has_bias) k.add(p.bias.d()), k.add(p.bias.s());
@@ -181,7 +181,7 @@ void run(const MatmulEntry& e, const Problem& p) {
     args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(e.bias_po) | DNNL_ARG_SRC_1, &e.bias, p.bias.data};
   if (e.res_po >= 0)
     args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(e.res_po) | DNNL_ARG_SRC_1, &e.res, p.res.data};
-  execute(e.prim, std::span<const Arg>(args, size_t(n)));
+  execute(e.prim, std::span<const Arg>(args, size_t(n)), e.scratch);
 }
 
 // What a call looks like before the problem is built: operands with torch.matmul's 1-D rules
@@ -278,25 +278,90 @@ Call linear_call(const Tensor& x, const Tensor& w, const Tensor& bias, Shape out
   return c;
 }
 
+// One piece of a call for one thread: dims [start, start + len) of `dim` of the operands that
+// have it (broadcast operands keep theirs).
+void narrow(Operand& o, int dim, int64_t start, int64_t len) {
+  if (dim < 0 || o.dims[dim] == 1) return;
+  o.data = static_cast<const char*>(o.data) + start * o.strides[dim] * int64_t(sizeof(float));
+  o.dims[dim] = len;
+}
+
+// How a call splits over the threads: along the batch (dim 0), the rows or the columns of the
+// output, in pieces of `per` (the last may be shorter); count 1 runs it whole.
+struct Split {
+  int axis = -1;  // 0 batch, 1 rows, 2 columns
+  int64_t per = 0, count = 1, size = 0;
+};
+
+Split split_of(const Problem& p, int64_t threads) {
+  const int nd = p.dst.nd;
+  const int64_t m = p.dst.dims[nd - 2], n = p.dst.dims[nd - 1], k = p.src.dims[nd - 1];
+  double flops = 2.0 * double(m) * double(n) * double(k);
+  for (int i = 0; i < nd - 2; ++i) flops *= double(p.dst.dims[i]);
+  Split s;
+  // Below ~2 MFLOP (tens of microseconds) handing pieces to the pool costs more than it saves.
+  if (threads <= 1 || flops < double(1 << 21)) return s;
+  auto pieces = [&](int axis, int64_t size, int64_t align) {
+    s.axis = axis, s.size = size;
+    s.per = (size + threads - 1) / threads;
+    s.per = (s.per + align - 1) / align * align;
+    s.count = (size + s.per - 1) / s.per;
+  };
+  if (nd > 2 && p.dst.dims[0] >= threads)
+    pieces(0, p.dst.dims[0], 1);
+  else if (m >= n && m >= 16)
+    pieces(1, m, 8);
+  else if (n >= 32)
+    pieces(2, n, 16);
+  else if (m >= 16)
+    pieces(1, m, 8);
+  return s;
+}
+
+Problem piece(const Problem& p, const Split& s, int64_t i) {
+  if (s.count <= 1) return p;
+  Problem q = p;
+  const int nd = p.dst.nd;
+  const int64_t start = i * s.per, len = std::min(s.per, s.size - start);
+  const int row = nd - 2, col = nd - 1;
+  const int src_dim = s.axis == 0 ? 0 : s.axis == 1 ? row : -1;
+  const int wei_dim = s.axis == 0 ? 0 : s.axis == 2 ? col : -1;
+  const int out_dim = s.axis == 0 ? 0 : s.axis == 1 ? row : col;
+  narrow(q.src, src_dim, start, len);
+  narrow(q.wei, wei_dim, start, len);
+  narrow(q.dst, out_dim, start, len);
+  if (q.has_bias) narrow(q.bias, out_dim, start, len);
+  if (q.has_res) narrow(q.res, out_dim, start, len);
+  return q;
+}
+
 // Runs the call into a fresh output, or returns an undefined tensor when oneDNN cannot serve it.
+// The pieces run on ember's pool, each a single-threaded oneDNN call (at most two shapes, so at
+// most two primitives).
 Tensor try_run(const Call& c, const Epilogue& ep, Device device) {
   if (!servable(c, ep)) return {};
   Tensor keep[2];
   Problem p = problem(c, ep, keep);
-  EntryPtr hold;
-  const MatmulEntry* e = entry_for(p, hold);
-  if (!e) return {};
+  const Split s = split_of(p, workers());
+  EntryPtr hold[2];
+  const MatmulEntry* e[2] = {entry_for(piece(p, s, 0), hold[0]), nullptr};
+  if (!e[0]) return {};
+  const bool ragged = s.count > 1 && s.size % s.per != 0;
+  e[1] = ragged ? entry_for(piece(p, s, s.count - 1), hold[1]) : e[0];
+  if (!e[1]) return {};
   Tensor out = ember::detail::empty_tensor(c.out, DType::F32, device);
   p.dst.data = out.raw_data();
-  run(*e, p);
+  for_each_piece(s.count, [&](int64_t i) { run(*e[i == s.count - 1 ? 1 : 0], piece(p, s, i)); });
   note_served();
   return out;
 }
 
 bool can_run(const Call& c, const Epilogue& ep) {
   if (!servable(c, ep)) return false;
+  const Problem p = problem(c, ep, nullptr);
+  const Split s = split_of(p, workers());
   EntryPtr hold;
-  return entry_for(problem(c, ep, nullptr), hold) != nullptr;
+  return entry_for(piece(p, s, 0), hold) && entry_for(piece(p, s, s.count - 1), hold);
 }
 
 // The op's output shape from its inference (which also validates the call).

@@ -68,8 +68,8 @@ struct DnnlStats {
 DnnlStats dnnl_stats();
 /// Entries the primitive cache keeps (least recently used are evicted first); 0 empties it.
 void set_dnnl_cache_capacity(int64_t entries);
-/// The thread count oneDNN runs with on this thread: ember's pool size, or 1 inside a parallel
-/// region (0 without oneDNN).
+/// Threads a oneDNN call splits its work over: ember's pool size, or 1 inside a parallel region
+/// (oneDNN itself runs single-threaded on each of them; 0 without oneDNN).
 int dnnl_threads();
 
 }  // namespace ember::cpu

@@ -62,17 +62,17 @@ SetThreads omp_set_threads() {
 
 }  // namespace
 
-int align_threads() {
-  const int n = flex::in_parallel_region() ? 1 : flex::num_threads();
+void single_threaded() {
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
-  thread_local int t_set = 0;
-  if (n != t_set) {
-    if (SetThreads f = omp_set_threads()) f(n);
-    t_set = n;
+  thread_local bool t_done = false;
+  if (!t_done) {
+    if (SetThreads f = omp_set_threads()) f(1);
+    t_done = true;
   }
 #endif
-  return n;
 }
+
+int workers() { return flex::in_parallel_region() ? 1 : flex::num_threads(); }
 
 dnnl_data_type_t data_type(DType d) {
   switch (d) {
@@ -131,24 +131,49 @@ dnnl_memory_desc_t any_md(std::span<const int64_t> dims, dnnl_data_type_t dt) {
   return md;
 }
 
-void execute(const Primitive& p, std::span<const Arg> args) {
+void execute(const Primitive& p, std::span<const Arg> args, size_t scratch) {
   constexpr size_t kMax = 16;
-  if (args.size() > kMax) throw Error("[cpu] too many oneDNN arguments");
+  if (args.size() + 1 > kMax) throw Error("[cpu] too many oneDNN arguments");
   Memory mem[kMax];
   dnnl_exec_arg_t ea[kMax];
-  for (size_t i = 0; i < args.size(); ++i) {
-    check(dnnl_memory_create(mem[i].out(), args[i].md, engine(), const_cast<void*>(args[i].data)),
+  size_t n = 0;
+  for (; n < args.size(); ++n) {
+    check(dnnl_memory_create(mem[n].out(), args[n].md, engine(), const_cast<void*>(args[n].data)),
           "cpu", "dnnl_memory_create");
-    ea[i] = {args[i].id, mem[i].get()};
+    ea[n] = {args[n].id, mem[n].get()};
   }
-  align_threads();
+  if (scratch) {
+    thread_local std::vector<char> t_scratch;
+    if (t_scratch.size() < scratch) t_scratch.resize(scratch);
+    dnnl_memory_desc_t md;
+    const dnnl_dims_t dims = {int64_t(scratch)};
+    check(dnnl_memory_desc_init_by_tag(&md, 1, dims, dnnl_u8, dnnl_a), "cpu", "scratchpad");
+    check(dnnl_memory_create(mem[n].out(), &md, engine(), t_scratch.data()), "cpu", "scratchpad");
+    ea[n] = {DNNL_ARG_SCRATCHPAD, mem[n].get()};
+    ++n;
+  }
+  single_threaded();
   dnnl_stream_t s = stream();
-  check(dnnl_primitive_execute(p.get(), s, int(args.size()), ea), "cpu", "dnnl_primitive_execute");
+  check(dnnl_primitive_execute(p.get(), s, int(n), ea), "cpu", "dnnl_primitive_execute");
   check(dnnl_stream_wait(s), "cpu", "dnnl_stream_wait");
 }
 
-void execute(const Primitive& p, std::initializer_list<Arg> args) {
-  execute(p, std::span<const Arg>(args.begin(), args.size()));
+void execute(const Primitive& p, std::initializer_list<Arg> args, size_t scratch) {
+  execute(p, std::span<const Arg>(args.begin(), args.size()), scratch);
+}
+
+Attr new_attr() {
+  Attr a;
+  check(dnnl_primitive_attr_create(a.out()), "cpu", "attributes");
+  check(dnnl_primitive_attr_set_scratchpad_mode(a.get(), dnnl_scratchpad_mode_user), "cpu",
+        "scratchpad mode");
+  return a;
+}
+
+size_t scratch_size(const PrimitiveDesc& pd) {
+  const dnnl_memory_desc_t* md =
+      dnnl_primitive_desc_query_md(pd.get(), dnnl_query_scratchpad_md, 0);
+  return md ? dnnl_memory_desc_get_size(md) : 0;
 }
 
 bool is_reference(const PrimitiveDesc& pd) {
@@ -176,6 +201,7 @@ Primitive make_reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t&
                        bool even_if_equal) {
   Primitive p;
   if (!even_if_equal && dnnl_memory_desc_equal(&from, &to)) return p;
+  single_threaded();
   PrimitiveDesc pd;
   check(dnnl_reorder_primitive_desc_create(pd.out(), &from, engine(), &to, engine(), nullptr),
         "cpu", "reorder");
@@ -343,6 +369,7 @@ Cache& cache() {
 }  // namespace
 
 EntryPtr lookup(const Key& key, BuildFn build, const void* ctx) {
+  single_threaded();  // implementations are chosen for the thread count they will run with
   return cache().lookup(key, build, ctx);
 }
 void note_primitive_created() { cache().created_.fetch_add(1, std::memory_order_relaxed); }
@@ -355,5 +382,5 @@ namespace ember::cpu {
 bool dnnl_available() { return true; }
 DnnlStats dnnl_stats() { return onednn::cache().stats(); }
 void set_dnnl_cache_capacity(int64_t n) { onednn::cache().set_capacity(n); }
-int dnnl_threads() { return onednn::align_threads(); }
+int dnnl_threads() { return onednn::workers(); }
 }  // namespace ember::cpu

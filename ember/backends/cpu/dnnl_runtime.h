@@ -2,8 +2,8 @@
 // oneDNN plumbing for the cpu backend's matmul, convolution and pooling (private; only the
 // backend's dnnl_*.cpp files include it). It uses oneDNN's C API, whose header is light, so the
 // files that include it compile quickly. Here: owned handles, the engine and a stream per
-// thread, thread counts kept equal to ember's pool, memory descriptors from tensors, and the
-// bounded LRU cache of primitives.
+// thread, oneDNN kept single-threaded with calls split over ember's pool, memory descriptors
+// from tensors, and the bounded LRU cache of primitives.
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 
 #include "ember/backends/backend.h"
 #include "ember/backends/cpu/dnnl_ops.h"
+#include "ember/backends/flex/thread_pool.h"
 
 namespace ember::cpu::onednn {
 
@@ -56,15 +57,28 @@ using Memory = Handle<dnnl_memory_t, dnnl_memory_destroy>;
 
 /// The CPU engine (created once).
 dnnl_engine_t engine();
-/// Sets oneDNN's thread count on this thread to ember's pool size (1 inside a parallel region,
-/// so a kernel reached from a pool worker does not start a second team) and returns it.
-int align_threads();
+/// Makes oneDNN single-threaded on this thread. Its OpenMP team would spin-wait next to ember's
+/// pool and take its cores between calls (10x slower layer stacks, measured); calls split their
+/// work over ember's pool instead, so ember's threads are the only ones.
+void single_threaded();
+/// Threads a call may split its work over: ember's pool, or 1 inside a parallel region.
+int workers();
+/// Runs task(i) for each of n pieces of one call on ember's pool.
+template <class F>
+void for_each_piece(int64_t n, const F& task) {
+  if (n <= 1) {
+    if (n == 1) task(int64_t(0));
+    return;
+  }
+  flex::parallel_for(n, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) task(i);
+  });
+}
 
-/// A plain (strided) descriptor of `t` with its dims and strides; `dims` overrides the shape
-/// (same rank as `strides`). Strides of size-1 dims are made canonical so that oneDNN's
-/// layout checks see a row- or column-major matrix where there is one.
 /// Gives size-1 dims the strides oneDNN's layout checks expect (ember leaves them arbitrary).
 void canonical_strides(std::span<const int64_t> dims, std::span<int64_t> strides);
+/// A plain (strided) descriptor with these dims and strides (size-1 dims made canonical, so
+/// oneDNN sees a row- or column-major matrix where there is one), or of `t`'s.
 dnnl_memory_desc_t plain_md(std::span<const int64_t> dims, std::span<const int64_t> strides,
                             dnnl_data_type_t dt);
 dnnl_memory_desc_t plain_md(const Tensor& t);
@@ -79,10 +93,15 @@ struct Arg {
   const dnnl_memory_desc_t* md;
   const void* data;
 };
-/// Runs `p` on this thread's stream and waits for it.
-void execute(const Primitive& p, std::initializer_list<Arg> args);
-void execute(const Primitive& p, std::span<const Arg> args);
+/// Runs `p` on this thread's stream and waits for it; `scratch` bytes of scratchpad (primitives
+/// made with new_attr() want theirs from the caller) come from a per-thread buffer.
+void execute(const Primitive& p, std::initializer_list<Arg> args, size_t scratch = 0);
+void execute(const Primitive& p, std::span<const Arg> args, size_t scratch = 0);
 
+/// Attributes with a caller-provided scratchpad (no allocation inside oneDNN per call).
+Attr new_attr();
+/// The scratchpad bytes `pd` needs.
+size_t scratch_size(const PrimitiveDesc& pd);
 /// Creates the primitive described by `pd`; false (and nothing created) when oneDNN has no
 /// implementation or only its reference one (flex's kernels beat oneDNN's reference loops).
 bool make_primitive(PrimitiveDesc& pd, Primitive& p);
@@ -99,8 +118,8 @@ void append_activation(dnnl_post_ops_t po, const Epilogue& ep);
 
 // --- the primitive cache ---
 
-/// A cache key: a short list of integers (op kind, dtypes, dims, strides, attributes, post-ops,
-/// thread count). Filled without allocating; a key that does not fit is marked and never cached.
+/// A cache key: a short list of integers (op kind, dtypes, dims, strides, attributes, post-ops;
+/// every primitive runs single-threaded, so no thread count). Filled without allocating; a key that does not fit is marked and never cached.
 struct Key {
   static constexpr int kCap = 192;
   int64_t v[kCap];
