@@ -19,6 +19,7 @@
 
 #include "bench.h"
 #include "ember/ember.h"
+#include "ember/ops/modes.h"
 #include "ember/ops/registry.h"
 
 using namespace ember;
@@ -64,7 +65,7 @@ TensorList manual_step(const Mlp& m) {
   }
   const Tensor logp = nn::functional::log_softmax(h, 1);
   Attrs a;  // cross_entropy's defaults, as its decomposition passes them to nll_loss
-  a.str = "mean";
+  a.mode = uint8_t(ops::Reduction::Mean);
   a.i[0] = -100;
   const TensorList nll = dispatch(OpId::nll_loss, a, {logp, m.y, Tensor()});
   Tensor g = ones_like(nll[0]);

@@ -99,6 +99,30 @@ Device Device::replace_layer(const Layer* old, std::shared_ptr<Layer> with) cons
 
 Device Device::without_layers() const { return Device(backend_, index_, 0); }
 
+Device Device::eager() const {
+  auto s = stacks().get(stack_);
+  std::erase_if(s, [](const std::shared_ptr<Layer>& l) { return l->defers(); });
+  return Device(backend_, index_, stacks().intern(std::move(s)));
+}
+
+bool Device::is_lazy() const {
+  for (Layer* l : layers())
+    if (l->defers()) return true;
+  return false;
+}
+
+int device_count(Backend b) {
+  detail::init();
+  BackendImpl* impl = backend_for(b);
+  return impl ? impl->device_count() : 0;
+}
+
+void synchronize(Device d) {
+  for (Layer* l : d.layers()) l->sync(d);
+  if (BackendImpl* b = backend_for(d.backend())) b->synchronize(d);
+  detail::raise_deferred_errors(d);
+}
+
 std::span<Layer* const> Device::layers() const {
   if (stack_ == 0) return {};
   const std::vector<Layer*>* r = stacks().published[stack_].load(std::memory_order_acquire);

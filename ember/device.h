@@ -40,6 +40,10 @@ class Device {
   Device gradient_checkpointing() const;
   /// Whether ops on this device pass through the autodiff layer.
   bool has_autodiff() const;
+  /// This device without the layers that defer work (fusion): each op runs when it is called.
+  Device eager() const;
+  /// Whether a layer of this device defers work (ops are queued, fused and run at a sync point).
+  bool is_lazy() const;
   /// The same backend with no layers.
   Device without_layers() const;
   /// The layers an op passes through, outermost first.
@@ -63,6 +67,15 @@ class Device {
   uint16_t stack_ = 0;  // interned layer stack; 0 = none
 };
 std::ostream& operator<<(std::ostream& os, Device d);
+
+/// How many devices of backend `b` this process can use (0 when it was not built, or for CUDA
+/// when no GPU is present).
+int device_count(Backend b);
+
+/// Waits until all work queued on `d` has run: lazy queues are flushed and asynchronous kernels
+/// finish. Errors that kernels reported since the last sync (an index out of range found while a
+/// fused kernel ran) are thrown here, naming the op.
+void synchronize(Device d);
 
 /// The device creation ops use when none is given (flex unless set).
 Device default_device();

@@ -50,6 +50,17 @@ inline constexpr bool is_integral(DType d, bool include_bool = false) {
 }
 inline constexpr bool is_signed(DType d) { return d != DType::Bool && d != DType::U8; }
 
+/// A set of dtypes: bit i set = DType(i) is in it.
+using DTypeMask = uint16_t;
+inline constexpr DTypeMask mask_of(DType d) { return DTypeMask(1u << unsigned(d)); }
+inline constexpr DTypeMask kAllDTypes = 0x3ff;
+inline constexpr DTypeMask kFloatDTypes =
+    mask_of(DType::F16) | mask_of(DType::BF16) | mask_of(DType::F32) | mask_of(DType::F64);
+inline constexpr DTypeMask kIntDTypes = mask_of(DType::U8) | mask_of(DType::I8) |
+                                        mask_of(DType::I16) | mask_of(DType::I32) |
+                                        mask_of(DType::I64);
+inline constexpr DTypeMask kNumericDTypes = kFloatDTypes | kIntDTypes;
+
 /// The dtype two tensors of these types promote to (torch.promote_types).
 DType promote_types(DType a, DType b);
 

@@ -6,6 +6,7 @@
 
 #include "ember/error.h"
 #include "ember/ops/creation.h"
+#include "ember/ops/registry.h"
 
 namespace ember {
 namespace {
@@ -59,6 +60,12 @@ PhiloxState next_philox(Device d) {
   Gen& g = gen_for(d);
   return {g.seed, g.offset++};
 }
+void draw_philox(Attrs& a, Device d) {
+  const PhiloxState st = next_philox(d);
+  a.seed = st.seed;
+  a.offset = st.offset;
+}
+PhiloxState philox_of(const Attrs& a) { return {a.seed, a.offset}; }
 }  // namespace detail
 
 }  // namespace ember

@@ -43,6 +43,17 @@ class Scalar {
   DType dtype() const {
     return kind_ == Kind::Bool ? DType::Bool : kind_ == Kind::Int ? DType::I64 : default_dtype();
   }
+  /// Same kind and same value (bitwise for floats: NaN equals NaN, 0.0 differs from -0.0), so
+  /// calls that differ only in a scalar never share a cache entry by accident.
+  friend bool operator==(const Scalar& a, const Scalar& b) {
+    return a.kind_ == b.kind_ && a.i_ == b.i_ && __builtin_memcmp(&a.d_, &b.d_, sizeof a.d_) == 0;
+  }
+  /// The value's bits (with the kind), for hashing.
+  uint64_t bits() const {
+    uint64_t u;
+    __builtin_memcpy(&u, &d_, sizeof u);
+    return (u ^ uint64_t(i_) * 0x9E3779B97F4A7C15ull) + uint64_t(kind_);
+  }
 
  private:
   Kind kind_ = Kind::Int;

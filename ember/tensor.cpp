@@ -6,6 +6,7 @@
 
 #include "ember/autodiff.h"
 #include "ember/backends/backend.h"
+#include "ember/tensor_impl.h"
 #include "ember/error.h"
 #include "ember/ember.h"
 
@@ -59,6 +60,7 @@ void* Tensor::raw_data() const {
   if (!b || !b->is_host())
     detail::throw_device("data_ptr", "expected a tensor in host memory, found one on " +
                                          i.device.str() + " (copy it with .to(Device::flex()))");
+  detail::ready(*i.storage);  // a pending tensor is written first (a sync point)
   return i.data();
 }
 
@@ -78,6 +80,7 @@ void Tensor::copy_elements_to(void* dst, DType dst_dtype, int64_t expect, const 
   if (i.numel == 0) return;
   Tensor src = (dtype() == dst_dtype ? *this : cast(*this, dst_dtype)).contiguous();
   const TensorImpl& s = *src.impl_;
+  detail::ready(*s.storage);  // a sync point: queued work that writes it runs now
   BackendImpl* b = backend_for(s.device.backend());
   b->copy_to_host(dst, *s.storage, size_t(s.offset) * ember::itemsize(dst_dtype),
                   size_t(s.numel) * ember::itemsize(dst_dtype));
@@ -116,6 +119,7 @@ Tensor Tensor::to(Device d) const {
   Tensor out = detail::empty_tensor(i.shape, i.dtype, d);
   if (i.numel == 0) return out;
   std::vector<uint8_t> host(nbytes());
+  detail::ready(*src.impl_->storage);
   BackendImpl* from = backend_for(src.device().backend());
   from->copy_to_host(host.data(), *src.impl_->storage, size_t(src.offset()) * itemsize(),
                      host.size());
@@ -249,6 +253,43 @@ Tensor empty_tensor(const Shape& shape, DType dtype, Device device) {
   impl->contiguous = true;
   impl->storage = b->allocate(size_t(impl->numel) * itemsize(dtype), device);
   return Tensor(std::move(impl));
+}
+
+Tensor constant_tensor(Scalar v, DType dtype, Device device, bool wrapped) {
+  init();
+  auto impl = std::make_shared<TensorImpl>();
+  impl->strides = {};
+  impl->dtype = dtype;
+  impl->device = device.without_layers();
+  impl->wrapped_number = wrapped;
+  impl->is_constant = true;
+  auto st = std::make_shared<Storage>();
+  st->nbytes = itemsize(dtype);
+  st->place = impl->device;
+  st->data = st->inline_bytes;
+  switch (dtype) {
+#define EMBER_X(e, T, n)                              \
+  case DType::e: {                                    \
+    const T x = v.to<T>();                            \
+    std::memcpy(st->inline_bytes, &x, sizeof(T));     \
+    impl->constant = Scalar(x); /* as the dtype holds it */ \
+    break;                                            \
+  }
+    EMBER_DTYPES(EMBER_X)
+#undef EMBER_X
+  }
+  impl->storage = std::move(st);
+  return Tensor(std::move(impl));
+}
+
+void deferred_check(const Tensor& ok, const char* op, const std::string& msg) {
+  const Tensor all_ok = all(ok);
+  auto check = [all_ok, op = std::string(op), msg] {
+    if (!all_ok.item<bool>()) throw ValueError("[" + op + "] " + msg);
+  };
+  Storage& st = *all_ok.impl()->storage;
+  if (PendingWrite* p = st.pending.load(std::memory_order_acquire)) p->on_ready(st, check);
+  else check();
 }
 
 Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset) {

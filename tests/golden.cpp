@@ -1,5 +1,7 @@
 #include "golden.h"
 
+#include "ember/tensor_impl.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +68,29 @@ std::vector<Tensor> inputs_of(const Case& c, Device device) {
   std::vector<Tensor> out;
   for (const auto& s : c.inputs) out.push_back(make_tensor(s, device));
   return out;
+}
+
+const std::vector<GoldenDevice>& golden_devices() {
+  static const std::vector<GoldenDevice> devices = [] {
+    detail::init();
+    std::vector<GoldenDevice> v;
+    for (int b = 0; b < kNumBackends; ++b) {
+      const Backend kind = Backend(b);
+      for (int i = 0; i < device_count(kind); ++i) {
+        Device d = kind == Backend::Flex  ? Device::flex()
+                   : kind == Backend::Cpu ? Device::cpu()
+                   : kind == Backend::Cuda ? Device::cuda(i)
+                                           : Device();
+        if (kind == Backend::Remote) continue;  // needs a server: its own suite
+        std::string name = backend_name(kind);
+        if (kind == Backend::Cuda) name += std::to_string(i);
+        v.push_back({name, d});
+        if (d.is_lazy()) v.push_back({name + "_eager", d.eager()});
+      }
+    }
+    return v;
+  }();
+  return devices;
 }
 
 const std::vector<Case>& all_cases() {

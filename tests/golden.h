@@ -32,6 +32,15 @@ std::vector<Tensor> inputs_of(const Case& c, Device device);
 /// Scalar value of input i (for ops whose API takes a Scalar there).
 Scalar scalar_of(const json& spec);
 
+/// A device every golden case runs on: each built backend as Device::X() gives it, and, where
+/// that device is lazy, its eager form too. `name` ends the test names ("flex", "cpu",
+/// "cpu_eager", "cuda0", ...), so `--gtest_filter=Golden/*_cpu_eager` picks one.
+struct GoldenDevice {
+  std::string name;
+  Device device;
+};
+const std::vector<GoldenDevice>& golden_devices();
+
 /// Every case in tests/data/*.json.
 const std::vector<Case>& all_cases();
 

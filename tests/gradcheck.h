@@ -23,6 +23,11 @@ struct GradcheckOptions {
 std::string gradcheck(OpId op, const Attrs& attrs, const TensorList& inputs,
                       const GradcheckOptions& o = {});
 
+/// Why gradcheck(op, attrs, inputs) would have nothing to compare (no floating input, or no
+/// output with a non-empty floating cotangent), or "" when it has something. gradcheck itself
+/// fails on such calls; tests that meet them on purpose skip them by name with this reason.
+std::string nothing_to_check(OpId op, const Attrs& attrs, const TensorList& inputs);
+
 /// Runs `fn` on a device whose layer records the first call of `target`; returns its attrs and
 /// inputs (how the registry-wide check turns a golden case into a gradcheck).
 struct CapturedCall {

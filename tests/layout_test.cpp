@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "ember/ops/modes.h"
 #include "ember/ember.h"
 #include "ember/ops/registry.h"
 
@@ -155,7 +156,7 @@ TEST(LayoutDecompositions, MatchTheFlexKernels) {
     for (Shape p : {Shape{1, 2}, Shape{2, 1, 1, 2}, Shape{-1, 2, 1, -2}, Shape{1, 1, 2, 0, 0, 1}}) {
       Attrs a;
       a.ints = p;
-      a.str = mode;
+      a.mode = uint8_t(ops::parse_pad_mode("pad", mode));
       a.f[0] = 0.5;
       Tensor in[] = {x};
       Tensor got = op_def(OpId::pad).decompose(a, std::span<const Tensor>(in)).at(0);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ember/backends/backend.h"
+#include "ember/ops/modes.h"
 
 namespace ember::autodiff {
 
@@ -38,8 +39,8 @@ TensorList unary(const VjpCtx& c, F f) {
   return {grad_for(f(c.grad(0), c.input(0), c.output(0), c.attrs), c.input(0))};
 }
 
-Tensor gelu_grad(const Tensor& g, const Tensor& x, const std::string& approximate) {
-  if (approximate == "tanh") {  // torch's GeluBackward with approximate='tanh'
+Tensor gelu_grad(const Tensor& g, const Tensor& x, uint8_t approximate) {
+  if (approximate == uint8_t(ops::GeluApprox::Tanh)) {  // torch's GeluBackward with approximate='tanh'
     Tensor x2 = x * x;
     Tensor t = tanh((x + x2 * x * kGeluKappa) * kSqrtTwoOverPi);
     Tensor left = (t + 1) * 0.5;
@@ -117,7 +118,7 @@ void register_rules_unary() {
   EMBER_VJP1(erfinv, g * exp(y * y) * kSqrtPiOverTwo);
   EMBER_VJP1(sigmoid, g * y * (1 - y));
   EMBER_VJP1(relu, where(y <= 0, 0, g));  // relu'(0) = 0; NaN passes g, like torch
-  EMBER_VJP1(gelu, gelu_grad(g, x, a.str));
+  EMBER_VJP1(gelu, gelu_grad(g, x, a.mode));
   EMBER_VJP1(silu, silu_grad(g, x));
   // beta = f[0], threshold = f[1]; above the threshold softplus is the identity.
   EMBER_VJP1(softplus, where(x * a.f[0] > a.f[1], g, g * sigmoid(x * a.f[0])));

@@ -29,7 +29,7 @@ struct Binary {
 
 TensorList vjp_div(const VjpCtx& c) {
   TensorList r(2);
-  if (!c.attrs.str.empty()) {  // floor/trunc division is piecewise constant: zeros, like torch
+  if (c.attrs.mode != 0) {  // floor/trunc division is piecewise constant: zeros, like torch
     for (size_t i = 0; i < 2; ++i)
       if (wants(c, i)) r[i] = zeros_for(c.input(i));
     return r;

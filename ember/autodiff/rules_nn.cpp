@@ -1,5 +1,6 @@
 // VJP rules: matrix products, embedding and nll_loss; registers the rest of the nn family
 // (rules_nn_conv.cpp, rules_nn_pool.cpp, rules_nn_norm.cpp).
+#include "ember/ops/modes.h"
 #include "ember/autodiff/rules.h"
 
 namespace ember::autodiff {
@@ -27,6 +28,14 @@ TensorList vjp_bmm(const VjpCtx& c) {
   return {ga, gb};
 }
 
+// The product of every dim but the last (the rows of t as a matrix; 1 for a vector): reshapes
+// with it stay defined when a dim is 0, where a -1 would be ambiguous.
+int64_t leading(const Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d = 0; d + 1 < t.dim(); ++d) n *= t.size(d);
+  return n;
+}
+
 // torch.matmul: 1-D operands gain a unit dim (which the output lacks), batch dims broadcast.
 TensorList vjp_matmul(const VjpCtx& c) {
   const Tensor &a = c.input(0), &b = c.input(1);
@@ -44,8 +53,8 @@ TensorList vjp_matmul(const VjpCtx& c) {
   if (c.needs_grad(1)) {
     if (bm.dim() == 2 && g.dim() > 2) {
       // A shared matrix: one GEMM over the flattened batch instead of a batch of them + sum.
-      const int64_t k = am.size(-1);
-      gb = mm(am.reshape({-1, k}).t(), g.reshape({-1, g.size(-1)}));
+      const int64_t k = am.size(-1), rows = leading(am);
+      gb = mm(am.reshape({rows, k}).t(), g.reshape({rows, g.size(-1)}));
     } else {
       gb = sum_to(matmul(am.transpose(-1, -2), g), bm.shape());
     }
@@ -66,7 +75,7 @@ TensorList vjp_linear(const VjpCtx& c) {
   } else {
     if (c.needs_grad(0)) gx = matmul(g, w);
     if (c.needs_grad(1))
-      gw = mm(g.reshape({-1, w.size(0)}).t(), x.reshape({-1, w.size(1)}));
+      gw = mm(g.reshape({leading(x), w.size(0)}).t(), x.reshape({leading(x), w.size(1)}));
   }
   if (bias.defined() && c.needs_grad(2)) gbias = sum_to(g, bias.shape());
   return {gx, gw, gbias};
@@ -94,7 +103,7 @@ TensorList vjp_embedding(const VjpCtx& c) {
 TensorList vjp_nll_loss(const VjpCtx& c) {
   const Tensor &x = c.input(0), &target = c.input(1);
   const Tensor weight = c.inputs.size() > 2 ? c.input(2) : Tensor();
-  const std::string& red = c.attrs.str;
+  const auto red = ops::Reduction(c.attrs.mode);
   const int64_t cd = x.dim() == 1 ? 0 : 1;
   const Tensor valid = ne(target, c.attrs.i[0]);
   const Tensor t = where(valid, target, Scalar(int64_t(0))).to(DType::I64);  // safe gather index
@@ -103,7 +112,7 @@ TensorList vjp_nll_loss(const VjpCtx& c) {
                                : ones(t.shape(), {x.dtype(), x.device()});
   wt = where(valid, wt, 0.0);
   const Tensor& g = c.grad(0);
-  const bool mean_red = red == "mean";
+  const bool mean_red = red == ops::Reduction::Mean;
   Tensor gx, gw;
   if (g.defined() && c.needs_grad(0)) {
     Tensor coef = neg(g * wt);

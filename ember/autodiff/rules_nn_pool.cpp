@@ -142,7 +142,7 @@ TensorList vjp_adaptive_avg_pool(const VjpCtx& c) {
 // --- interpolate: the adjoint of the taps the flex kernel used (ember/ops/interpolate_taps.h) ---
 
 template <class C>
-AxisMap interp_axis(const std::string& mode, int64_t in, int64_t out, bool align,
+AxisMap interp_axis(ops::InterpMode mode, int64_t in, int64_t out, bool align,
                     std::optional<double> scale) {
   AxisMap m{in, out, {}, {}, {}};
   const ops::Taps<C> t = ops::make_taps<C>(mode, in, out, align, scale);
@@ -163,8 +163,8 @@ TensorList vjp_interpolate(const VjpCtx& c) {
     if (two_d) sh = a.f[0];
   }
   auto axis = [&](int64_t in, int64_t out, std::optional<double> scale) {
-    return x.dtype() == DType::F64 ? interp_axis<double>(a.str, in, out, a.b[1], scale)
-                                   : interp_axis<float>(a.str, in, out, a.b[1], scale);
+    return x.dtype() == DType::F64 ? interp_axis<double>(ops::InterpMode(a.mode), in, out, a.b[1], scale)
+                                   : interp_axis<float>(ops::InterpMode(a.mode), in, out, a.b[1], scale);
   };
   std::vector<AxisMap> maps;
   if (two_d) maps.push_back(axis(x.size(-2), g.size(-2), sh));

@@ -63,19 +63,15 @@ TensorList vjp_sum_mean(const VjpCtx& c) {
   return {expand(g, x.shape())};
 }
 
-// prod along `dim` of xc (the input in the output dtype), g and result broadcastable along dim:
-// g * result / x without zeros; with zeros, the product of the other elements from exclusive
-// products on both sides (torch's prod_safe_zeros_backward).
+// prod along `dim` of xc (the input in the output dtype), g and result broadcastable along dim.
+// Branch-free, so nothing is read on the host: a lane without zeros gets result / x; in a lane
+// with one zero that element gets the product of the others and the rest 0; with more, all 0.
 Tensor prod_backward(const Tensor& g, const Tensor& xc, const Tensor& result, int64_t dim) {
-  if (!any(xc == 0.0).item<bool>()) return g * (result / xc);
-  const int64_t n = xc.size(dim);
-  Shape one = xc.shape();
-  one[size_t(dim)] = 1;
-  Tensor ones_slice = ones(one, {xc.dtype(), xc.device()});
-  Tensor before = cumprod(cat({ones_slice, xc.narrow(dim, 0, n - 1)}, dim), dim);
-  Tensor after_rev = cat({ones_slice, flip(xc.narrow(dim, 1, n - 1), {dim})}, dim);
-  Tensor after = flip(cumprod(after_rev, dim), {dim});
-  return g * (before * after);
+  const Tensor zero = xc == 0.0;
+  const Tensor safe = where(zero, 1.0, xc);
+  const Tensor zeros_in_lane = sum(zero, {dim}, true);
+  const Tensor at_zero = where(zeros_in_lane == 1, prod(safe, {dim}, true), 0.0);
+  return g * where(zero, at_zero, where(zeros_in_lane == 0, result / safe, 0.0));
 }
 
 TensorList vjp_prod(const VjpCtx& c) {

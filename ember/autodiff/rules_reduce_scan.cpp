@@ -28,9 +28,9 @@ TensorList vjp_cumsum(const VjpCtx& c) {
 // d out_j / d x_i = out_j / x_i for j >= i, so the gradient is reversed_cumsum(g * out) / x when
 // no element is zero. With zeros (torch's cumprod_backward handles them too): before a lane's
 // first zero that formula still holds (every out_j past the zero is 0); at the first zero the
-// gradient is reversed_cumsum(g * cumprod(x with that zero replaced by 1)); after it, 0.
+// gradient is reversed_cumsum(g * cumprod(x with that zero replaced by 1)); after it, 0. One
+// branch-free form serves both, so nothing is read on the host.
 Tensor cumprod_backward(const Tensor& g, const Tensor& xc, const Tensor& out, int64_t dim) {
-  if (!any(xc == 0.0).item<bool>()) return reversed_cumsum(g * out, dim) / xc;
   Tensor zeros_seen = cumsum(xc == 0.0, dim);
   Tensor before = zeros_seen == 0;
   Tensor first = logical_and(xc == 0.0, zeros_seen == 1);

@@ -2,6 +2,7 @@
 // scatter_reduce, index_add, masked_fill, masked_select). A gather's gradient scatter-adds g back
 // to the positions it read; a scatter's gradient gathers g from the positions it wrote. Indices
 // and masks never get gradients.
+#include "ember/ops/modes.h"
 #include "ember/autodiff/rules_shape.h"
 
 namespace ember::autodiff::shape_rules {
@@ -75,20 +76,20 @@ TensorList vjp_scatter_reduce(const VjpCtx& c) {
   const Tensor& g = c.grad(0);
   const Tensor& result = c.output(0);
   const int64_t dim = c.attrs.i[0];
-  const std::string& reduce = c.attrs.str;
+  const auto reduce = ops::ScatterReduce(c.attrs.mode);
   const bool self = c.attrs.b[0];
   if (!wants(c, 0) && !wants(c, 2)) return {Tensor(), Tensor(), Tensor()};
   Tensor src = crop_to(c.input(2), index.shape());  // scatter reads only index's block
   Tensor gx, gs;
-  if (reduce == "sum") {
+  if (reduce == ops::ScatterReduce::Sum) {
     gx = g;
     gs = gather(g, dim, index);
-  } else if (reduce == "mean") {
+  } else if (reduce == ops::ScatterReduce::Mean) {
     Tensor n = self ? ones_like(g) : zeros_like(g);
     n = scatter_add(n, dim, index, ones_like(src));
     gx = div(g, masked_fill(n, eq(n, 0), Scalar(1)));
     gs = gather(gx, dim, index);
-  } else if (reduce == "prod") {
+  } else if (reduce == ops::ScatterReduce::Prod) {
     Tensor x_nz = masked_fill(x, eq(x, 0), Scalar(1));
     gx = div(mul(g, scatter_reduce(x_nz, dim, index, src, "prod", self)), x_nz);
     // A src element that is the only zero at its target: its gradient is the product of the

@@ -12,7 +12,7 @@ bool is_mask(DType d) { return d == DType::Bool || d == DType::U8; }
 // k nonzero coordinate columns, integer indices become int64 with negatives wrapped.
 struct Indexing {
   TensorList per_dim;
-  bool nothing = false;  // a 0-d false mask selects nothing
+  Tensor keep;  // 0-d masks, and-ed: false selects nothing (kept on the device, not read)
 };
 
 Indexing resolve(const Shape& xs, std::span<const Tensor> entries) {
@@ -22,7 +22,8 @@ Indexing resolve(const Shape& xs, std::span<const Tensor> entries) {
       ix.per_dim.push_back(t);
     } else if (is_mask(t.dtype())) {
       if (t.dim() == 0) {  // covers no dim: true keeps everything
-        ix.nothing = ix.nothing || !t.item<bool>();
+        const Tensor m = ne(t, 0);
+        ix.keep = ix.keep.defined() ? logical_and(ix.keep, m) : m;
         continue;
       }
       Tensor nz = nonzero(t);
@@ -94,11 +95,8 @@ TensorList vjp_index_put(const VjpCtx& c) {
   if (wants(c, 0)) out[0] = acc ? g : index_put(g, indices, zeros_as({}, g));
   if (!wants(c, 1)) return out;
   Indexing ix = resolve(x.shape(), entries);
-  if (ix.nothing) {
-    out[1] = zeros_like(values);
-    return out;
-  }
   Tensor r = read(g, ix);
+  if (ix.keep.defined()) r = where(ix.keep, r, 0.0);
   if (!acc) {
     // With repeated indices the kernel's last write wins and the others never reach the
     // output: each read position writes its own number and keeps g only if it reads it back.

@@ -85,12 +85,12 @@ TensorList vjp_pad(const VjpCtx& c) {
   const Tensor& x = c.input(0);
   const Shape& p = c.attrs.ints;
   Tensor g = c.grad(0);
-  if (c.attrs.str == "constant") {
+  const auto mode = ops::PadMode(c.attrs.mode);
+  if (mode == ops::PadMode::Constant) {
     Shape back = p;
     for (int64_t& v : back) v = -v;
     return {pad(g, back)};
   }
-  const ops::PadMode mode = ops::pad_mode(c.attrs.str);
   for (size_t j = 0; j < p.size() / 2; ++j) {
     const int64_t d = x.dim() - 1 - int64_t(j), l = p[2 * j], r = p[2 * j + 1];
     if (l == 0 && r == 0) continue;

@@ -1,75 +1,37 @@
 #pragma once
-// The backend interface (private): storage allocation, host transfers and a kernel table.
+// The backend interface (private): storage, transfers, streams and events, and a kernel table.
 // Backends register explicitly at start-up (ember::detail::init), never through static
 // initialisers that a static link could drop.
+//
+// The interface is written for asynchronous devices; a synchronous host backend implements only
+// `kind`, `is_host`, `allocate`, the two host copies and its kernels, and inherits the rest
+// (streams are null, events are timestamps, async copies run at once).
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
 #include "ember/ops/registry.h"
+#include "ember/tensor_impl.h"
 
 namespace ember {
 
-namespace detail {
-/// Counts live TensorImpl objects (memory tests: no growth over many training steps).
-struct LiveCount {
-  LiveCount();
-  LiveCount(const LiveCount&);
-  LiveCount& operator=(const LiveCount&) { return *this; }
-  ~LiveCount();
-};
-/// Host backends report storage they hand out (+) and take back (-).
-void track_storage_bytes(int64_t delta);
-}  // namespace detail
-
-/// A block of device memory shared by every view of it.
-struct Storage {
-  using FreeFn = void (*)(void* ctx, void* data, size_t nbytes);
-  void* data = nullptr;
-  size_t nbytes = 0;
-  Device place;  // backend and index only
-  FreeFn free_fn = nullptr;
-  void* free_ctx = nullptr;
-  /// Bumped by every in-place write; autodiff compares it to catch edits of saved tensors.
-  std::atomic<uint64_t> version{0};
-  Storage() = default;
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-  ~Storage() {
-    if (free_fn) free_fn(free_ctx, data, nbytes);
-  }
+/// An ordered queue of work on one device (a CUDA stream, a lazy device's queue). Null in an
+/// OpCall means the device's default stream.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  virtual Device device() const = 0;
 };
 
-/// The state behind a Tensor handle.
-struct TensorImpl {
-  Shape shape;
-  Shape strides;  // in elements
-  int64_t offset = 0;  // in elements
-  int64_t numel = 1;
-  DType dtype = DType::F32;
-  bool contiguous = true;
-  bool wrapped_number = false;  // a 0-d tensor made from a Scalar operand (a weak type)
-  bool is_view = false;         // made by a view op: shares another tensor's storage
-  Device device;
-  std::shared_ptr<Storage> storage;
-  std::shared_ptr<void> autograd;  // owned and interpreted by the autodiff layer (optional)
-  detail::LiveCount live_;
-  void refresh();  // recompute numel and contiguous after shape/strides change
-  char* data() const { return static_cast<char*>(storage->data) + offset * int64_t(itemsize(dtype)); }
+/// A point in a stream's work: recorded, waited on by another stream, or synchronised with
+/// the host. Host backends record a timestamp.
+class Event {
+ public:
+  virtual ~Event() = default;
+  /// Host time when the event completed, in milliseconds (for elapsed-time measurements).
+  double host_ms = 0;
 };
-
-/// Bit i set: dtype i supported.
-using DTypeMask = uint16_t;
-inline constexpr DTypeMask mask_of(DType d) { return DTypeMask(1u << unsigned(d)); }
-inline constexpr DTypeMask kAllDTypes = 0x3ff;
-inline constexpr DTypeMask kFloatDTypes =
-    mask_of(DType::F16) | mask_of(DType::BF16) | mask_of(DType::F32) | mask_of(DType::F64);
-inline constexpr DTypeMask kIntDTypes = mask_of(DType::U8) | mask_of(DType::I8) |
-                                        mask_of(DType::I16) | mask_of(DType::I32) |
-                                        mask_of(DType::I64);
-inline constexpr DTypeMask kNumericDTypes = kFloatDTypes | kIntDTypes;
 
 struct KernelEntry {
   Kernel fn = nullptr;
@@ -82,13 +44,46 @@ class BackendImpl {
   virtual Backend kind() const = 0;
   /// True when storage pointers are readable by the host CPU.
   virtual bool is_host() const = 0;
-  /// Fresh storage of `nbytes` on device `place` (contents undefined).
+  /// Devices of this backend present (host backends: 1).
+  virtual int device_count() const { return 1; }
+  /// Fresh storage of `nbytes` on device `place` (contents undefined), usable on `stream`.
   virtual std::shared_ptr<Storage> allocate(size_t nbytes, Device place) = 0;
-  /// Copies between host memory and storage (host backends use memcpy).
+  /// Synchronous copies between host memory and storage (host backends use memcpy).
   virtual void copy_from_host(Storage& dst, size_t dst_off, const void* src, size_t n) = 0;
   virtual void copy_to_host(void* dst, const Storage& src, size_t src_off, size_t n) = 0;
-  /// Waits for queued work (optional: host backends are synchronous).
-  virtual void synchronize() {}
+
+  // --- asynchronous devices (optional: the defaults are synchronous) ---
+  /// Copies ordered on `stream`; the host buffer must stay valid until the stream reaches them
+  /// (pinned staging is the backend's business).
+  virtual void copy_from_host_async(Storage& dst, size_t dst_off, const void* src, size_t n,
+                                    Stream* stream) {
+    copy_from_host(dst, dst_off, src, n);
+  }
+  virtual void copy_to_host_async(void* dst, const Storage& src, size_t src_off, size_t n,
+                                  Stream* stream) {
+    copy_to_host(dst, src, src_off, n);
+  }
+  /// Device-to-device copy within this backend (between devices of it when indices differ).
+  virtual void copy_device(Storage& dst, size_t dst_off, const Storage& src, size_t src_off,
+                           size_t n, Stream* stream);
+  /// The device's default stream (null for synchronous backends).
+  virtual Stream* default_stream(Device d) { return nullptr; }
+  /// Records an event at the current end of `stream`.
+  virtual std::shared_ptr<Event> record_event(Stream* stream);
+  /// Makes `stream` wait for `e` (no host block).
+  virtual void wait_event(Stream* stream, const Event& e) {}
+  /// Blocks the host until `e` has completed.
+  virtual void synchronize_event(const Event& e) {}
+  /// Blocks the host until all work queued on device `d` has completed; throws the first error
+  /// a kernel reported since the last sync (see detail::defer_error).
+  virtual void synchronize(Device d) {}
+  /// Marks `s` as used on `stream`, so its block is freed only after that work.
+  virtual void record_use(Storage& s, Stream* stream) { s.last_use = stream; }
+
+  /// Whether this backend runs `call` with a kernel of its own (else the dispatcher uses the
+  /// op's decomposition). The default reads the kernel table and its dtype mask; backends may
+  /// refuse calls by shape or attribute.
+  virtual bool supports(const OpCall& call) const;
 
   void set_kernel(OpId op, Kernel fn, DTypeMask dtypes) {
     kernels_[size_t(op)] = {fn, dtypes};
@@ -99,19 +94,19 @@ class BackendImpl {
   std::array<KernelEntry, kNumOps> kernels_{};
 };
 
+/// The dtype that selects a call's kernel: the first defined input's, else the first output's.
+DType key_dtype(const OpCall& call);
+
 /// The backend behind `b`, or nullptr when it was not built into this binary.
 BackendImpl* backend_for(Backend b);
 void register_backend(Backend b, std::unique_ptr<BackendImpl> impl);
 
 namespace detail {
-/// Registers ops and backends once; every entry point calls it (cheap after the first time).
-void init();
-/// A new tensor with fresh, uninitialised storage on `device`.
-Tensor empty_tensor(const Shape& shape, DType dtype, Device device);
-/// A view of `base`'s storage with the given geometry.
-Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset);
-/// Same storage/geometry, different device tag (e.g. stripping layers).
-Tensor retag(const Tensor& t, Device d);
+/// Kernels that run asynchronously report errors (an index out of range found on the device)
+/// here; the next synchronisation of `d` rethrows the first one, whose message names the op.
+void defer_error(Device d, std::exception_ptr e);
+/// Rethrows and clears the first deferred error of `d`, if any.
+void raise_deferred_errors(Device d);
 }  // namespace detail
 
 }  // namespace ember

@@ -9,12 +9,13 @@
 
 #include "ember/ops/linalg.h"
 #include "ember/backends/backend.h"
-#include "ember/nn/functional.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/nn_common.h"
 #include "ember/ops/unary.h"
 #include "ember/ops/layout.h"
+#include "ember/random.h"
 
 namespace ember {
 namespace {
@@ -38,8 +39,12 @@ TensorList dec_dropout(const Attrs& a, std::span<const Tensor> in) {
   const double p = a.f[0];
   if (!a.b[0] || p == 0 || x.numel() == 0) return {x};
   if (p == 1) return {x * 0.0};  // like torch: NaN and inf inputs stay NaN
-  // Keep with probability 1 - p and scale the kept values so the expectation is unchanged.
-  return {x * (bernoulli(x, 1 - p) * (1.0 / (1 - p)))};
+  // Keep with probability 1 - p and scale the kept values so the expectation is unchanged. The
+  // mask draws the Philox state dropout drew when it was called.
+  Attrs keep = a;
+  keep.f[0] = 1 - p;
+  keep.b[0] = true;
+  return {x * (dispatch1(OpId::bernoulli, keep, {x}) * (1.0 / (1 - p)))};
 }
 
 void infer_embedding(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& out) {
@@ -134,20 +139,25 @@ TensorList dec_attention(const Attrs& a, std::span<const Tensor> in) {
     scores =
         mask.dtype() == DType::Bool ? where(mask, scores, ninf) : scores + mask.to(scores.dtype());
   }
-  Tensor attn = nn::functional::softmax(scores, -1);
-  if (a.f[0] > 0) attn = nn::functional::dropout(attn, a.f[0], true);
+  Tensor attn = softmax(scores, -1);
+  if (a.f[0] > 0) {  // with the Philox state the attention call drew
+    Attrs d = a;
+    d.b[0] = true;
+    attn = dispatch1(OpId::dropout, d, {attn});
+  }
   Tensor out = matmul(attn, v);
   return {low ? out.to(dt) : out};
 }
 
 }  // namespace
 
-namespace nn::functional {
 
 Tensor dropout(const Tensor& x, double p, bool training) {
   Attrs a;
   a.f[0] = p;
   a.b[0] = training;
+  // The mask's random state is drawn now (only when a mask will be drawn, as eagerly).
+  if (x.defined() && training && p > 0 && p < 1 && x.numel() > 0) detail::draw_philox(a, x.device());
   return dispatch1(OpId::dropout, a, {x});
 }
 
@@ -165,10 +175,10 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   a.b[0] = o.is_causal;
   a.f[1] = o.scale.value_or(0);
   a.b[1] = o.scale.has_value();
+  if (o.dropout_p > 0 && q.defined()) detail::draw_philox(a, q.device());
   return dispatch1(OpId::scaled_dot_product_attention, a, {q, k, v, o.attn_mask});
 }
 
-}  // namespace nn::functional
 
 namespace ops {
 void register_attention_ops() {

@@ -1,10 +1,11 @@
 // Binary and ternary ops: API, type promotion, inference, registration.
-// Attrs: add/sub: s[0] alpha. div: str rounding mode. addcmul/addcdiv/lerp(scalar w): s[0].
+// Attrs: div: mode = ops::RoundingMode. addcmul/addcdiv/lerp(scalar w): s[0].
 #include "ember/ops/binary.h"
 
 #include "ember/backends/backend.h"
 #include "ember/ops/common.h"
 #include "ember/ops/creation.h"
+#include "ember/ops/modes.h"
 #include "ember/ops/reduce.h"
 #include "ember/ops/unary.h"
 
@@ -21,26 +22,11 @@ std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> l
   return higher;
 }
 
-// Wraps a Scalar operand as a 0-d "wrapped number" tensor on `like`'s device.
+// A Scalar operand as a 0-d wrapped number on `like`'s device: a graph constant, so no device
+// buffer is made or copied, and a lazy device passes it to kernels as a parameter.
 Tensor wrap(Scalar s, const Tensor& like) {
   ops::require_defined(like, "binary op", "tensor operand");
-  // Built directly (no dispatch): a constant is not an op any layer needs to see.
-  Device place = like.device().without_layers();
-  DType d = s.is_floating() ? DType::F64 : s.dtype();
-  Tensor t = detail::empty_tensor({}, d, place);
-  BackendImpl* b = backend_for(place.backend());
-  if (d == DType::F64) {
-    double v = s.to_double();
-    b->copy_from_host(*t.impl()->storage, 0, &v, sizeof v);
-  } else if (d == DType::I64) {
-    int64_t v = s.to_int();
-    b->copy_from_host(*t.impl()->storage, 0, &v, sizeof v);
-  } else {
-    bool v = s.to_bool();
-    b->copy_from_host(*t.impl()->storage, 0, &v, sizeof v);
-  }
-  t.impl()->wrapped_number = true;
-  return t;
+  return detail::constant_tensor(s, s.is_floating() ? DType::F64 : s.dtype(), like.device(), true);
 }
 
 DType result_type_of(std::span<const Tensor> ts) {
@@ -94,9 +80,8 @@ void infer_binary(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
   DType o = r;
   switch (kind_of(op)) {
     case Kind::TrueDiv:
-      if (a.str.empty()) r = o = ops::float_result(r);
-      else if (a.str != "floor" && a.str != "trunc")
-        detail::throw_value(name, "rounding_mode must be '', 'floor' or 'trunc', found '" + a.str + "'");
+      if (ops::mode_of(name, a.mode, ops::RoundingMode::Trunc) == ops::RoundingMode::True)
+        r = o = ops::float_result(r);
       else if (r == DType::Bool)
         detail::throw_dtype(name, "floor/trunc division is not supported for bool");
       break;
@@ -195,7 +180,7 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
 }
 Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode) {
   Attrs at;
-  at.str = rounding_mode;
+  at.mode = uint8_t(ops::parse_rounding_mode("div", rounding_mode));
   return bin(OpId::div, a, b, at);
 }
 Tensor floor_divide(const Tensor& a, const Tensor& b) { return div(a, b, "floor"); }

@@ -1,16 +1,17 @@
 // Convolution, transposed convolution, unfold (im2col) and fold (col2im): API, geometry,
 // inference, registration.
 // Attrs: conv1d/2d/3d: inputs {x, w, bias (may be undefined)}, ints2 stride, ints3 padding,
-//   ints4 dilation, i[0] groups, str padding mode ("", "same", "valid").
+//   ints4 dilation, i[0] groups, mode = ops::ConvPadding.
 // conv_transpose1d/2d: inputs {x, w, bias}, ints2 stride, ints3 padding, ints4 dilation,
 //   ints output_padding, i[0] groups.
 // unfold: ints kernel_size, ints2 stride, ints3 padding, ints4 dilation.
 // fold: as unfold, plus i[0], i[1] output_size and i[2] how many of them were given (1 or 2).
 // Spatial lists hold one value (used for every spatial dim) or one per spatial dim.
+#include "ember/ops/modes.h"
 #include "ember/ops/conv.h"
 
 #include "ember/backends/backend.h"
-#include "ember/nn/functional.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/common.h"
 
 namespace ember::ops {
@@ -158,19 +159,17 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in) 
                     std::to_string(g.groups) + " expects " + std::to_string(w.size(1) * g.groups) +
                     " input channels, found input of shape " + shape_str(x.shape()));
     g.c_out = w.size(0);
-    if (a.str == "valid") {
+    const auto padding = ops::mode_of(name, a.mode, ops::ConvPadding::Valid);
+    if (padding == ops::ConvPadding::Valid) {
       g.pad = {0, 0, 0};
-    } else if (a.str == "same") {
+    } else if (padding == ops::ConvPadding::Same) {
       for (int s = 3 - g.nsp; s < 3; ++s) {
         if (g.stride[size_t(s)] != 1)
           detail::throw_value(name, "padding='same' is not supported for strided convolutions");
         g.pad[size_t(s)] = g.dilation[size_t(s)] * (g.kernel[size_t(s)] - 1) / 2;
       }
-    } else if (!a.str.empty()) {
-      detail::throw_value(name,
-                          "padding mode must be '', 'same' or 'valid', found '" + a.str + "'");
     }
-    if (a.str == "same") g.out = g.in;  // an odd total padding puts the extra at the end
+    if (padding == ops::ConvPadding::Same) g.out = g.in;  // an odd total padding puts the extra at the end
     else sliding_blocks(name, g);
   } else {
     if (g.c_in != w.size(0))
@@ -231,7 +230,7 @@ void register_conv_ops() {
 
 }  // namespace ember::ops
 
-namespace ember::nn::functional {
+namespace ember {
 namespace {
 
 Tensor conv(OpId op, const Tensor& x, const Tensor& w, const Tensor& bias, const ConvOptions& o) {
@@ -240,7 +239,7 @@ Tensor conv(OpId op, const Tensor& x, const Tensor& w, const Tensor& bias, const
   a.ints3 = o.padding;
   a.ints4 = o.dilation;
   a.i[0] = o.groups;
-  a.str = o.padding_mode;
+  a.mode = uint8_t(ops::parse_conv_padding(op_name(op), o.padding_mode));
   return dispatch1(op, a, {x, w, bias});
 }
 
@@ -302,4 +301,4 @@ Tensor fold(const Tensor& x, const Shape& output_size, const Shape& kernel_size,
   return dispatch1(OpId::fold, a, {x});
 }
 
-}  // namespace ember::nn::functional
+}  // namespace ember

@@ -3,6 +3,7 @@
 // linspace: f[0] start, f[1] end, i[0] steps. eye: i[0] n, i[1] m. normal: f[0] mean, f[1] std.
 // uniform: f[0] low, f[1] high. randint: i[0] low, i[1] high. bernoulli: input p, or
 // (input like, f[0] p, b[0] = true).
+#include "ember/random.h"
 #include "ember/ops/creation.h"
 
 #include <cmath>
@@ -19,6 +20,12 @@ Attrs creation_attrs(const Shape& shape, const TensorOptions& o, DType fallback)
   a.dtype = o.dtype.value_or(fallback);
   a.has_dtype = true;
   a.device = resolve_device(o.device);
+  return a;
+}
+
+// A random op's attrs with its Philox state drawn now, on the device it runs on.
+Attrs random_attrs(Attrs a, std::optional<Device> on = {}) {
+  detail::draw_philox(a, on.value_or(a.device));
   return a;
 }
 
@@ -185,33 +192,49 @@ Tensor full_like(const Tensor& t, Scalar v, TensorOptions o) {
   a.s[0] = v;
   return make(OpId::full_like, a, {like_on(t, o)});
 }
-Tensor rand(const Shape& s, TensorOptions o) { return make(OpId::rand, creation_attrs(s, o, default_dtype())); }
-Tensor randn(const Shape& s, TensorOptions o) { return make(OpId::randn, creation_attrs(s, o, default_dtype())); }
+Tensor rand(const Shape& s, TensorOptions o) {
+  return make(OpId::rand, random_attrs(creation_attrs(s, o, default_dtype())));
+}
+Tensor randn(const Shape& s, TensorOptions o) {
+  return make(OpId::randn, random_attrs(creation_attrs(s, o, default_dtype())));
+}
 Tensor randint(int64_t low, int64_t high, const Shape& s, TensorOptions o) {
   Attrs a = creation_attrs(s, o, DType::I64);
   a.i[0] = low;
   a.i[1] = high;
-  return make(OpId::randint, a);
+  return make(OpId::randint, random_attrs(a));
 }
-Tensor bernoulli(const Tensor& p) { return make(OpId::bernoulli, {}, {p}); }
+Tensor bernoulli(const Tensor& p) {
+  ops::require_defined(p, "bernoulli");
+  return make(OpId::bernoulli, random_attrs({}, p.device()), {p});
+}
 Tensor bernoulli(const Tensor& like, double p) {
+  ops::require_defined(like, "bernoulli");
   Attrs a;
   a.f[0] = p;
   a.b[0] = true;
-  return make(OpId::bernoulli, a, {like});
+  return make(OpId::bernoulli, random_attrs(a, like.device()), {like});
 }
 Tensor normal(double mean, double sd, const Shape& s, TensorOptions o) {
   Attrs a = creation_attrs(s, o, default_dtype());
   a.f = {mean, sd, 0, 0};
-  return make(OpId::normal, a);
+  return make(OpId::normal, random_attrs(a));
 }
 Tensor uniform(double low, double high, const Shape& s, TensorOptions o) {
   Attrs a = creation_attrs(s, o, default_dtype());
   a.f = {low, high, 0, 0};
-  return make(OpId::uniform, a);
+  return make(OpId::uniform, random_attrs(a));
 }
-Tensor rand_like(const Tensor& t, TensorOptions o) { return make(OpId::rand_like, like_opts(o), {like_on(t, o)}); }
-Tensor randn_like(const Tensor& t, TensorOptions o) { return make(OpId::randn_like, like_opts(o), {like_on(t, o)}); }
+Tensor rand_like(const Tensor& t, TensorOptions o) {
+  ops::require_defined(t, "rand_like");
+  const Tensor like = like_on(t, o);
+  return make(OpId::rand_like, random_attrs(like_opts(o), like.device()), {like});
+}
+Tensor randn_like(const Tensor& t, TensorOptions o) {
+  ops::require_defined(t, "randn_like");
+  const Tensor like = like_on(t, o);
+  return make(OpId::randn_like, random_attrs(like_opts(o), like.device()), {like});
+}
 
 namespace ops {
 void register_creation_ops() {

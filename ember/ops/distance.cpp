@@ -6,7 +6,7 @@
 
 #include "ember/ops/linalg.h"
 #include "ember/backends/backend.h"
-#include "ember/nn/functional.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/nn_common.h"
 #include "ember/ops/reduce.h"
@@ -108,7 +108,6 @@ TensorList dec_cdist(const Attrs& a, std::span<const Tensor> in) {
 
 }  // namespace
 
-namespace nn::functional {
 
 Tensor cosine_similarity(const Tensor& a, const Tensor& b, int64_t dim, double eps) {
   Attrs at;
@@ -129,7 +128,6 @@ Tensor cdist(const Tensor& a, const Tensor& b, double p) {
   return dispatch1(OpId::cdist, at, {a, b});
 }
 
-}  // namespace nn::functional
 
 namespace ops {
 void register_distance_ops() {

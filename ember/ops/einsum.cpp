@@ -1,5 +1,6 @@
 // einsum: equation parsing, inference and the lowering into diagonal / sum / permute / bmm.
-// Attrs: str = the equation ("ij,jk->ik", "bij,bjk", "ii->i", "...ij,...jk->...ik");
+// Attrs: ints = the equation ("ij,jk->ik", "bij,bjk", "ii->i", "...ij,...jk->...ik") as tokens
+// (see tokenize);
 // inputs = the operands. The result keeps the operands' dtype.
 #include <algorithm>
 #include <climits>
@@ -24,30 +25,59 @@ int letter_id(char c) {
 }
 char letter_of(int id) { return id < 26 ? char('A' + id) : char('a' + id - 26); }
 
-// One side of the equation split into terms of letter ids and kEllipsis markers.
-std::vector<std::vector<int>> tokenize(const std::string& eq, size_t begin, size_t end,
-                                       bool output) {
-  std::vector<std::vector<int>> terms(1);
-  for (size_t i = begin; i < end; ++i) {
-    char c = eq[i];
+constexpr int64_t kComma = -2, kArrow = -3;
+
+// The equation as tokens (Attrs::ints): letter ids, kEllipsis, kComma between operand terms and
+// kArrow before the output term. Checked here, at the front end, so attrs never hold a string.
+IntVec tokenize(const std::string& eq) {
+  IntVec toks;
+  bool output = false;
+  for (size_t i = 0; i < eq.size(); ++i) {
+    const char c = eq[i];
     if (c == ' ') continue;
-    if (c == ',' && !output) {
-      terms.emplace_back();
+    if (c == '-' && i + 1 < eq.size() && eq[i + 1] == '>' && !output) {
+      toks.push_back(kArrow);
+      output = true;
+      ++i;
+    } else if (c == ',' && !output) {
+      toks.push_back(kComma);
     } else if (c == '.') {
-      if (i + 2 >= end || eq[i + 1] != '.' || eq[i + 2] != '.')
+      if (i + 2 >= eq.size() || eq[i + 1] != '.' || eq[i + 2] != '.')
         detail::throw_value(kOp, "found '.' at index " + std::to_string(i) + " of '" + eq +
                                      "' that is not part of an ellipsis '...'");
-      if (std::count(terms.back().begin(), terms.back().end(), kEllipsis))
-        detail::throw_value(kOp, "more than one ellipsis in a term of '" + eq + "'");
-      terms.back().push_back(kEllipsis);
+      toks.push_back(kEllipsis);
       i += 2;
     } else if (letter_id(c) >= 0) {
-      terms.back().push_back(letter_id(c));
+      toks.push_back(letter_id(c));
     } else {
       detail::throw_value(kOp, "invalid subscript '" + std::string(1, c) + "' at index " +
                                    std::to_string(i) + " of '" + eq +
                                    "': subscripts must be in [a-zA-Z]");
     }
+  }
+  return toks;
+}
+
+// The equation text of `toks` (for messages).
+std::string render(const IntVec& toks) {
+  std::string s;
+  for (int64_t t : toks)
+    s += t == kComma ? std::string(",") : t == kArrow ? std::string("->")
+         : t == kEllipsis ? std::string("...") : std::string(1, letter_of(int(t)));
+  return s;
+}
+
+// The terms of one side: [begin, end) of toks split at kComma.
+std::vector<std::vector<int>> terms_of(const IntVec& toks, size_t begin, size_t end) {
+  std::vector<std::vector<int>> terms(1);
+  for (size_t i = begin; i < end; ++i) {
+    if (toks[i] == kComma) {
+      terms.emplace_back();
+      continue;
+    }
+    if (toks[i] == kEllipsis && std::count(terms.back().begin(), terms.back().end(), kEllipsis))
+      detail::throw_value(kOp, "more than one ellipsis in a term of '" + render(toks) + "'");
+    terms.back().push_back(int(toks[i]));
   }
   return terms;
 }
@@ -59,10 +89,12 @@ struct Parsed {
   std::vector<int64_t> size;             // per label id: the broadcast size
 };
 
-Parsed parse(const std::string& eq, std::span<const Tensor> ops) {
-  const size_t arrow = eq.find("->");
-  const size_t lhs_end = arrow == std::string::npos ? eq.size() : arrow;
-  auto terms = tokenize(eq, 0, lhs_end, false);
+Parsed parse(const IntVec& toks, std::span<const Tensor> ops) {
+  const std::string eq = render(toks);
+  size_t arrow = toks.size();
+  for (size_t i = 0; i < toks.size(); ++i)
+    if (toks[i] == kArrow) arrow = i;
+  auto terms = terms_of(toks, 0, arrow);
   if (terms.size() != ops.size())
     detail::throw_value(kOp, "the equation '" + eq + "' has " + std::to_string(terms.size()) +
                                  " operand terms but " + std::to_string(ops.size()) +
@@ -110,13 +142,13 @@ Parsed parse(const std::string& eq, std::span<const Tensor> ops) {
     }
     p.labels.push_back(std::move(labels));
   }
-  if (arrow == std::string::npos) {  // implicit: ellipsis dims, then letters used once, sorted
+  if (arrow == toks.size()) {  // implicit: ellipsis dims, then letters used once, sorted
     for (int q = 0; q < p.ell; ++q) p.out.push_back(kLetters + q);
     for (int l = 0; l < kLetters; ++l)
       if (count[size_t(l)] == 1) p.out.push_back(l);
     return p;
   }
-  auto rhs = tokenize(eq, arrow + 2, eq.size(), true);
+  auto rhs = terms_of(toks, arrow + 1, toks.size());
   std::vector<bool> seen(size_t(kLetters), false);
   for (int l : rhs[0]) {
     if (l == kEllipsis) {
@@ -144,7 +176,7 @@ void infer_einsum(OpId, const Attrs& a, std::span<const Tensor> in, MetaList& ou
                                    std::string(dtype_name(in[0].dtype())) + " and " +
                                    std::string(dtype_name(t.dtype())));
   ops::require_dtype(kOp, in[0].dtype(), kNumericDTypes, "a numeric dtype (bool is not supported)");
-  Parsed p = parse(a.str, in);
+  Parsed p = parse(a.ints, in);
   Shape s;
   for (int l : p.out) s.push_back(p.size[size_t(l)]);
   out.add(std::move(s), in[0].dtype());
@@ -194,7 +226,7 @@ Tensor contract(Tensor a, Tensor b, const std::vector<bool>& keep) {
 }
 
 TensorList decompose_einsum(const Attrs& at, std::span<const Tensor> in) {
-  Parsed p = parse(at.str, in);
+  Parsed p = parse(at.ints, in);
   const size_t nl = size_t(kLetters + p.ell);
   // Global dim order: the output's labels first, so the result needs no final permute.
   std::vector<int> order = p.out;
@@ -262,7 +294,7 @@ TensorList decompose_einsum(const Attrs& at, std::span<const Tensor> in) {
 
 Tensor einsum(const std::string& equation, const TensorList& operands) {
   Attrs a;
-  a.str = equation;
+  a.ints = tokenize(equation);
   return dispatch1(OpId::einsum, a, std::span<const Tensor>(operands));
 }
 

@@ -6,6 +6,7 @@
 // accumulate. masked_fill: inputs (x, mask) with s[0] the value, or (x, mask, 0-d value).
 // one_hot: i[0] num_classes (-1: max + 1). masked_select, nonzero, take: no attrs.
 // A dim of -1 in an inferred shape means the kernel decides it from the data.
+#include "ember/ops/modes.h"
 #include "ember/ops/index.h"
 
 #include <algorithm>
@@ -131,11 +132,8 @@ void infer_gather_family(OpId op, const Attrs& a, std::span<const Tensor> in, Me
       }
       check_gather_shapes(name, x, in[1], src, dim);
       if (op == OpId::scatter_reduce) {
-        const std::string& r = a.str;
-        if (r != "sum" && r != "prod" && r != "mean" && r != "amax" && r != "amin")
-          detail::throw_value(name, "reduce must be one of sum, prod, mean, amax, amin; found '" +
-                                        r + "'");
-        if (r == "mean" && x.dtype() == DType::Bool)
+        const auto r = ops::mode_of(name, a.mode, ops::ScatterReduce::Amin);
+        if (r == ops::ScatterReduce::Mean && x.dtype() == DType::Bool)
           detail::throw_dtype(name, "reduce 'mean' is not supported for bool");
       }
       out.add(x.shape(), x.dtype());
@@ -270,7 +268,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
                       const std::string& reduce, bool include_self) {
   Attrs a = dim_attrs(dim);
-  a.str = reduce;
+  a.mode = uint8_t(ops::parse_scatter_reduce("scatter_reduce", reduce));
   a.b[0] = include_self;
   return dispatch1(OpId::scatter_reduce, a, {x, index, src});
 }

@@ -1,10 +1,11 @@
 // interpolate (nearest, linear, bilinear, bicubic): API, inference, registration.
-// Attrs: str mode; ints output size (1 or one per spatial dim) or, when b[0] is set, i[0] scale
+// Attrs: mode = ops::InterpMode; ints output size (1 or one per spatial dim) or, when b[0] is set, i[0] scale
 // factors in f[0], f[1] (one per spatial dim, or one for all); b[1] align_corners, b[2] given.
 #include <cmath>
 
 #include "ember/backends/backend.h"
-#include "ember/nn/functional.h"
+#include "ember/ops/modes.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/nn_common.h"
 
 namespace ember {
@@ -15,22 +16,21 @@ void infer_interpolate(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
   if (in.size() != 1) detail::throw_value(name, "expected 1 input");
   const Tensor& x = in[0];
   ops::require_defined(x, name);
-  const std::string& mode = a.str;
-  if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "bicubic")
-    detail::throw_value(name, "mode must be 'nearest', 'linear', 'bilinear' or 'bicubic', found '" +
-                                  mode + "'");
+  using M = ops::InterpMode;
+  const M m = ops::mode_of(name, a.mode, M::Bicubic);
+  const std::string mode = ops::mode_name(m);
   if (x.dim() != 3 && x.dim() != 4)
     detail::throw_shape(name, "expected a 3-D [N, C, L] or 4-D [N, C, H, W] input, found shape " +
                                   shape_str(x.shape()));
   const int nd = int(x.dim()) - 2;
-  if ((mode == "linear" && nd != 1) || ((mode == "bilinear" || mode == "bicubic") && nd != 2))
-    detail::throw_shape(name, "mode '" + mode + "' needs a " + (mode == "linear" ? "3" : "4") +
+  if ((m == M::Linear && nd != 1) || ((m == M::Bilinear || m == M::Bicubic) && nd != 2))
+    detail::throw_shape(name, "mode '" + mode + "' needs a " + (m == M::Linear ? "3" : "4") +
                                   "-D input, found shape " + shape_str(x.shape()));
   for (int64_t d = 1; d < x.dim(); ++d)
     if (x.size(d) == 0)
       detail::throw_shape(name, "expected non-zero sizes except for the batch dim, found shape " +
                                     shape_str(x.shape()));
-  if (mode == "nearest") {
+  if (m == M::Nearest) {
     if (a.b[2])
       detail::throw_value(name, "align_corners can only be set with the interpolating modes "
                                 "(linear, bilinear, bicubic)");
@@ -65,10 +65,9 @@ void infer_interpolate(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
 
 }  // namespace
 
-namespace nn::functional {
 Tensor interpolate(const Tensor& x, const InterpolateOptions& o) {
   Attrs a;
-  a.str = o.mode;
+  a.mode = uint8_t(ops::parse_interp_mode("interpolate", o.mode));
   a.ints = o.size;
   if (!o.scale_factor.empty()) {
     if (o.scale_factor.size() > 2)
@@ -82,7 +81,6 @@ Tensor interpolate(const Tensor& x, const InterpolateOptions& o) {
   a.b[2] = o.align_corners.has_value();
   return dispatch1(OpId::interpolate, a, {x});
 }
-}  // namespace nn::functional
 
 namespace ops {
 void register_interpolate_ops() { op_def_mut(OpId::interpolate).infer = infer_interpolate; }

@@ -2,6 +2,7 @@
 // interpolate's source indices and weights per output index ("taps"), shared by the flex kernel
 // and the VJP rule so both use exactly the index maths of the forward pass (torch's CPU maths,
 // evaluated in the kernel's compute type C). Private.
+#include "ember/ops/modes.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -34,10 +35,10 @@ struct Taps {
 };
 
 template <class C>
-Taps<C> make_taps(const std::string& mode, int64_t in, int64_t out, bool align,
+Taps<C> make_taps(InterpMode mode, int64_t in, int64_t out, bool align,
                   std::optional<double> scale) {
   Taps<C> t;
-  if (mode == "nearest") {
+  if (mode == InterpMode::Nearest) {
     t.idx.resize(size_t(out));
     const float s = scale && *scale > 0 ? float(1.0 / *scale) : float(in) / float(out);
     for (int64_t o = 0; o < out; ++o)
@@ -48,7 +49,7 @@ Taps<C> make_taps(const std::string& mode, int64_t in, int64_t out, bool align,
     return t;
   }
   const C ratio = axis_scale<C>(in, out, align, scale);
-  if (mode == "bicubic") {
+  if (mode == InterpMode::Bicubic) {
     constexpr double A = -0.75;
     auto conv1 = [](C x) { return C(((A + 2) * x - (A + 3)) * x * x + 1); };
     auto conv2 = [](C x) { return C(((A * x - 5 * A) * x + 8 * A) * x - 4 * A); };

@@ -5,6 +5,7 @@
 // Attrs: cat, stack: inputs the tensors, i[0] dim. split: i[0] split size, i[1] dim; or b[0] =
 // true and ints the sizes. chunk: i[0] chunks, i[1] dim. unbind: i[0] dim. meshgrid: inputs the
 // tensors, str indexing ("ij" or "xy").
+#include "ember/ops/modes.h"
 #include "ember/ops/layout.h"
 
 #include "ember/backends/backend.h"
@@ -122,8 +123,7 @@ void infer_split(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& 
 void infer_meshgrid(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& out) {
   const char* name = op_name(op);
   require_list(name, in);
-  if (a.str != "ij" && a.str != "xy")
-    detail::throw_value(name, "indexing must be 'ij' or 'xy', found '" + a.str + "'");
+  ops::mode_of(name, a.mode, ops::MeshIndexing::XY);
   for (size_t i = 0; i < in.size(); ++i) {
     if (in[i].dim() > 1)
       detail::throw_shape(name, "expected 0-d or 1-d tensors, found shape " +
@@ -192,7 +192,7 @@ TensorList d_unbind(const Attrs& a, std::span<const Tensor> in) {
 TensorList d_meshgrid(const Attrs& a, std::span<const Tensor> in) {
   std::vector<const Tensor*> ts;
   for (const Tensor& t : in) ts.push_back(&t);
-  const bool swap = a.str == "xy" && ts.size() >= 2;  // "xy": the first two dims trade places
+  const bool swap = ops::MeshIndexing(a.mode) == ops::MeshIndexing::XY && ts.size() >= 2;  // "xy": the first two dims trade places
   if (swap) std::swap(ts[0], ts[1]);
   Shape shape;
   for (const Tensor* t : ts) shape.push_back(t->numel());
@@ -244,7 +244,7 @@ TensorList unbind(const Tensor& x, int64_t dim) {
 }
 TensorList meshgrid(const TensorList& xs, const std::string& indexing) {
   Attrs a;
-  a.str = indexing;
+  a.mode = uint8_t(ops::parse_mesh_indexing("meshgrid", indexing));
   return run(OpId::meshgrid, a, xs);
 }
 

@@ -49,8 +49,11 @@ Tensor repeat(const Tensor& x, const Shape& repeats);
 Tensor tile(const Tensor& x, const Shape& reps);
 /// Each element (slice along dim; of the flattened x without dim) repeated `repeats` times.
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim = {});
-/// repeat_interleave with per-slice counts (0-d or one per slice, int64/int32).
-Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim = {});
+/// repeat_interleave with per-slice counts (0-d or one per slice, int64/int32). The output's
+/// length is the repeats' sum, which is read on the host (a sync point) unless `output_size`
+/// gives it; then the repeats are checked at the device's next sync, as torch does.
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim = {},
+                         std::optional<int64_t> output_size = {});
 /// A copy of x reversed along dims.
 Tensor flip(const Tensor& x, const Shape& dims);
 /// A copy of x shifted circularly by shifts[i] along dims[i] (no dims: the flattened x).

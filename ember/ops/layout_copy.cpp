@@ -3,9 +3,10 @@
 // repeat_interleave to views + reshape or index_select, pad to fill + copy or index_select.
 // flex also has a one-pass pad kernel; the decomposition serves other backends.
 // Attrs: repeat: ints repeats. tile: ints reps. repeat_interleave: inputs (x) with i[0] repeats,
-// or (x, repeats tensor); b[0] a dim is given, i[1] the dim. flip: ints dims. roll: ints shifts,
+// or (x, repeats tensor) with i[0] the output length (the repeats' sum); b[0] a dim is given,
+// i[1] the dim. flip: ints dims. roll: ints shifts,
 // ints2 dims (empty: roll the flattened tensor). tril/triu: i[0] diagonal. pad: ints (left,
-// right) pairs from the last dim backwards, str mode, f[0] value.
+// right) pairs from the last dim backwards, mode = ops::PadMode, f[0] value.
 #include <algorithm>
 #include <cmath>
 
@@ -15,6 +16,9 @@
 #include "ember/ops/index.h"
 #include "ember/ops/layout.h"
 #include "ember/ops/pad.h"
+#include "ember/ops/binary.h"
+#include "ember/ops/reduce.h"
+#include "ember/ops/unary.h"
 
 namespace ember {
 namespace {
@@ -48,19 +52,20 @@ Shape tile_reps(const Tensor& x, const Shape& reps) {
 }
 
 // One padded dim: its input size n, pads l (left) and r (right), the mode.
-int64_t padded_size(const char* op, const std::string& mode, int64_t dim, int64_t n, int64_t l,
+int64_t padded_size(const char* op, ops::PadMode m, int64_t dim, int64_t n, int64_t l,
                     int64_t r) {
   const int64_t o = n + l + r;
   const std::string where = " for dim " + std::to_string(dim) + " of size " + std::to_string(n);
   const std::string pads = "padding (" + std::to_string(l) + ", " + std::to_string(r) + ")";
   if (o < 0) detail::throw_shape(op, pads + " leaves a negative size" + where);
-  if (mode == "constant" || (l == 0 && r == 0)) return o;
+  const std::string mode = ops::mode_name(m);
+  if (m == ops::PadMode::Constant || (l == 0 && r == 0)) return o;
   if (n == 0) detail::throw_shape(op, "cannot " + mode + "-pad an empty dim" + where);
-  if (mode == "reflect" && (l >= n || r >= n))
+  if (m == ops::PadMode::Reflect && (l >= n || r >= n))
     detail::throw_value(op, "reflect " + pads + " must be smaller than the size" + where);
-  if (mode == "circular") {
-    const int64_t m = n - std::max<int64_t>(-l, 0) - std::max<int64_t>(-r, 0);
-    if (m <= 0 || l > m || r > m)
+  if (m == ops::PadMode::Circular) {
+    const int64_t kept = n - std::max<int64_t>(-l, 0) - std::max<int64_t>(-r, 0);
+    if (kept <= 0 || l > kept || r > kept)
       detail::throw_value(op, "circular " + pads + " wraps around more than once" + where);
   }
   return o;
@@ -86,7 +91,7 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
       const bool by_tensor = in.size() > 1;
       const int64_t dim = a.b[0] ? wrap_dim(a.i[1], x.dim(), name) : 0;
       const int64_t n = a.b[0] && x.dim() > 0 ? x.size(dim) : x.numel();
-      int64_t len = -1;  // decided by the data when the repeats are a tensor
+      int64_t len = a.i[0];  // with a repeats tensor: their sum, known at the front end
       if (by_tensor) {
         const Tensor& r = in[1];
         require_defined(r, name, "repeats");
@@ -97,6 +102,9 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
           detail::throw_shape(name, "expected 0-d repeats or one per element (" +
                                         std::to_string(n) + "), found shape " +
                                         shape_str(r.shape()));
+        if (len < 0)
+          detail::throw_value(name, "output_size must be non-negative, found " +
+                                        std::to_string(len));
       } else {
         if (a.i[0] < 0)
           detail::throw_value(name, "repeats must be non-negative, found " +
@@ -136,10 +144,7 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
       return;
     default: {  // pad
       const Shape& p = a.ints;
-      const std::string& mode = a.str;
-      if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular")
-        detail::throw_value(name, "mode must be constant, reflect, replicate or circular; found '" +
-                                      mode + "'");
+      const auto mode = ops::mode_of(name, a.mode, ops::PadMode::Circular);
       if (p.size() % 2)
         detail::throw_value(name, "expected (left, right) pairs, found " +
                                       std::to_string(p.size()) + " padding values");
@@ -147,7 +152,7 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
         detail::throw_shape(name, std::to_string(p.size()) + " padding values pad " +
                                       std::to_string(p.size() / 2) + " dims, but the input has " +
                                       std::to_string(x.dim()));
-      if (mode == "constant" && is_integral(x.dtype(), true) && !std::isfinite(a.f[0]))
+      if (mode == ops::PadMode::Constant && is_integral(x.dtype(), true) && !std::isfinite(a.f[0]))
         detail::throw_value(name, "cannot pad a " + std::string(dtype_name(x.dtype())) +
                                       " tensor with " + std::to_string(a.f[0]));
       Shape s = x.shape();
@@ -180,16 +185,15 @@ TensorList d_repeat_interleave(const Attrs& a, std::span<const Tensor> in) {
     s[size_t(dim)] = n * r;
     return {fresh(reshape(expand(unsqueeze(y, dim + 1), e), s), x)};
   }
-  std::vector<int64_t> reps = in[1].to_vector<int64_t>();
-  if (reps.size() == 1) reps.assign(size_t(n), reps[0]);
-  std::vector<int64_t> idx;
-  for (size_t i = 0; i < reps.size(); ++i) {
-    if (reps[i] < 0)
-      detail::throw_value("repeat_interleave", "repeats must be non-negative, found " +
-                                                   std::to_string(reps[i]));
-    idx.insert(idx.end(), size_t(reps[i]), int64_t(i));
-  }
-  Tensor it = tensor(idx, {int64_t(idx.size())}, DType::I64, x.device());
+  // On the device, without reading the repeats: element i's run starts at the exclusive prefix
+  // sum of the repeats; a mark at each start (runs of length 0 share the next start, an end start
+  // falls in the extra slot) and a prefix sum of the marks give every output position its source.
+  const int64_t len = a.i[0];
+  Tensor reps = expand(in[1].to(DType::I64).reshape({-1}), {n});
+  Tensor start = cumsum(reps, 0) - reps;
+  Tensor marks = index_add(zeros({len + 1}, {DType::I64, x.device()}), 0, start,
+                           ones({n}, {DType::I64, x.device()}));
+  Tensor it = cumsum(marks.narrow(0, 0, len), 0) - 1;
   return {index_select(y, dim, it)};
 }
 
@@ -197,7 +201,7 @@ TensorList d_pad(const Attrs& a, std::span<const Tensor> in) {
   const Tensor& x = in[0];
   const Shape& p = a.ints;
   const size_t k = p.size() / 2;
-  if (a.str == "constant") {
+  if (ops::PadMode(a.mode) == ops::PadMode::Constant) {
     Shape s = x.shape();
     Tensor src = x;
     for (size_t j = 0; j < k; ++j) {
@@ -223,7 +227,7 @@ TensorList d_pad(const Attrs& a, std::span<const Tensor> in) {
     const int64_t n = x.size(d);
     std::vector<int64_t> idx(size_t(n + l + r));
     for (int64_t q = 0; q < int64_t(idx.size()); ++q)
-      idx[size_t(q)] = ops::pad_source(ops::pad_mode(a.str), q, n, l, r);
+      idx[size_t(q)] = ops::pad_source(ops::PadMode(a.mode), q, n, l, r);
     y = index_select(y, d, tensor(idx, {int64_t(idx.size())}, DType::I64, x.device()));
   }
   return {fresh(y, x)};
@@ -247,10 +251,31 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
   a.b[0] = dim.has_value();
   return dispatch1(OpId::repeat_interleave, a, {x});
 }
-Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim) {
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim,
+                         std::optional<int64_t> output_size) {
+  const char* name = "repeat_interleave";
+  require_defined(x, name);
+  require_defined(repeats, name, "repeats");
+  if (!is_integral(repeats.dtype()))
+    detail::throw_dtype(name, "expected int64 or int32 repeats, found " +
+                                  std::string(dtype_name(repeats.dtype())));
   Attrs a;
   a.i[1] = dim.value_or(0);
   a.b[0] = dim.has_value();
+  const int64_t n = dim && x.dim() > 0 ? x.size(wrap_dim(*dim, x.dim(), name)) : x.numel();
+  const Tensor r = repeats.to(DType::I64);
+  const Tensor total = r.numel() == 1 ? r.reshape({}) * n : sum(r);
+  const Tensor non_negative = logical_not(any(lt(r, 0)));
+  if (output_size) {  // no sync: the repeats are checked when the device next synchronises
+    a.i[0] = *output_size;
+    detail::deferred_check(non_negative, name, "repeats must be non-negative");
+    detail::deferred_check(eq(total, *output_size), name,
+                           "output_size " + std::to_string(*output_size) +
+                               " differs from the sum of the repeats");
+  } else {  // the output's length is the repeats' sum: a documented sync point
+    if (!non_negative.item<bool>()) detail::throw_value(name, "repeats must be non-negative");
+    a.i[0] = total.item<int64_t>();
+  }
   return dispatch1(OpId::repeat_interleave, a, {x, repeats});
 }
 Tensor flip(const Tensor& x, const Shape& dims) {
@@ -277,7 +302,7 @@ Tensor triu(const Tensor& x, int64_t diagonal) {
 Tensor pad(const Tensor& x, const Shape& pad, const std::string& mode, double value) {
   Attrs a;
   a.ints = pad;
-  a.str = mode;
+  a.mode = uint8_t(ops::parse_pad_mode("pad", mode));
   a.f[0] = value;
   return dispatch1(OpId::pad, a, {x});
 }

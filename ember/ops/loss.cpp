@@ -1,13 +1,13 @@
 // Losses: API, inference, decompositions, registration. nll_loss has a flex kernel (it picks
 // the target column); every other loss decomposes into ember ops.
-// Attrs: every loss: str reduction ("mean", "sum" or "none"; kl_div also "batchmean").
+// Attrs: every loss: mode = ops::Reduction (kl_div also BatchMean).
 // cross_entropy/nll_loss: inputs (input, target, weight), i[0] ignore_index, f[0]
 // label_smoothing (cross_entropy); nll_loss outputs (loss, total_weight), total_weight being the
 // summed weight of the non-ignored targets. smooth_l1_loss: f[0] beta. huber_loss: f[0] delta.
 // binary_cross_entropy: inputs (input, target, weight). binary_cross_entropy_with_logits: inputs
 // (input, target, weight, pos_weight). kl_div: b[0] log_target.
 #include "ember/backends/backend.h"
-#include "ember/nn/functional.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/nn_common.h"
 #include "ember/ops/reduce.h"
@@ -65,8 +65,8 @@ void infer_loss(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& o
   const Tensor& t = in[1];
   ops::require_defined(x, name, "input");
   ops::require_defined(t, name, "target");
-  ops::check_reduction(name, a.str, op == OpId::kl_div);
-  const bool reduce = a.str != "none";
+  const ops::Reduction red = ops::reduction_of(name, a, op == OpId::kl_div);
+  const bool reduce = red != ops::Reduction::None;
   switch (op) {
     case OpId::nll_loss: case OpId::cross_entropy: {
       check_class_input(name, x, in.size() > 2 ? in[2] : Tensor());
@@ -122,15 +122,15 @@ TensorList dec_cross_entropy(const Attrs& a, std::span<const Tensor> in) {
   const Tensor w = class_view(weight, x);
   const int64_t cd = x.dim() == 1 ? 0 : 1, classes = x.size(cd);
   const double ls = a.f[0];
-  const std::string& red = a.str;
-  Tensor logp = nn::functional::log_softmax(x, cd);
+  const ops::Reduction red = ops::Reduction(a.mode);
+  Tensor logp = log_softmax(x, cd);
   if (is_floating(t.dtype())) {  // class probabilities
     Tensor p = ls > 0 ? t * (1 - ls) + ls / double(classes) : t;
     Tensor prod = logp * p;
     if (w.defined()) prod = prod * w;
-    if (red == "none") return {neg(sum(prod, {cd}))};
+    if (red == ops::Reduction::None) return {neg(sum(prod, {cd}))};
     Tensor total = neg(sum(prod));
-    if (red == "sum") return {total};
+    if (red == ops::Reduction::Sum) return {total};
     return {total / double(x.numel() / std::max<int64_t>(classes, 1))};
   }
   TensorList nll;
@@ -146,7 +146,9 @@ TensorList dec_cross_entropy(const Attrs& a, std::span<const Tensor> in) {
   // ignored targets and normalised like nll_loss.
   Tensor smooth = neg(sum(w.defined() ? logp * w : logp, {cd}));
   smooth = where(eq(t, a.i[0]), 0.0, smooth);
-  Tensor s = red == "none" ? smooth : red == "sum" ? sum(smooth) : sum(smooth) / nll[1];
+  Tensor s = red == ops::Reduction::None  ? smooth
+             : red == ops::Reduction::Sum ? sum(smooth)
+                                          : sum(smooth) / nll[1];
   return {nll[0] * (1 - ls) + s * (ls / double(classes))};
 }
 
@@ -171,7 +173,7 @@ Tensor pointwise_loss(OpId op, const Attrs& a, const Tensor& x, const Tensor& t)
 
 #define EMBER_POINTWISE_DEC(name)                                        \
   TensorList dec_##name(const Attrs& a, std::span<const Tensor> in) {    \
-    return {ops::apply_reduction(pointwise_loss(OpId::name, a, in[0], in[1]), a.str)}; \
+    return {ops::apply_reduction(pointwise_loss(OpId::name, a, in[0], in[1]), a)}; \
   }
 EMBER_POINTWISE_DEC(mse_loss)
 EMBER_POINTWISE_DEC(l1_loss)
@@ -182,13 +184,15 @@ EMBER_POINTWISE_DEC(huber_loss)
 TensorList dec_binary_cross_entropy(const Attrs& a, std::span<const Tensor> in) {
   const Tensor& x = in[0];
   const Tensor& t = in[1];
-  if (x.numel() > 0 && any(logical_not(ge(x, 0) & le(x, 1))).item<bool>())
-    detail::throw_value("binary_cross_entropy", "all elements of input should be between 0 and 1");
+  // Checked without a host sync on lazy devices (reported at the next sync there).
+  if (x.numel() > 0)
+    detail::deferred_check(ge(x, 0) & le(x, 1), "binary_cross_entropy",
+                           "all elements of input should be between 0 and 1");
   // torch clamps each log at -100 so that x = 0 or 1 gives a finite loss.
   Tensor loss = (t - 1) * clamp(log1p(neg(x)), Scalar(-100), std::nullopt) -
                 t * clamp(log(x), Scalar(-100), std::nullopt);
   if (in.size() > 2 && in[2].defined()) loss = loss * in[2];
-  return {ops::apply_reduction(loss, a.str)};
+  return {ops::apply_reduction(loss, a)};
 }
 
 TensorList dec_binary_cross_entropy_with_logits(const Attrs& a, std::span<const Tensor> in) {
@@ -199,71 +203,69 @@ TensorList dec_binary_cross_entropy_with_logits(const Attrs& a, std::span<const 
   if (in.size() > 3 && in[3].defined()) nls = nls * ((in[3] - 1) * t + 1);
   Tensor loss = (1 - t) * x + nls;
   if (in.size() > 2 && in[2].defined()) loss = loss * in[2];
-  return {ops::apply_reduction(loss, a.str)};
+  return {ops::apply_reduction(loss, a)};
 }
 
 TensorList dec_kl_div(const Attrs& a, std::span<const Tensor> in) {
   const Tensor& x = in[0];
   const Tensor& t = in[1];
   Tensor loss = a.b[0] ? exp(t) * (t - x) : where(eq(t, 0), 0.0, t * log(t)) - t * x;
-  if (a.str == "batchmean") return {x.dim() > 0 ? sum(loss) / double(x.size(0)) : sum(loss)};
-  return {ops::apply_reduction(loss, a.str)};
+  if (ops::Reduction(a.mode) == ops::Reduction::BatchMean) return {x.dim() > 0 ? sum(loss) / double(x.size(0)) : sum(loss)};
+  return {ops::apply_reduction(loss, a)};
 }
 
-Attrs loss_attrs(const std::string& reduction, double f0 = 0) {
+Attrs loss_attrs(const char* op, const std::string& reduction, double f0 = 0) {
   Attrs a;
-  a.str = reduction;
+  a.mode = uint8_t(ops::parse_reduction(op, reduction, std::string_view(op) == "kl_div"));
   a.f[0] = f0;
   return a;
 }
-Attrs class_attrs(const nn::functional::CrossEntropyOptions& o) {
-  Attrs a = loss_attrs(o.reduction, o.label_smoothing);
+Attrs class_attrs(const char* op, const CrossEntropyOptions& o) {
+  Attrs a = loss_attrs(op, o.reduction, o.label_smoothing);
   a.i[0] = o.ignore_index;
   return a;
 }
 
 }  // namespace
 
-namespace nn::functional {
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o) {
-  return dispatch1(OpId::cross_entropy, class_attrs(o), {input, target, o.weight});
+  return dispatch1(OpId::cross_entropy, class_attrs("cross_entropy", o), {input, target, o.weight});
 }
 Tensor nll_loss(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o) {
-  return dispatch1(OpId::nll_loss, class_attrs(o), {input, target, o.weight});
+  return dispatch1(OpId::nll_loss, class_attrs("nll_loss", o), {input, target, o.weight});
 }
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
-  return dispatch1(OpId::mse_loss, loss_attrs(reduction), {input, target});
+  return dispatch1(OpId::mse_loss, loss_attrs("mse_loss", reduction), {input, target});
 }
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
-  return dispatch1(OpId::l1_loss, loss_attrs(reduction), {input, target});
+  return dispatch1(OpId::l1_loss, loss_attrs("l1_loss", reduction), {input, target});
 }
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction,
                       double beta) {
-  return dispatch1(OpId::smooth_l1_loss, loss_attrs(reduction, beta), {input, target});
+  return dispatch1(OpId::smooth_l1_loss, loss_attrs("smooth_l1_loss", reduction, beta), {input, target});
 }
 Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction,
                   double delta) {
-  return dispatch1(OpId::huber_loss, loss_attrs(reduction, delta), {input, target});
+  return dispatch1(OpId::huber_loss, loss_attrs("huber_loss", reduction, delta), {input, target});
 }
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             const std::string& reduction) {
-  return dispatch1(OpId::binary_cross_entropy, loss_attrs(reduction), {input, target, weight});
+  return dispatch1(OpId::binary_cross_entropy, loss_attrs("binary_cross_entropy", reduction), {input, target, weight});
 }
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const Tensor& weight, const std::string& reduction,
                                         const Tensor& pos_weight) {
-  return dispatch1(OpId::binary_cross_entropy_with_logits, loss_attrs(reduction),
+  return dispatch1(OpId::binary_cross_entropy_with_logits, loss_attrs("binary_cross_entropy_with_logits", reduction),
                    {input, target, weight, pos_weight});
 }
 Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction,
               bool log_target) {
-  Attrs a = loss_attrs(reduction);
+  Attrs a = loss_attrs("kl_div", reduction);
   a.b[0] = log_target;
   return dispatch1(OpId::kl_div, a, {input, target});
 }
 
-}  // namespace nn::functional
 
 namespace ops {
 void register_loss_ops() {

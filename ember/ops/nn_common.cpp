@@ -7,17 +7,16 @@
 
 namespace ember::ops {
 
-void check_reduction(const char* op, const std::string& r, bool allow_batchmean) {
-  if (r == "mean" || r == "sum" || r == "none" || (allow_batchmean && r == "batchmean")) return;
-  detail::throw_value(op, std::string("reduction must be 'mean', 'sum'") +
-                              (allow_batchmean ? ", 'batchmean'" : "") + " or 'none', found '" +
-                              r + "'");
+Reduction reduction_of(const char* op, const Attrs& a, bool allow_batchmean) {
+  return mode_of(op, a.mode, allow_batchmean ? Reduction::BatchMean : Reduction::None);
 }
 
-Tensor apply_reduction(const Tensor& loss, const std::string& r) {
-  if (r == "mean") return mean(loss);
-  if (r == "sum") return sum(loss);
-  return loss;
+Tensor apply_reduction(const Tensor& loss, const Attrs& a) {
+  switch (Reduction(a.mode)) {
+    case Reduction::Mean: return mean(loss);
+    case Reduction::Sum: return sum(loss);
+    default: return loss;
+  }
 }
 
 void require_float(const char* op, DType d, const char* what) {

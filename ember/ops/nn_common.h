@@ -5,13 +5,14 @@
 #include <string>
 
 #include "ember/ops/common.h"
+#include "ember/ops/modes.h"
 
 namespace ember::ops {
 
-/// Throws ValueError unless `r` is "mean", "sum" or "none" (or "batchmean" when allowed).
-void check_reduction(const char* op, const std::string& r, bool allow_batchmean = false);
-/// mean / sum / none of an elementwise loss.
-Tensor apply_reduction(const Tensor& loss, const std::string& r);
+/// A loss's reduction (Attrs::mode), checked: BatchMean only where allowed.
+Reduction reduction_of(const char* op, const Attrs& a, bool allow_batchmean = false);
+/// mean / sum / none of an elementwise loss, as a.mode says.
+Tensor apply_reduction(const Tensor& loss, const Attrs& a);
 /// Throws DTypeError unless `d` is a floating dtype.
 void require_float(const char* op, DType d, const char* what = "input");
 /// Throws ShapeError unless t is undefined or 1-D of `n` elements.

@@ -8,7 +8,7 @@
 // updates the running statistics from them, outside the graph, and passes none to the op).
 #include "ember/autodiff.h"
 #include "ember/backends/backend.h"
-#include "ember/nn/functional.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/nn_common.h"
@@ -190,7 +190,6 @@ Tensor norm_call(OpId op, const Attrs& a, std::initializer_list<Tensor> in) {
 
 }  // namespace
 
-namespace nn::functional {
 
 Tensor softmax(const Tensor& x, int64_t dim) {
   Attrs a;
@@ -250,7 +249,6 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   return r[0];
 }
 
-}  // namespace nn::functional
 
 namespace ops {
 void register_norm_ops() {

@@ -3,16 +3,10 @@
 // (private).
 #include <algorithm>
 #include <cstdint>
-#include <string>
+
+#include "ember/ops/modes.h"
 
 namespace ember::ops {
-
-enum class PadMode { Constant, Reflect, Replicate, Circular };
-
-inline PadMode pad_mode(const std::string& s) {
-  return s == "reflect" ? PadMode::Reflect : s == "replicate" ? PadMode::Replicate
-         : s == "circular" ? PadMode::Circular : PadMode::Constant;
-}
 
 /// The input position that output position q of a padded dim (input size n, pads l and r) copies;
 /// -1 for the fill value (constant mode). Negative pads crop. Inside the kept range it is q - l.

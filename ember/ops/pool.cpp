@@ -5,7 +5,7 @@
 // b[1] count_include_pad. adaptive_*: ints output size (1 or one per spatial dim);
 // adaptive_max_pool2d always returns (values, indices).
 #include "ember/backends/backend.h"
-#include "ember/nn/functional.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/nn_common.h"
 
 namespace ember {
@@ -76,7 +76,7 @@ void infer_pool(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& o
   }
 }
 
-Attrs pool_attrs(const nn::functional::PoolOptions& o, bool flag) {
+Attrs pool_attrs(const PoolOptions& o, bool flag) {
   Attrs a;
   a.ints = o.kernel_size;
   a.ints2 = o.stride;
@@ -91,7 +91,6 @@ std::tuple<Tensor, Tensor> pair(TensorList r) { return {std::move(r[0]), std::mo
 
 }  // namespace
 
-namespace nn::functional {
 
 Tensor max_pool1d(const Tensor& x, const PoolOptions& o) {
   return dispatch1(OpId::max_pool1d, pool_attrs(o, false), {x});
@@ -127,7 +126,6 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& x, const Shape& out
   return pair(dispatch(OpId::adaptive_max_pool2d, a, {x}));
 }
 
-}  // namespace nn::functional
 
 namespace ops {
 void register_pool_ops() {

@@ -32,6 +32,37 @@ struct BypassGuard {
 };
 }  // namespace
 
+bool Attrs::operator==(const Attrs& o) const {
+  return ints == o.ints && ints2 == o.ints2 && ints3 == o.ints3 && ints4 == o.ints4 && i == o.i &&
+         __builtin_memcmp(f.data(), o.f.data(), sizeof f) == 0 && b == o.b && s == o.s &&
+         dtype == o.dtype && has_dtype == o.has_dtype && mode == o.mode && device == o.device &&
+         seed == o.seed && offset == o.offset;
+}
+
+size_t Attrs::hash() const {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  };
+  for (const IntVec* v : {&ints, &ints2, &ints3, &ints4}) {
+    mix(v->size());
+    for (int64_t x : *v) mix(uint64_t(x));
+  }
+  for (int64_t x : i) mix(uint64_t(x));
+  for (double x : f) {
+    uint64_t u;
+    __builtin_memcpy(&u, &x, sizeof u);
+    mix(u);
+  }
+  mix(uint64_t(b[0]) | uint64_t(b[1]) << 1 | uint64_t(b[2]) << 2 | uint64_t(b[3]) << 3);
+  for (const Scalar& x : s) mix(x.bits());
+  mix(uint64_t(dtype) | uint64_t(has_dtype) << 8 | uint64_t(mode) << 16);
+  mix(uint64_t(device.backend()) | uint64_t(uint16_t(device.index())) << 8);
+  mix(seed);
+  mix(offset);
+  return size_t(h);
+}
+
 const OpDef& op_def(OpId op) { return g_defs[size_t(op)]; }
 OpDef& op_def_mut(OpId op) { return g_defs[size_t(op)]; }
 
@@ -62,24 +93,36 @@ TensorList run_on_backend(const OpCall& call) {
     detail::throw_device(op_name(call.op), std::string("backend '") +
                                                backend_name(call.device.backend()) +
                                                "' is not built into this binary");
-  const KernelEntry& k = b->kernel(call.op);
-  DType key = call.meta.n ? call.meta.m[0].dtype : DType::F32;
-  for (const Tensor& t : call.inputs)
-    if (t.defined()) {
-      key = t.dtype();
-      break;
-    }
+  // Kernels read their inputs: queued work that writes them runs first.
+  for (const Tensor& t : call.inputs) detail::ready(t);
   // Ops a kernel or decomposition runs internally are part of this op: no layer sees them.
   BypassGuard guard;
-  if (k.fn && (k.dtypes & mask_of(key))) {
-    if (profile::detail::g_enabled) [[unlikely]] return profile::detail::timed_kernel(k.fn, call);
-    return k.fn(call);
+  TensorList outs;
+  if (b->supports(call)) {
+    const Kernel fn = b->kernel(call.op).fn;
+    if (profile::detail::g_enabled) [[unlikely]] outs = profile::detail::timed_kernel(fn, call);
+    else outs = fn(call);
+  } else {
+    const OpDef& def = op_def(call.op);
+    if (!def.decompose)
+      detail::throw_not_implemented(
+          def.name, std::string("no kernel on backend '") + backend_name(call.device.backend()) +
+                        "' for dtype " + std::string(dtype_name(key_dtype(call))) +
+                        " and no decomposition");
+    outs = def.decompose(call.attrs, call.inputs);
   }
-  const OpDef& def = op_def(call.op);
-  if (def.decompose) return def.decompose(call.attrs, call.inputs);
-  detail::throw_not_implemented(
-      def.name, std::string("no kernel on backend '") + backend_name(call.device.backend()) +
-                    "' for dtype " + std::string(dtype_name(key)) + " and no decomposition");
+  // Placed outputs: a kernel (or decomposition) that made its own results is copied into them.
+  for (size_t i = 0; i < call.out.size() && i < outs.size(); ++i)
+    if (outs[i].impl() != call.out[i].impl()) {
+      Attrs none;
+      Tensor pair[] = {call.out[i], outs[i]};
+      MetaList meta;
+      meta.add(call.out[i].shape(), call.out[i].dtype());
+      OpCall copy{OpId::copy, none, pair, meta, call.device.without_layers(), call.stream};
+      b->kernel(OpId::copy).fn(copy);
+      outs[i] = call.out[i];
+    }
+  return outs;
 }
 
 TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs) {

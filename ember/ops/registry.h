@@ -30,10 +30,11 @@ inline constexpr int kNumOps = 0
     ;
 
 /// Attributes of one call. Generic slots (like ggml's op_params) keep dispatch allocation-free and
-/// make a call hashable and serialisable; each op documents its use of the slots where its
-/// inference lives. Unused slots stay at their defaults.
+/// make a call hashable, comparable and serialisable; each op documents its use of the slots where
+/// its inference lives. Unused slots stay at their defaults. Modes are small enums (ember/ops/
+/// modes.h) parsed and checked at the front end: kernels never compare strings.
 struct Attrs {
-  IntVec ints;   // dims / shape / permutation / kernel size
+  IntVec ints;   // dims / shape / permutation / kernel size / einsum subscripts
   IntVec ints2;  // stride
   IntVec ints3;  // padding
   IntVec ints4;  // dilation / output padding
@@ -43,8 +44,15 @@ struct Attrs {
   std::array<Scalar, 3> s{};   // fill values, scalar operands
   DType dtype = DType::F32;
   bool has_dtype = false;      // `dtype` was given (creation ops, casts, sum(dtype=...))
+  uint8_t mode = 0;            // the op's mode enum (rounding, reduction, padding, ...)
   Device device{};             // creation ops: where the result lives
-  std::string str;             // modes and equations ("floor", "reflect", "ij,jk->ik")
+  /// Random ops: the Philox key and counter offset, drawn from the device's generator when the
+  /// op is called (not when it runs), so deferred, fused or replayed work draws the eager stream.
+  uint64_t seed = 0, offset = 0;
+
+  bool operator==(const Attrs& o) const;
+  /// A hash of every field (equal attrs hash equal).
+  size_t hash() const;
 };
 
 /// Shape and dtype of one output, known before any kernel runs. A dim of -1 marks a size that
@@ -67,12 +75,18 @@ struct MetaList {
 };
 
 /// Everything a layer or kernel sees of one call.
+class Stream;
 struct OpCall {
   OpId op;
   const Attrs& attrs;
   std::span<const Tensor> inputs;
   const MetaList& meta;
   Device device;  // where the op runs (inputs' common device, or attrs.device for creation)
+  /// The stream the op is ordered on (null: the device's default stream).
+  Stream* stream = nullptr;
+  /// Outputs placed by the caller (a planner): empty, or one tensor per meta output with that
+  /// shape and dtype, which the kernel writes into and returns.
+  std::span<const Tensor> out = {};
 };
 
 /// Infers output metas for `op` (one function may serve a family) and throws on bad input.
@@ -96,7 +110,7 @@ struct VjpCtx {
 /// differentiated): one gradient per input, shaped like that input (undefined = none/zero).
 using VjpFn = TensorList (*)(const VjpCtx&);
 using DecompFn = TensorList (*)(const Attrs&, std::span<const Tensor>);
-/// A backend kernel: reads call.inputs, returns the outputs (fresh storage or views).
+/// A backend kernel: reads call.inputs, returns the outputs (fresh storage, views, or call.out).
 using Kernel = TensorList (*)(const OpCall&);
 
 struct OpDef {
@@ -146,6 +160,11 @@ class Layer {
     std::span<Layer* const> rest_;
   };
   virtual TensorList call(const OpCall& call, const Next& next) = 0;
+  /// True for layers that defer work (a lazy, fusing layer): Device::eager() drops them.
+  virtual bool defers() const { return false; }
+  /// Runs everything this layer has queued for device `d` (optional: layers that queue nothing
+  /// have nothing to do). Called by ember::synchronize and before a device's data is read.
+  virtual void sync(Device d) {}
 };
 
 }  // namespace ember

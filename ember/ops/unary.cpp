@@ -1,11 +1,12 @@
 // Unary ops: API, inference and registration.
-// Attrs: cast: dtype. gelu: str = "none"|"tanh". softplus: f[0] beta, f[1] threshold.
+// Attrs: cast: dtype. gelu: mode = ops::GeluApprox. softplus: f[0] beta, f[1] threshold.
 // elu: f[0] alpha. leaky_relu: f[0] slope. nan_to_num: f[0] nan, f[1] posinf, f[2] neginf,
 // b[0]/b[1] posinf/neginf given.
 #include "ember/ops/unary.h"
 
 #include "ember/backends/backend.h"
 #include "ember/ops/common.h"
+#include "ember/ops/modes.h"
 
 namespace ember {
 namespace {
@@ -58,6 +59,12 @@ Tensor unary(OpId op, const Tensor& x, const Attrs& a = {}) { return dispatch1(o
 }  // namespace
 
 Tensor cast(const Tensor& x, DType dtype) {
+  // A constant folds at the front end: its cast is another constant, never a kernel.
+  // (The result is a plain 0-d tensor in promotion, not a wrapped number, as a kernel's would be.)
+  if (detail::is_constant(x))
+    return x.dtype() == dtype && !x.impl()->wrapped_number
+               ? x
+               : detail::constant_tensor(x.impl()->constant, dtype, x.device(), false);
   Attrs a;
   a.dtype = dtype;
   a.has_dtype = true;
@@ -81,10 +88,8 @@ EMBER_UNARY_DEF(isfinite)
 #undef EMBER_UNARY_DEF
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
-  if (approximate != "none" && approximate != "tanh")
-    detail::throw_value("gelu", "approximate must be 'none' or 'tanh', found '" + approximate + "'");
   Attrs a;
-  a.str = approximate;
+  a.mode = uint8_t(ops::parse_gelu_approx("gelu", approximate));
   return unary(OpId::gelu, x, a);
 }
 Tensor softplus(const Tensor& x, double beta, double threshold) {

@@ -11,8 +11,8 @@
 
 namespace ember::optim {
 
-double clip_grad_norm(Gradients& grads, const std::vector<Tensor>& params, double max_norm,
-                      double norm_type) {
+Tensor clip_grad_norm_on_device(Gradients& grads, const std::vector<Tensor>& params,
+                                double max_norm, double norm_type) {
   if (!(max_norm >= 0) || std::isnan(norm_type)) {
     std::ostringstream os;
     os << "expected max_norm >= 0 and a norm_type, found " << max_norm << " and " << norm_type;
@@ -22,7 +22,7 @@ double clip_grad_norm(Gradients& grads, const std::vector<Tensor>& params, doubl
   std::vector<Tensor> held;
   for (const auto& p : params)
     if (grads.contains(p) && grads.get(p).defined()) held.push_back(p);
-  if (held.empty()) return 0;
+  if (held.empty()) return {};
   // Like torch: norm of each gradient, then the norm of those norms (in float64 here, so mixed
   // dtypes combine without a promotion question).
   TensorList norms;
@@ -32,16 +32,21 @@ double clip_grad_norm(Gradients& grads, const std::vector<Tensor>& params, doubl
                                           : norm(g, norm_type).reshape({1}));
   }
   Tensor all = cat(norms);
-  double total =
-      std::isinf(norm_type) ? amax(all).item<double>() : norm(all, norm_type).item<double>();
-  double coef = max_norm / (total + 1e-6);
-  if (coef < 1) {
-    for (const auto& p : held) {
-      Tensor g = grads.get(p).detach();
-      grads.set(p, g * coef);
-    }
+  Tensor total = std::isinf(norm_type) ? amax(all) : norm(all, norm_type);
+  // torch's form: every gradient times min(1, max_norm / (total + 1e-6)) — a multiply by 1 when
+  // nothing is clipped, so no branch reads the norm on the host.
+  Tensor coef = clamp(max_norm / (total + 1e-6), std::nullopt, Scalar(1.0));
+  for (const auto& p : held) {
+    Tensor g = grads.get(p).detach();
+    grads.set(p, g * coef.to(g.dtype()));
   }
   return total;
+}
+
+double clip_grad_norm(Gradients& grads, const std::vector<Tensor>& params, double max_norm,
+                      double norm_type) {
+  Tensor total = clip_grad_norm_on_device(grads, params, max_norm, norm_type);
+  return total.defined() ? total.item<double>() : 0.0;
 }
 
 void clip_grad_value(Gradients& grads, const std::vector<Tensor>& params, double clip_value) {

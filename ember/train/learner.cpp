@@ -299,7 +299,8 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
     if (s.options.clip_grad_value)
       optim::clip_grad_value(s.grads, s.optimizer.all_params(), *s.options.clip_grad_value);
     if (s.options.clip_grad_norm)
-      optim::clip_grad_norm(s.grads, s.optimizer.all_params(), *s.options.clip_grad_norm);
+      optim::clip_grad_norm_on_device(s.grads, s.optimizer.all_params(),
+                                      *s.options.clip_grad_norm);
     s.optimizer.step(s.grads);
     s.grads = Gradients();
     ++s.global_step;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/ops/modes.h"
 #include "ember/backends/backend.h"
 #include "gradcheck.h"
 
@@ -76,7 +77,7 @@ TEST(NnRules, NonContiguousInputsGiveTheSameGradients) {
   c = rule(OpId::conv2d, a2, {x, w, rnd({4})}, {gb.contiguous()});
   for (size_t i = 0; i < 3; ++i) expect_close(nc[i], c[i], 1e-12, "conv2d expanded cotangent");
   Attrs bl;
-  bl.str = "bilinear", bl.ints = {7, 3};
+  bl.mode = uint8_t(ops::InterpMode::Bilinear), bl.ints = {7, 3};
   const Tensor gi = rnd({1, 1, 7, 1}).expand({2, 3, 7, 3});
   expect_close(rule(OpId::interpolate, bl, {rnd({2, 3, 4, 5})}, {gi})[0],
                rule(OpId::interpolate, bl, {rnd({2, 3, 4, 5})}, {gi.contiguous()})[0], 1e-12,
@@ -107,7 +108,7 @@ TEST(NnRules, ConvGeometries) {
     const int64_t nsp = int64_t(k.w.size()) - 2;
     const OpId op = nsp == 1 ? OpId::conv1d : nsp == 2 ? OpId::conv2d : OpId::conv3d;
     Attrs a;
-    a.ints2 = k.stride, a.ints3 = k.pad, a.ints4 = k.dil, a.i[0] = k.groups, a.str = k.mode;
+    a.ints2 = k.stride, a.ints3 = k.pad, a.ints4 = k.dil, a.i[0] = k.groups, a.mode = uint8_t(ops::parse_conv_padding("conv", k.mode));
     EXPECT_EQ(gradcheck(op, a, {rnd(k.x), rnd(k.w), rnd({k.w[0]})}), "")
         << op_name(op) << " x " << shape_str(k.x) << " w " << shape_str(k.w);
   }
@@ -161,10 +162,10 @@ TEST(NnRules, Pooling) {
 TEST(NnRules, InterpolateLargeAxesUseTheSparseAdjoint) {
   detail::init();
   Attrs lin;
-  lin.str = "linear", lin.ints = {2300};  // 1100 x 2300 is too large for the dense map
+  lin.mode = uint8_t(ops::InterpMode::Linear), lin.ints = {2300};  // 1100 x 2300 is too large for the dense map
   EXPECT_EQ(gradcheck(OpId::interpolate, lin, {rnd({1, 1, 1100})}), "");
   Attrs bi;
-  bi.str = "bicubic", bi.ints = {2300, 2}, bi.b[1] = bi.b[2] = true;
+  bi.mode = uint8_t(ops::InterpMode::Bicubic), bi.ints = {2300, 2}, bi.b[1] = bi.b[2] = true;
   EXPECT_EQ(gradcheck(OpId::interpolate, bi, {rnd({1, 1, 1100, 3})}), "");
 }
 
@@ -173,7 +174,7 @@ TEST(NnRules, InterpolateInFloat) {
   detail::init();
   for (const char* mode : {"nearest", "bilinear", "bicubic"}) {
     Attrs a;
-    a.str = mode, a.b[0] = true, a.i[0] = 2, a.f[0] = 1.7, a.f[1] = 0.6;
+    a.mode = uint8_t(ops::parse_interp_mode("interpolate", mode)), a.b[0] = true, a.i[0] = 2, a.f[0] = 1.7, a.f[1] = 0.6;
     const Tensor x = rnd({1, 2, 5, 9}), g = rnd({1, 2, 8, 5});
     const Tensor ref = rule(OpId::interpolate, a, {x}, {g})[0];
     expect_close(rule(OpId::interpolate, a, {x.to(DType::F32)}, {g.to(DType::F32)})[0], ref,
@@ -187,7 +188,7 @@ TEST(NnRules, UndefinedCotangentsCountAsZero) {
   detail::init();
   // nll_loss: (loss, total_weight); the weight sees both.
   Attrs nl;
-  nl.str = "mean", nl.i[0] = -100;
+  nl.mode = uint8_t(ops::Reduction::Mean), nl.i[0] = -100;
   const TensorList nin = {rnd({4, 3}), tensor<int64_t>({0, 2, -100, 1}, {4}), rnd({3}).abs()};
   const Tensor zero = zeros({}, {DType::F64});
   const Tensor gl = rnd({}), gt = rnd({});
@@ -228,7 +229,7 @@ TEST(NnRules, TorchSpecialCases) {
   detail::init();
   // Every target ignored: "mean" divides by zero, but like torch nothing is written.
   Attrs nl;
-  nl.str = "mean", nl.i[0] = 1;
+  nl.mode = uint8_t(ops::Reduction::Mean), nl.i[0] = 1;
   const TensorList in = {rnd({2, 3}), tensor<int64_t>({1, 1}, {2}), Tensor()};
   const Tensor gx = rule(OpId::nll_loss, nl, in, {rnd({}), Tensor()})[0];
   for (double v : gx.to_vector<double>()) EXPECT_EQ(v, 0.0);

@@ -70,6 +70,8 @@ TEST_P(RuleCase, MatchesFiniteDifferences) {
       any_float = true;
     }
   if (!any_float) GTEST_SKIP() << "no floating input";
+  if (std::string why = nothing_to_check(op, call.attrs, call.inputs); !why.empty())
+    GTEST_SKIP() << why;
   SCOPED_TRACE(c.file + ": " + c.name);
   EXPECT_EQ(gradcheck(op, call.attrs, call.inputs), "");
 }

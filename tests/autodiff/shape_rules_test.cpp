@@ -230,7 +230,9 @@ class ShapeRule : public ::testing::TestWithParam<RuleCase> {};
 TEST_P(ShapeRule, MatchesFiniteDifferences) {
   CapturedCall c = capture(GetParam());
   ASSERT_TRUE(c.captured);
-  EXPECT_EQ(gradcheck(c.op, c.attrs, to_f64(c.inputs)), "");
+  const TensorList in = to_f64(c.inputs);
+  if (std::string why = nothing_to_check(c.op, c.attrs, in); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(gradcheck(c.op, c.attrs, in), "");
 }
 
 // Gradients keep each input's shape and dtype (cat and copy promote or cast), and do not depend
@@ -297,8 +299,10 @@ TEST_P(ShapeRule, RuleGraphIsDifferentiable) {
   for (const CapturedCall& r : calls) {
     const OpDef& d = op_def(r.op);
     if (!d.vjp || !d.differentiable) continue;
+    const TensorList rin = to_f64(r.inputs);
+    if (!nothing_to_check(r.op, r.attrs, rin).empty()) continue;  // index maths, empty slices
     SCOPED_TRACE(std::string("rule graph op ") + d.name);
-    EXPECT_EQ(gradcheck(r.op, r.attrs, to_f64(r.inputs)), "");
+    EXPECT_EQ(gradcheck(r.op, r.attrs, rin), "");
     ++checked;
   }
   RecordProperty("graph_ops_checked", checked);

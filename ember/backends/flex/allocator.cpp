@@ -79,9 +79,9 @@ Cache& cache() {
   return *c;
 }
 
-void free_block(void*, void* data, size_t nbytes) {
-  ember::detail::track_storage_bytes(-int64_t(nbytes));
-  if (data) cache().give(data, size_class(nbytes));
+void free_block(void*, const Storage& s) {
+  ember::detail::track_storage_bytes(-int64_t(s.nbytes));
+  if (s.data) cache().give(s.data, size_class(s.nbytes));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "ember/kl/scalar.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/layout.h"
+#include "ember/ops/modes.h"
 #include "ember/ops/reduce.h"
 #include "ember/ops/unary.h"
 
@@ -76,10 +77,11 @@ TensorList k_mul(const OpCall& c) {
   });
 }
 TensorList k_div(const OpCall& c) {
-  const std::string& m = c.attrs.str;
-  if (m.empty()) return binary_run<Set::Float, false>(c, [](auto a, auto b) { return a / b; });
+  const auto m = ops::RoundingMode(c.attrs.mode);
+  if (m == ops::RoundingMode::True)
+    return binary_run<Set::Float, false>(c, [](auto a, auto b) { return a / b; });
   check_int_divisor(c);
-  if (m == "trunc")
+  if (m == ops::RoundingMode::Trunc)
     return binary_run<Set::Numeric, false>(c, [](auto a, auto b) {
       using C = decltype(a);
       if constexpr (std::is_floating_point_v<C>) return kl::trunc(a / b);

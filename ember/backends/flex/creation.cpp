@@ -102,7 +102,7 @@ T normal_at(const ::ember::detail::PhiloxState& st, int64_t i, double mean, doub
 
 TensorList k_uniformlike(const OpCall& c, double lo, double hi) {
   Tensor out = new_output(c);
-  auto st = ::ember::detail::next_philox(c.device);
+  const auto st = ::ember::detail::philox_of(c.attrs);
   EMBER_DISPATCH_FLOAT(out.dtype(), op_name(c.op), {
     generate<T>(out, [=](int64_t i) { return T(uniform_at<compute_t<T>>(st, i, lo, hi)); });
   });
@@ -113,7 +113,7 @@ TensorList k_uniform(const OpCall& c) { return k_uniformlike(c, c.attrs.f[0], c.
 
 TensorList k_normallike(const OpCall& c, double mean, double sd) {
   Tensor out = new_output(c);
-  auto st = ::ember::detail::next_philox(c.device);
+  const auto st = ::ember::detail::philox_of(c.attrs);
   EMBER_DISPATCH_FLOAT(out.dtype(), op_name(c.op), {
     generate<T>(out, [=](int64_t i) { return normal_at<T>(st, i, mean, sd); });
   });
@@ -124,7 +124,7 @@ TensorList k_normal(const OpCall& c) { return k_normallike(c, c.attrs.f[0], c.at
 
 TensorList k_randint(const OpCall& c) {
   Tensor out = new_output(c);
-  auto st = ::ember::detail::next_philox(c.device);
+  const auto st = ::ember::detail::philox_of(c.attrs);
   int64_t lo = c.attrs.i[0];
   uint64_t range = uint64_t(c.attrs.i[1] - lo);
   EMBER_DISPATCH_NUMERIC(out.dtype(), "randint", {
@@ -139,7 +139,7 @@ TensorList k_randint(const OpCall& c) {
 
 TensorList k_bernoulli(const OpCall& c) {
   Tensor out = new_output(c);
-  auto st = ::ember::detail::next_philox(c.device);
+  const auto st = ::ember::detail::philox_of(c.attrs);
   Tensor p = c.inputs[0].contiguous();
   bool fixed = c.attrs.b[0];
   double pf = c.attrs.f[0];

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ember/ops/modes.h"
 #include "ember/backends/flex/copy.h"
 #include "ember/backends/flex/flex.h"
 #include "ember/backends/flex/thread_pool.h"
@@ -257,9 +258,9 @@ Tensor scatter_impl(const OpCall& c, Reduce r, bool include_self) {
 TensorList k_scatter(const OpCall& c) { return {scatter_impl(c, Reduce::Assign, true)}; }
 TensorList k_scatter_add(const OpCall& c) { return {scatter_impl(c, Reduce::Sum, true)}; }
 TensorList k_scatter_reduce(const OpCall& c) {
-  const std::string& s = c.attrs.str;
-  Reduce r = s == "sum" ? Reduce::Sum : s == "prod" ? Reduce::Prod : s == "mean" ? Reduce::Mean
-           : s == "amax" ? Reduce::Amax : Reduce::Amin;
+  constexpr Reduce by_mode[] = {Reduce::Sum, Reduce::Prod, Reduce::Mean, Reduce::Amax,
+                                 Reduce::Amin};  // ops::ScatterReduce order
+  const Reduce r = by_mode[c.attrs.mode];
   return {scatter_impl(c, r, c.attrs.b[0])};
 }
 

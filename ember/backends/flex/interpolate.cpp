@@ -94,17 +94,17 @@ void separable_planes(const T* xp, T* yp, const Geometry& g, const Taps<compute_
 
 template <class T>
 void interpolate_planes(const Tensor& x, const Tensor& out, const Geometry& g,
-                        const std::string& mode, bool align) {
+                        ops::InterpMode mode, bool align) {
   using C = compute_t<T>;
   const T* xp = static_cast<const T*>(x.raw_data());
   T* yp = static_cast<T*>(out.raw_data());
   const Taps<C> tw = make_taps<C>(mode, g.w, g.ow, align, g.sw);
-  if (mode == "linear") {  // a 1-d input: one row per plane, the identity along H
+  if (mode == ops::InterpMode::Linear) {  // a 1-d input: one row per plane, the identity along H
     separable_planes<T, 1, 2>(xp, yp, g, Taps<C>{1, {0}, {C(1)}}, tw);
     return;
   }
   const Taps<C> th = make_taps<C>(mode, g.h, g.oh, align, g.sh);
-  if (mode == "bicubic") separable_planes<T, 4, 4>(xp, yp, g, th, tw);
+  if (mode == ops::InterpMode::Bicubic) separable_planes<T, 4, 4>(xp, yp, g, th, tw);
   else separable_planes<T, 2, 2>(xp, yp, g, th, tw);
 }
 
@@ -124,10 +124,11 @@ TensorList k_interpolate(const OpCall& c) {
     if (two_d) g.sh = a.f[0];
   }
   const bool align = a.b[1];
-  if (a.str == "nearest") {
-    const Taps<float> th = two_d ? make_taps<float>("nearest", g.h, g.oh, false, g.sh)
+  const auto mode = ops::InterpMode(a.mode);
+  if (mode == ops::InterpMode::Nearest) {
+    const Taps<float> th = two_d ? make_taps<float>(mode, g.h, g.oh, false, g.sh)
                                  : Taps<float>{1, {0}, {1.f}};
-    const Taps<float> tw = make_taps<float>("nearest", g.w, g.ow, false, g.sw);
+    const Taps<float> tw = make_taps<float>(mode, g.w, g.ow, false, g.sw);
     switch (x.itemsize()) {
       case 1: nearest<uint8_t>(x, out, g, th, tw); break;
       case 2: nearest<uint16_t>(x, out, g, th, tw); break;
@@ -136,7 +137,7 @@ TensorList k_interpolate(const OpCall& c) {
     }
     return {out};
   }
-  EMBER_DISPATCH_FLOAT(x.dtype(), "interpolate", interpolate_planes<T>(x, out, g, a.str, align));
+  EMBER_DISPATCH_FLOAT(x.dtype(), "interpolate", interpolate_planes<T>(x, out, g, mode, align));
   return {out};
 }
 

@@ -85,7 +85,16 @@ void run_plan(const Plan& p, InnerLoop loop, const void* ctx, int64_t grain) {
 }
 
 Tensor new_output(const OpCall& c, int i) {
-  return ember::detail::empty_tensor(c.meta.m[i].shape, c.meta.m[i].dtype, c.device);
+  const TensorMeta& m = c.meta.m[i];
+  if (size_t(i) < c.out.size()) {  // placed by the caller: written in place
+    const Tensor& o = c.out[size_t(i)];
+    if (o.shape() != m.shape || o.dtype() != m.dtype || !o.is_contiguous())
+      ember::detail::throw_value(op_name(c.op), "a placed output must be contiguous with shape " +
+                                                    shape_str(m.shape) + " and dtype " +
+                                                    std::string(dtype_name(m.dtype)));
+    return o;
+  }
+  return ember::detail::empty_tensor(m.shape, m.dtype, c.device);
 }
 
 }  // namespace ember::flex

@@ -30,8 +30,8 @@ Plan make_plan(const Tensor& out, std::span<const Tensor> ins);
 /// Runs `loop` over the plan, splitting across threads above `grain` elements.
 void run_plan(const Plan& p, InnerLoop loop, const void* ctx, int64_t grain = 32768);
 
-/// The output's elements in row-major order, one callback per contiguous run (for kernels that
-/// compute an index → value, like arange or random fills).
+/// Output `i` of a call: the tensor the caller placed (OpCall::out), else fresh contiguous
+/// storage of the inferred shape and dtype.
 Tensor new_output(const OpCall& c, int i = 0);
 
 /// Compute type: f16/bf16 compute in float, everything else in itself.

@@ -3,6 +3,7 @@
 // IndexError naming the op.
 #include <cstring>
 
+#include "ember/ops/modes.h"
 #include "ember/backends/flex/flex.h"
 #include "ember/backends/flex/loops.h"
 #include "ember/backends/flex/thread_pool.h"
@@ -60,7 +61,7 @@ TensorList k_nll_loss(const OpCall& c) {
   const int64_t batch = x.dim() == 1 ? 1 : x.size(0);
   const int64_t inner = batch * classes > 0 ? x.numel() / (batch * classes) : 0;
   const int64_t ignore = c.attrs.i[0];
-  const std::string& red = c.attrs.str;
+  const auto red = ops::Reduction(c.attrs.mode);
   for (int64_t t : tgt)
     if (t != ignore && (t < 0 || t >= classes))
       ::ember::detail::throw_index("nll_loss", "target " + std::to_string(t) +
@@ -78,12 +79,12 @@ TensorList k_nll_loss(const OpCall& c) {
           wt = wp ? wp[t] : 1.0;
           l = -wt * double(compute_t<T>(xp[(n * classes + t) * inner + s]));
         }
-        if (red == "none") op[i] = T(compute_t<T>(l));
+        if (red == ops::Reduction::None) op[i] = T(compute_t<T>(l));
         sum += l;
         weight_sum += wt;
       }
     }
-    if (red != "none") op[0] = T(compute_t<T>(red == "sum" ? sum : sum / weight_sum));
+    if (red != ops::Reduction::None) op[0] = T(compute_t<T>(red == ops::Reduction::Sum ? sum : sum / weight_sum));
     static_cast<T*>(total.raw_data())[0] = T(compute_t<T>(weight_sum));
   });
   return {out, total};

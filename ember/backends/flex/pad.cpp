@@ -23,7 +23,7 @@ TensorList k_pad(const OpCall& c) {
     copy_into(out, x);
     return {out};
   }
-  const ops::PadMode mode = ops::pad_mode(a.str);
+  const auto mode = ops::PadMode(a.mode);
   // tables[d]: for padded dims, the source position of every output position (-1: fill value).
   std::vector<std::vector<int64_t>> tables(static_cast<size_t>(nd));
   for (int64_t j = 0; j < k; ++j) {

@@ -3,6 +3,7 @@
 #include "ember/backends/flex/elementwise.h"
 #include "ember/kl/scalar.h"
 #include "ember/ops/layout.h"
+#include "ember/ops/modes.h"
 #include "ember/ops/unary.h"
 
 namespace ember::flex {
@@ -111,7 +112,7 @@ EMBER_FLOAT_KERNEL(hardsigmoid, kl::hardsigmoid(x))
 #undef EMBER_FLOAT_KERNEL
 
 TensorList k_gelu(const OpCall& c) {
-  if (c.attrs.str == "tanh") return {float_map(c, [](auto x) { return kl::gelu_tanh(x); })};
+  if (c.attrs.mode == uint8_t(ops::GeluApprox::Tanh)) return {float_map(c, [](auto x) { return kl::gelu_tanh(x); })};
   return {float_map(c, [](auto x) { return kl::gelu(x); })};
 }
 TensorList k_softplus(const OpCall& c) {
