@@ -126,6 +126,60 @@ TEST_F(DnnlOps, QueriesRefuseWhatOneDnnDoesNotServe) {
                              c(rnd({2, 2, 3, 3}, DType::F64)), Tensor()));
 }
 
+TEST_F(DnnlOps, PlacedOutputsAreWrittenInPlace) {
+  // A planner's placed output (OpCall::out): the kernel writes it, the dispatcher copies nothing.
+  const Tensor a = rnd({32, 24}), b = rnd({24, 16});
+  const Tensor ins[] = {c(a), c(b)};
+  const Tensor out = c(rnd({32, 16}));
+  const Tensor placed[] = {out};
+  Attrs none;
+  MetaList meta;
+  meta.add({32, 16}, DType::F32);
+  const OpCall call{OpId::mm, none, ins, meta, Device::cpu(), nullptr, placed};
+  const int64_t served = cpu::dnnl_stats().served;
+  const TensorList r = backend_for(Backend::Cpu)->kernel(OpId::mm).fn(call);
+  EXPECT_EQ(cpu::dnnl_stats().served, served + 1);
+  EXPECT_EQ(r[0].impl(), out.impl());
+  EXPECT_EQ(mismatch(out, mm(a, b), 1e-5, 1e-5), "");
+  // A call oneDNN does not serve (f64) falls back to flex's kernel, which writes it in place too.
+  const Tensor ins64[] = {c(a.to(DType::F64)), c(b.to(DType::F64))};
+  const Tensor out64 = c(rnd({32, 16}, DType::F64));
+  const Tensor placed64[] = {out64};
+  MetaList meta64;
+  meta64.add({32, 16}, DType::F64);
+  const OpCall call64{OpId::mm, none, ins64, meta64, Device::cpu(), nullptr, placed64};
+  const TensorList r64 = backend_for(Backend::Cpu)->kernel(OpId::mm).fn(call64);
+  EXPECT_EQ(cpu::dnnl_stats().served, served + 1);
+  EXPECT_EQ(r64[0].impl(), out64.impl());
+  EXPECT_EQ(mismatch(out64, mm(a.to(DType::F64), b.to(DType::F64)), 1e-5, 1e-5), "");
+  // The fused entry points take one too.
+  const Tensor x = rnd({2, 8, 6, 6}), w = rnd({8, 8, 3, 3}), bias = rnd({8}), lw = rnd({16, 24});
+  Attrs conv;
+  conv.ints2 = {1}, conv.ints3 = {1}, conv.ints4 = {1}, conv.i[0] = 1;
+  const Tensor y = c(rnd({2, 8, 6, 6}));
+  EXPECT_EQ(cpu::conv(OpId::conv2d, conv, c(x), c(w), c(bias), {.act = Activation::Relu}, y).impl(),
+            y.impl());
+  EXPECT_EQ(mismatch(y, relu(F::conv2d(x, w, bias, {.padding = {1}})), 1e-4, 1e-4), "");
+  // And the conv kernel, through the kernel table.
+  const Tensor conv_ins[] = {c(x), c(w), c(bias)};
+  const Tensor yk = c(rnd({2, 8, 6, 6}));
+  const Tensor placed_conv[] = {yk};
+  MetaList conv_meta;
+  conv_meta.add({2, 8, 6, 6}, DType::F32);
+  const OpCall conv_call{OpId::conv2d, conv, conv_ins, conv_meta, Device::cpu(), nullptr,
+                         placed_conv};
+  const int64_t before = cpu::dnnl_stats().served;
+  EXPECT_EQ(backend_for(Backend::Cpu)->kernel(OpId::conv2d).fn(conv_call)[0].impl(), yk.impl());
+  EXPECT_EQ(cpu::dnnl_stats().served, before + 1);
+  EXPECT_EQ(mismatch(yk, F::conv2d(x, w, bias, {.padding = {1}}), 1e-4, 1e-4), "");
+  const Tensor z = c(rnd({32, 16}));
+  EXPECT_EQ(cpu::linear(c(a), c(lw), Tensor(), {}, z).impl(), z.impl());
+  EXPECT_EQ(mismatch(z, linear(a, lw, Tensor()), 1e-5, 1e-5), "");
+  // A placed output of another shape, or not contiguous, is the caller's error.
+  EXPECT_THROW(cpu::matmul(c(a), c(b), {}, c(rnd({16, 32}))), ValueError);
+  EXPECT_THROW(cpu::matmul(c(a), c(b), {}, c(rnd({16, 32})).t()), ValueError);
+}
+
 TEST_F(DnnlOps, SecondCallCreatesNoPrimitive) {
   const Tensor a = c(rnd({37, 29})), b = c(rnd({29, 41}));
   (void)mm(a, b);

@@ -2,6 +2,7 @@
 // on top where this build has oneDNN. Without oneDNN the fused entry points of dnnl_ops.h say
 // "cannot" and the backend is flex's kernels under the cpu name.
 #include <array>
+#include <string>
 
 #include "ember/backends/cpu/cpu.h"
 #include "ember/backends/cpu/dnnl_ops.h"
@@ -14,6 +15,13 @@ std::array<Kernel, kNumOps> g_flex{};
 }  // namespace
 
 Kernel flex_kernel(OpId op) { return g_flex[size_t(op)]; }
+
+void override_kernel(BackendImpl& b, OpId op, Kernel fn) {
+  const KernelEntry& flex = b.kernel(op);
+  if (!flex.fn)
+    throw Error(std::string("[cpu] no flex kernel for ") + op_name(op) + " to fall back to");
+  b.set_kernel(op, fn, flex.dtypes);
+}
 
 std::unique_ptr<BackendImpl> make_cpu_backend() {
   std::unique_ptr<BackendImpl> b = flex::make_flex_backend(Backend::Cpu);
@@ -34,13 +42,16 @@ namespace {
 }  // namespace
 bool dnnl_available() { return false; }
 bool can_matmul(const Tensor&, const Tensor&, const Epilogue&) { return false; }
-Tensor matmul(const Tensor&, const Tensor&, const Epilogue&) { no_dnnl("matmul"); }
+Tensor matmul(const Tensor&, const Tensor&, const Epilogue&, const Tensor&) { no_dnnl("matmul"); }
 bool can_linear(const Tensor&, const Tensor&, const Tensor&, const Epilogue&) { return false; }
-Tensor linear(const Tensor&, const Tensor&, const Tensor&, const Epilogue&) { no_dnnl("linear"); }
+Tensor linear(const Tensor&, const Tensor&, const Tensor&, const Epilogue&, const Tensor&) {
+  no_dnnl("linear");
+}
 bool can_conv(OpId, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&) {
   return false;
 }
-Tensor conv(OpId op, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&) {
+Tensor conv(OpId op, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&,
+            const Tensor&) {
   no_dnnl(op_name(op));
 }
 DnnlStats dnnl_stats() { return {}; }

@@ -324,10 +324,10 @@ Plan plan_of(OpId op, const Geo& g) {
   return p;
 }
 
-// Runs the convolution into a fresh output; undefined when oneDNN cannot. The work splits over
-// ember's pool by images, or, for fewer images than threads, by output channels.
+// Runs the convolution into `placed` (or a fresh output); undefined when oneDNN cannot. The work
+// splits over ember's pool by images, or, for fewer images than threads, by output channels.
 Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w, const Tensor& bias,
-               const Epilogue& ep, Device device) {
+               const Epilogue& ep, Device device, const Tensor& placed) {
   const Prepared pr = prepare(op, attrs, x_in, w, bias, ep);
   const Geo& g = pr.g;
   if (!servable(g, x_in, w, bias, ep, pr.out)) return {};
@@ -342,7 +342,7 @@ Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w,
   if (!first) return {};
   const Tensor b = bias.defined() ? bias.contiguous() : bias;
   j.bias = &b;
-  Tensor out = ember::detail::empty_tensor(pr.out, DType::F32, device);
+  Tensor out = output_tensor(placed, pr.out, device, op_name(op));
   j.outb = g.batched ? out : out.unsqueeze(0);
   Tensor wbuf;
   if (plan.channels == 1 && first->wei_in) {
@@ -363,7 +363,8 @@ Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w,
 }
 
 TensorList k_conv(const OpCall& c) {
-  Tensor r = try_run(c.op, c.attrs, c.inputs[0], c.inputs[1], c.inputs[2], {}, c.device);
+  Tensor r =
+      try_run(c.op, c.attrs, c.inputs[0], c.inputs[1], c.inputs[2], {}, c.device, placed_output(c));
   if (r.defined()) return {r};
   return flex_kernel(c.op)(c);
 }
@@ -380,8 +381,8 @@ bool can_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, con
 }
 
 Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
-            const Epilogue& ep) {
-  Tensor r = try_run(op, attrs, x, w, bias, ep, x.device());
+            const Epilogue& ep, const Tensor& out) {
+  Tensor r = try_run(op, attrs, x, w, bias, ep, x.device(), out);
   if (!r.defined())
     throw Error(std::string("[") + op_name(op) +
                 "] oneDNN cannot serve this call (ask can_conv first)");
@@ -391,7 +392,7 @@ Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const
 void register_dnnl_conv(BackendImpl& b) {
   for (OpId op :
        {OpId::conv1d, OpId::conv2d, OpId::conv3d, OpId::conv_transpose1d, OpId::conv_transpose2d})
-    b.set_kernel(op, k_conv, kNumericDTypes);
+    override_kernel(b, op, k_conv);
 }
 
 }  // namespace ember::cpu

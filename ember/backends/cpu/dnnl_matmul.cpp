@@ -335,10 +335,12 @@ Problem piece(const Problem& p, const Split& s, int64_t i) {
   return q;
 }
 
-// Runs the call into a fresh output, or returns an undefined tensor when oneDNN cannot serve it.
+// Runs the call into `placed` (or a fresh output), or returns an undefined tensor when oneDNN
+// cannot serve it.
 // The pieces run on ember's pool, each a single-threaded oneDNN call (at most two shapes, so at
 // most two primitives).
-Tensor try_run(const Call& c, const Epilogue& ep, Device device) {
+Tensor try_run(const Call& c, const Epilogue& ep, Device device, const Tensor& placed,
+               const char* op) {
   if (!servable(c, ep)) return {};
   Tensor keep[2];
   Problem p = problem(c, ep, keep);
@@ -349,7 +351,7 @@ Tensor try_run(const Call& c, const Epilogue& ep, Device device) {
   const bool ragged = s.count > 1 && s.size % s.per != 0;
   e[1] = ragged ? entry_for(piece(p, s, s.count - 1), hold[1]) : e[0];
   if (!e[1]) return {};
-  Tensor out = ember::detail::empty_tensor(c.out, DType::F32, device);
+  Tensor out = output_tensor(placed, c.out, device, op);
   p.dst.data = out.raw_data();
   for_each_piece(s.count, [&](int64_t i) { run(*e[i == s.count - 1 ? 1 : 0], piece(p, s, i)); });
   note_served();
@@ -372,14 +374,15 @@ Shape out_shape(OpId op, std::span<const Tensor> in) {
 }
 
 TensorList k_matmul(const OpCall& c) {
-  Tensor r = try_run(matmul_call(c.inputs[0], c.inputs[1], c.meta.m[0].shape), {}, c.device);
+  Tensor r = try_run(matmul_call(c.inputs[0], c.inputs[1], c.meta.m[0].shape), {}, c.device,
+                     placed_output(c), op_name(c.op));
   if (r.defined()) return {r};
   return flex_kernel(c.op)(c);
 }
 
 TensorList k_linear(const OpCall& c) {
   const Call call = linear_call(c.inputs[0], c.inputs[1], c.inputs[2], c.meta.m[0].shape);
-  Tensor r = try_run(call, {}, c.device);
+  Tensor r = try_run(call, {}, c.device, placed_output(c), "linear");
   if (r.defined()) return {r};
   return flex_kernel(c.op)(c);
 }
@@ -391,9 +394,9 @@ bool can_matmul(const Tensor& a, const Tensor& b, const Epilogue& ep) {
   return can_run(matmul_call(a, b, out_shape(OpId::matmul, in)), ep);
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b, const Epilogue& ep) {
+Tensor matmul(const Tensor& a, const Tensor& b, const Epilogue& ep, const Tensor& out) {
   const Tensor in[2] = {a, b};
-  Tensor r = try_run(matmul_call(a, b, out_shape(OpId::matmul, in)), ep, a.device());
+  Tensor r = try_run(matmul_call(a, b, out_shape(OpId::matmul, in)), ep, a.device(), out, "matmul");
   if (!r.defined()) throw Error("[matmul] oneDNN cannot serve this call (ask can_matmul first)");
   return r;
 }
@@ -403,16 +406,18 @@ bool can_linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epil
   return can_run(linear_call(x, w, bias, out_shape(OpId::linear, in)), ep);
 }
 
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epilogue& ep) {
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epilogue& ep,
+              const Tensor& out) {
   const Tensor in[3] = {x, w, bias};
-  Tensor r = try_run(linear_call(x, w, bias, out_shape(OpId::linear, in)), ep, x.device());
+  Tensor r =
+      try_run(linear_call(x, w, bias, out_shape(OpId::linear, in)), ep, x.device(), out, "linear");
   if (!r.defined()) throw Error("[linear] oneDNN cannot serve this call (ask can_linear first)");
   return r;
 }
 
 void register_dnnl_matmul(BackendImpl& b) {
-  for (OpId op : {OpId::mm, OpId::bmm, OpId::matmul}) b.set_kernel(op, k_matmul, kNumericDTypes);
-  b.set_kernel(OpId::linear, k_linear, kNumericDTypes);
+  for (OpId op : {OpId::mm, OpId::bmm, OpId::matmul}) override_kernel(b, op, k_matmul);
+  override_kernel(b, OpId::linear, k_linear);
 }
 
 }  // namespace ember::cpu

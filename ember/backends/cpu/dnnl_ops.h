@@ -41,18 +41,22 @@ struct Epilogue {
   bool residual_first = false;
 };
 
+/// The runs take an optional `out`: an output placed by the planner (contiguous f32 of the
+/// result's shape, overlapping no input), written in place and returned.
+///
 /// torch.matmul(a, b) with an epilogue (mm and bmm are its 2-D and 3-D cases).
 bool can_matmul(const Tensor& a, const Tensor& b, const Epilogue& ep = {});
-Tensor matmul(const Tensor& a, const Tensor& b, const Epilogue& ep = {});
+Tensor matmul(const Tensor& a, const Tensor& b, const Epilogue& ep = {}, const Tensor& out = {});
 /// linear(x, w, bias) = x @ w^T + bias, then the epilogue (its bias goes where `bias` does).
 bool can_linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epilogue& ep = {});
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epilogue& ep = {});
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epilogue& ep = {},
+              const Tensor& out = {});
 /// conv1d/2d/3d and conv_transpose1d/2d (`op`, with the op's attrs: ember/ops/conv.cpp) with an
 /// epilogue; its scale must be 1.
 bool can_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
               const Epilogue& ep = {});
 Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
-            const Epilogue& ep = {});
+            const Epilogue& ep = {}, const Tensor& out = {});
 
 /// True when this build has oneDNN (without it every can_* is false).
 bool dnnl_available();

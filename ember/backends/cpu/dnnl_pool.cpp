@@ -98,7 +98,7 @@ bool all_finite(const float* p, int64_t n) {
   return s == 0.f;
 }
 
-// Runs the call into a fresh output; undefined when oneDNN cannot serve it.
+// Runs the call into its placed output (or a fresh one); undefined when oneDNN cannot serve it.
 Tensor try_run(const OpCall& c) {
   const Tensor& x_in = c.inputs[0];
   const bool is_max = c.op == OpId::max_pool1d || c.op == OpId::max_pool2d;
@@ -155,7 +155,7 @@ Tensor try_run(const OpCall& c) {
   const PoolEntry* first = entry_for(p, hold);
   // Max pooling checks the blocked copy for non-finite values, so it needs one.
   if (!first || (is_max && !first->src_in)) return {};
-  Tensor out = ember::detail::empty_tensor(os, DType::F32, c.device);
+  Tensor out = output_tensor(placed_output(c), os, c.device, op_name(c.op));
   Tensor outb = x_in.dim() == nsp + 2 ? out : out.unsqueeze(0);
   std::atomic<bool> ok{true};
   for_each_piece(images * channels, [&](int64_t i) {
@@ -213,7 +213,7 @@ TensorList k_pool(const OpCall& c) {
 
 void register_dnnl_pool(BackendImpl& b) {
   for (OpId op : {OpId::max_pool1d, OpId::max_pool2d, OpId::avg_pool1d, OpId::avg_pool2d})
-    b.set_kernel(op, k_pool, kFloatDTypes);
+    override_kernel(b, op, k_pool);
 }
 
 }  // namespace ember::cpu

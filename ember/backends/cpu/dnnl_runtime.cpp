@@ -162,6 +162,17 @@ void execute(const Primitive& p, std::initializer_list<Arg> args, size_t scratch
   execute(p, std::span<const Arg>(args.begin(), args.size()), scratch);
 }
 
+Tensor output_tensor(const Tensor& placed, const Shape& shape, Device device, const char* op) {
+  if (!placed.defined()) return ember::detail::empty_tensor(shape, DType::F32, device);
+  if (placed.shape() != shape || placed.dtype() != DType::F32 || !placed.is_contiguous())
+    ember::detail::throw_value(
+        op, "a placed output must be contiguous with shape " + shape_str(shape) + " and dtype " +
+                std::string(dtype_name(DType::F32)) + ", got " + shape_str(placed.shape()) + " " +
+                std::string(dtype_name(placed.dtype())) +
+                (placed.is_contiguous() ? "" : " (not contiguous)"));
+  return placed;
+}
+
 Attr new_attr() {
   Attr a;
   check(dnnl_primitive_attr_create(a.out()), "cpu", "attributes");

@@ -98,6 +98,12 @@ struct Arg {
 void execute(const Primitive& p, std::initializer_list<Arg> args, size_t scratch = 0);
 void execute(const Primitive& p, std::span<const Arg> args, size_t scratch = 0);
 
+/// The result of a call: `placed` (the caller's output, OpCall::out or a planner's; it must be a
+/// contiguous f32 tensor of `shape`, else ValueError naming `op`), or fresh storage on `device`.
+Tensor output_tensor(const Tensor& placed, const Shape& shape, Device device, const char* op);
+/// The output a kernel's call placed, or an undefined tensor.
+inline Tensor placed_output(const OpCall& c) { return c.out.empty() ? Tensor() : c.out[0]; }
+
 /// Attributes with a caller-provided scratchpad (no allocation inside oneDNN per call).
 Attr new_attr();
 /// The scratchpad bytes `pd` needs.
@@ -119,7 +125,8 @@ void append_activation(dnnl_post_ops_t po, const Epilogue& ep);
 // --- the primitive cache ---
 
 /// A cache key: a short list of integers (op kind, dtypes, dims, strides, attributes, post-ops;
-/// every primitive runs single-threaded, so no thread count). Filled without allocating; a key that does not fit is marked and never cached.
+/// every primitive runs single-threaded, so no thread count). Filled without allocating; a key that
+/// does not fit is marked and never cached.
 struct Key {
   static constexpr int kCap = 192;
   int64_t v[kCap];
