@@ -25,19 +25,21 @@ EMBER_BENCH({.name = "conv3x3_64c_56_b32_fwd", .setup = [] {
 }, .warmup = 2, .iters = 5});
 
 // The same rows on the native cpu backend (oneDNN where the build has it), named for the device
-// they run on; bench/gemm_peer.py times the libraries themselves (OpenBLAS, oneDNN's sgemm).
-// Device::cpu() may become lazy: .eager() will pin these rows to eager execution then.
+// they run on, eager (each op runs when called, whether or not Device::cpu() queues work);
+// bench/gemm_peer.py times the libraries themselves (OpenBLAS, oneDNN's sgemm).
 EMBER_BENCH({.name = "matmul_f32_1024@cpu", .setup = [] {
-  Tensor a = randn({1024, 1024}).to(Device::cpu()), b = randn({1024, 1024}).to(Device::cpu());
+  const Device cpu = Device::cpu().eager();
+  Tensor a = randn({1024, 1024}).to(cpu), b = randn({1024, 1024}).to(cpu);
   return std::function<void()>([=] { Tensor c = matmul(a, b); });
 }, .flops = 2.0 * 1024 * 1024 * 1024});
 EMBER_BENCH({.name = "matmul_f32_2048@cpu", .setup = [] {
-  Tensor a = randn({2048, 2048}).to(Device::cpu()), b = randn({2048, 2048}).to(Device::cpu());
+  const Device cpu = Device::cpu().eager();
+  Tensor a = randn({2048, 2048}).to(cpu), b = randn({2048, 2048}).to(cpu);
   return std::function<void()>([=] { Tensor c = matmul(a, b); });
 }, .flops = 2.0 * 2048 * 2048 * 2048});
 EMBER_BENCH({.name = "conv3x3_64c_56_b32_fwd@cpu", .setup = [] {
   double bound = 1.0 / std::sqrt(64.0 * 9.0);
-  const Device cpu = Device::cpu();
+  const Device cpu = Device::cpu().eager();
   Tensor x = randn({32, 64, 56, 56}).to(cpu), w = uniform(-bound, bound, {64, 64, 3, 3}).to(cpu),
          b = uniform(-bound, bound, {64}).to(cpu);
   return std::function<void()>([=] {
