@@ -3,15 +3,16 @@
 // `bench/compare.py --peer bench/torch_autodiff_peer.py --filter mlp_`).
 //
 // Each size comes in four rows: fwd_bwd (the training step's gradient work: forward recorded,
-// backward to all six parameter gradients), fwd (forward recorded, graph dropped), fwd_nograd
-// (the same forward under a NoGradGuard) and fwd_bwd_manual (no tape: the forward under a
-// NoGradGuard, then the backward written out by hand as the very ops the VJP rules run).
+// backward to all six parameter gradients), fwd_taped (forward recorded, graph dropped),
+// fwd_nograd (the same forward under a NoGradGuard) and fwd_bwd_manual (no tape: the forward
+// under a NoGradGuard, then the backward written out by hand as the very ops the VJP rules run).
+// (bench/models.cpp's mlp_fwd_b16 is the nn.Module inference row.)
 //
 // How much of a step is autodiff bookkeeping (nodes, saved tensors, graph walk, Gradients):
 // - fwd_bwd - fwd_bwd_manual: the same kernels through the same dispatcher, with and without
 //   the engine, so the difference is the engine alone (EMBER_PROFILE=1 shows both rows make the
 //   same number of kernel calls);
-// - fwd - fwd_nograd: the recording part of it;
+// - fwd_taped - fwd_nograd: the recording part of it;
 // - with EMBER_PROFILE=1, bench/main.cpp prints the share of each row spent inside kernels; the
 //   rest (dispatch, inference, allocation and freeing, the engine) bounds bookkeeping from above.
 #include <cmath>
@@ -109,7 +110,7 @@ void register_mlp(const std::string& tag, int64_t batch, std::vector<int64_t> wi
                           },
                           .warmup = warmup,
                           .iters = iters});
-  bench::Register fwd({.name = "mlp_fwd_" + tag,
+  bench::Register fwd({.name = "mlp_fwd_taped_" + tag,
                        .setup = [=] {
                          auto m = std::make_shared<Mlp>(batch, widths);
                          return std::function<void()>([m] { Tensor l = m->loss(); });

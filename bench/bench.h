@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "ember/device.h"
+#include "ember/tensor.h"
+
 namespace ember::bench {
 
 struct Workload {
@@ -15,6 +18,13 @@ struct Workload {
   bool on_request = false;  // long rows: run only when the filter names them exactly
 };
 std::vector<Workload>& workloads();
+/// The device the rows run on: `--device NAME` on the command line, else $EMBER_BENCH_DEVICE,
+/// else flex ("flex", "cpu" or "cpu_eager"). main() makes it the default device before any row
+/// is set up, and times each call until the device has run its queued work.
+ember::Device device();
+/// Keeps a row's result alive until its call has run (on a lazy device a result nobody holds is
+/// dead code and would never be computed; the peers compute theirs).
+void keep(ember::Tensor t);
 struct Register {
   explicit Register(Workload w) { workloads().push_back(std::move(w)); }
 };

@@ -1,8 +1,14 @@
-// Runs every registered workload (or those whose name contains argv[1]) and prints the median
-// time per call, one line each, plus JSON to $OUT/ember_cpu.json (or /tmp).
+// Runs every registered workload (or those whose name contains the filter argument) and prints
+// the median time per call, one line each with the device it ran on, plus JSON to
+// $OUT/ember_cpu.json (or /tmp). Usage: ember_bench [--device flex|cpu|cpu_eager] [FILTER]
 // With EMBER_PROFILE=1 each line also gives the share of the timed calls' wall time spent inside
 // backend kernels (see ember/profile.h) and the kernel calls per call; EMBER_PROFILE=ops adds the
 // ops that took the most kernel time.
+// With BENCH_CLOCK=cpu the rows are the process's CPU time per call instead of wall time: on a
+// machine shared with other work, CPU time at one thread measures the work a row does without
+// the time it waited for a core (with more threads it also counts the pool's spinning).
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,9 +25,38 @@ std::vector<Workload>& workloads() {
   static std::vector<Workload> w;
   return w;
 }
+
+namespace {
+std::string g_device_name;
+}
+std::vector<ember::Tensor>& kept() {
+  static std::vector<ember::Tensor> k;
+  return k;
+}
+void keep(ember::Tensor t) { kept().push_back(std::move(t)); }
+ember::Device device() {
+  const std::string& n = g_device_name;
+  if (n.empty() || n == "flex") return ember::Device::flex();
+  if (n == "cpu") return ember::Device::cpu();
+  if (n == "cpu_eager") return ember::Device::cpu().eager();
+  ember::detail::throw_value("ember_bench",
+                             "expected --device flex, cpu or cpu_eager, found '" + n + "'");
+}
 }  // namespace ember::bench
 
 namespace {
+// Milliseconds on the chosen clock: steady wall time, or the process's CPU time.
+double now_ms(bool cpu_clock) {
+  if (cpu_clock) {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+  }
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 void print_ops(int iters) {
   auto stats = ember::profile::op_stats();
   for (size_t i = 0; i < stats.size() && i < 16; ++i)
@@ -34,7 +69,26 @@ int main(int argc, char** argv) {
   using namespace ember::bench;
   const char* prof_env = std::getenv("EMBER_PROFILE");
   const bool per_op = prof_env && std::string(prof_env) == "ops";
-  std::string filter = argc > 1 ? argv[1] : "";
+  const char* clock_env = std::getenv("BENCH_CLOCK");
+  const bool cpu_clock = clock_env && std::string(clock_env) == "cpu";
+  std::string filter;
+  if (const char* d = std::getenv("EMBER_BENCH_DEVICE")) g_device_name = d;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) g_device_name = argv[++i];
+    else if (a.rfind("--device=", 0) == 0) g_device_name = a.substr(9);
+    else filter = a;
+  }
+  const ember::Device dev = [] {
+    try {
+      return device();
+    } catch (const ember::Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      std::exit(2);
+    }
+  }();
+  ember::set_default_device(dev);
+  const std::string dev_name = g_device_name.empty() ? "flex" : g_device_name;
   std::string out = std::getenv("OUT") ? std::getenv("OUT") : "/tmp";
   std::ofstream js(out + "/ember_cpu.json");
   js << "{";
@@ -43,17 +97,23 @@ int main(int argc, char** argv) {
     if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
     if (w.on_request && w.name != filter) continue;
     auto body = w.setup();
-    for (int i = 0; i < w.warmup; ++i) body();
+    // A lazy device queues the row's ops; each call is timed until its work has run.
+    auto run = [&] {
+      body();
+      ember::synchronize(dev);
+      kept().clear();
+    };
+    for (int i = 0; i < w.warmup; ++i) run();
     std::vector<double> ts;
     ember::profile::reset();
     for (int i = 0; i < w.iters; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      body();
-      ts.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      const double t0 = now_ms(cpu_clock);
+      run();
+      ts.push_back(now_ms(cpu_clock) - t0);
     }
     std::sort(ts.begin(), ts.end());
     double med = ts[ts.size() / 2];
-    std::printf("%-36s %10.3f ms", w.name.c_str(), med);
+    std::printf("%-36s %-6s %10.3f ms", w.name.c_str(), dev_name.c_str(), med);
     if (w.flops > 0) std::printf("  %.0f GFLOP/s", w.flops / med / 1e6);
     if (ember::profile::enabled()) {
       double total = 0;

@@ -1,14 +1,40 @@
 """What ember's own PyTorch peer scripts share: environment (2 threads, OpenBLAS at its best,
 passive OpenMP waits), the timing loop and the JSON that bench/compare.py reads.
+OpenBLAS 0.3.21 mistakes some AVX-512 CPUs for older ones, so there it is told to use its
+SkylakeX kernels; on a CPU without AVX-512 those kernels die with SIGILL, and OpenBLAS's own
+choice is kept (on the AVX2-only AMD EPYC it picks Zen, which runs the Haswell kernels; forcing
+Haswell measured the same).
 OpenMP workers wait passively: torch's OpenMP pool and OpenBLAS's pthread pool share the same
 cores, and with GNU OpenMP's default spin-wait an idle OpenMP worker keeps a core from OpenBLAS's
 worker, so linear-with-bias and relu took 8-12 ms instead of 0.6 ms and 0.01 ms here."""
 import os
-os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
+
+
+def cpu_flags():
+    """The first processor's flags in /proc/cpuinfo (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+if "avx512f" in cpu_flags():
+    os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import json, statistics, time
 
 import torch
+
+# Debian's torch uses the system BLAS; on the reference BLAS matmul is ~50x slower, which would
+# make every ratio against these peers meaningless. Refuse to run on it.
+torch.randn(64, 64) @ torch.randn(64, 64)
+with open("/proc/self/maps") as _maps:
+    if "openblas" not in _maps.read():
+        raise SystemExit("peer: torch is not using OpenBLAS (apt-get install libopenblas0-pthread)")
 
 torch.set_num_threads(int(os.environ.get("THREADS", "2")))
 torch.manual_seed(0)
@@ -16,14 +42,20 @@ res = {}
 
 
 def bench(name, fn, warm=3, iters=10):
-    """Median milliseconds of fn() over iters calls after warm ones; printed and recorded."""
+    """Median milliseconds of fn() over iters calls after warm ones; printed and recorded.
+    Rows whose name does not contain $BENCH_FILTER (set by compare.py's --filter) are skipped;
+    a filter's `@device` part names ember's pinned rows (`matmul_f32_2048@cpu`), not the peer's.
+    With BENCH_CLOCK=cpu the times are the process's CPU time, as in ember_bench."""
+    if os.environ.get("BENCH_FILTER", "").split("@")[0] not in name:
+        return
     for _ in range(warm):
         fn()
     ts = []
+    clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
     for _ in range(iters):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        ts.append((time.perf_counter() - t) * 1e3)
+        ts.append((clock() - t) * 1e3)
     res[name] = statistics.median(ts)
     print(f"{name:36s} {res[name]:10.3f} ms", flush=True)
 

@@ -21,7 +21,7 @@ def linear_params(n_in, n_out):
 
 # 784-512-512-10 with relu, cross_entropy on int64 targets. fwd_bwd returns the six parameter
 # gradients (autograd.grad: like ember's Gradients, nothing accumulates into .grad between steps);
-# fwd records the graph and drops it; fwd_nograd runs the same forward under no_grad.
+# fwd_taped records the graph and drops it; fwd_nograd runs the same forward under no_grad.
 def mlp(tag, batch, widths, warm, iters):
     params = []
     for n_in, n_out in zip(widths[:-1], widths[1:]):
@@ -42,7 +42,7 @@ def mlp(tag, batch, widths, warm, iters):
             loss()
 
     bench("mlp_fwd_bwd_" + tag, lambda: torch.autograd.grad(loss(), params), warm, iters)
-    bench("mlp_fwd_" + tag, loss, warm, iters)
+    bench("mlp_fwd_taped_" + tag, loss, warm, iters)
     bench("mlp_fwd_nograd_" + tag, nograd, warm, iters)
 
 

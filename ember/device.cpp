@@ -1,6 +1,8 @@
 #include "ember/device.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <ostream>
@@ -8,6 +10,7 @@
 
 #include "ember/backends/backend.h"
 #include "ember/error.h"
+#include "ember/fusion/layer.h"
 
 namespace ember {
 
@@ -60,7 +63,13 @@ Device Device::flex() { return Device(Backend::Flex, 0, 0); }
 Device Device::cpu() {
   detail::init();
   if (!backend_for(Backend::Cpu)) detail::throw_device("Device::cpu", "the cpu backend was not built");
-  return Device(Backend::Cpu, 0, 0);
+  // Lazy by default: ops queue and run fused at a sync point. EMBER_FUSION=0 makes it eager.
+  static const uint16_t stack = [] {
+    const char* env = std::getenv("EMBER_FUSION");
+    if (env && std::string(env) == "0") return uint16_t(0);
+    return stacks().intern({fusion::fusion_layer()});
+  }();
+  return Device(Backend::Cpu, 0, stack);
 }
 
 Device Device::cuda(int index) {
@@ -85,8 +94,13 @@ Device Device::remote(const std::string& url) {
 Device Device::with_layer(std::shared_ptr<Layer> layer, bool outermost) const {
   if (!layer) detail::throw_value("Device::with_layer", "expected a layer, found null");
   auto s = stacks().get(stack_);
-  if (outermost) s.insert(s.begin(), std::move(layer));
-  else s.push_back(std::move(layer));
+  if (outermost) {
+    s.insert(s.begin(), std::move(layer));
+  } else {  // innermost, but above a deferring layer: those run what every other layer passed on
+    auto at = s.end();
+    while (at != s.begin() && (*(at - 1))->defers()) --at;
+    s.insert(at, std::move(layer));
+  }
   return Device(backend_, index_, stacks().intern(std::move(s)));
 }
 
@@ -98,6 +112,29 @@ Device Device::replace_layer(const Layer* old, std::shared_ptr<Layer> with) cons
 }
 
 Device Device::without_layers() const { return Device(backend_, index_, 0); }
+
+Device Device::with_layers_of(Device o) const {
+  if (o.stack_ == stack_ || o.stack_ == 0) return *this;
+  if (stack_ == 0) return Device(backend_, index_, o.stack_);
+  // Merged stacks are interned once; a thread keeps the few it meets (the dispatch hot path).
+  thread_local std::vector<std::pair<uint32_t, uint16_t>> seen;
+  const uint32_t key = uint32_t(stack_) << 16 | o.stack_;
+  for (const auto& [k, s] : seen)
+    if (k == key) return Device(backend_, index_, s);
+  auto mine = stacks().get(stack_), theirs = stacks().get(o.stack_);
+  std::vector<std::shared_ptr<Layer>> merged;
+  for (auto* from : {&theirs, &mine})
+    for (auto& l : *from)
+      if (!l->defers() && std::find(merged.begin(), merged.end(), l) == merged.end())
+        merged.push_back(l);
+  for (auto* from : {&mine, &theirs})
+    for (auto& l : *from)
+      if (l->defers() && std::find(merged.begin(), merged.end(), l) == merged.end())
+        merged.push_back(l);
+  const uint16_t s = stacks().intern(std::move(merged));
+  if (seen.size() < 64) seen.emplace_back(key, s);
+  return Device(backend_, index_, s);
+}
 
 Device Device::eager() const {
   auto s = stacks().get(stack_);
@@ -130,9 +167,13 @@ std::span<Layer* const> Device::layers() const {
 }
 
 std::string Device::str() const {
+  // A lazy device prints as its backend; the eager form of a backend that is lazy by default
+  // says so.
   std::string s = backend_name(backend_);
   if (backend_ == Backend::Cuda) s += ":" + std::to_string(index_);
-  for (Layer* l : layers()) s += std::string("+") + l->name();
+  for (Layer* l : layers())
+    if (!l->defers()) s += std::string("+") + l->name();
+  if (backend_ == Backend::Cpu && !is_lazy() && Device::cpu().is_lazy()) s += "(eager)";
   return s;
 }
 

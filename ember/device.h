@@ -45,6 +45,9 @@ class Device {
   Device eager() const;
   /// Whether a layer of this device defers work (ops are queued, fused and run at a sync point).
   bool is_lazy() const;
+  /// This device with the layers of `o` it lacks added (those of `o` outermost, deferring
+  /// layers innermost): an op whose inputs sit on forms of one device runs through all of them.
+  Device with_layers_of(Device o) const;
   /// The same backend with no layers.
   Device without_layers() const;
   /// The layers an op passes through, outermost first.

@@ -92,11 +92,8 @@ struct TensorImpl {
   std::shared_ptr<void> autograd;  // owned and interpreted by the autodiff layer (optional)
   detail::LiveCount live_;
   void refresh();  // recompute numel and contiguous after shape/strides change
-  /// The first element. Only for code that has made the storage ready (kernels, whose inputs
-  /// the dispatcher readies, and host reads after detail::ready).
-  char* data() const {
-    return static_cast<char*>(storage->data) + offset * int64_t(itemsize(dtype));
-  }
+  /// The first element, after queued work that writes the storage has run.
+  char* data() const;
 };
 
 namespace detail {
@@ -131,5 +128,12 @@ Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset)
 /// Same storage/geometry, different device tag (e.g. stripping layers).
 Tensor retag(const Tensor& t, Device d);
 }  // namespace detail
+
+// Every read of a tensor's memory passes here, so a pending storage is written first (a kernel
+// of a view op, which only moves metadata, never calls it and never forces a queue to run).
+inline char* TensorImpl::data() const {
+  detail::ready(*storage);
+  return static_cast<char*>(storage->data) + offset * int64_t(itemsize(dtype));
+}
 
 }  // namespace ember

@@ -32,6 +32,23 @@ TEST(KlMath, ExpFloatIsWithinTwoUlpEverywhere) {
   EXPECT_TRUE(std::isnan(ember::kl::exp(NAN)));
 }
 
+TEST(KlMath, TanhFloatIsWithinTwoUlpEverywhere) {
+  int64_t worst = 0;
+  // Every 997th float from the smallest subnormal to the largest finite one, both signs: small
+  // arguments (the polynomial), the switch at 0.625, saturation.
+  for (uint32_t bits = 1; bits < 0x7f800000u; bits += 997) {
+    float x;
+    std::memcpy(&x, &bits, 4);
+    for (float s : {x, -x})
+      worst = std::max(worst, ulp_distance(ember::kl::tanh(s), float(std::tanh(double(s)))));
+  }
+  EXPECT_LE(worst, 2);
+  EXPECT_EQ(ember::kl::tanh(INFINITY), 1.0f);
+  EXPECT_EQ(ember::kl::tanh(-INFINITY), -1.0f);
+  EXPECT_TRUE(std::signbit(ember::kl::tanh(-0.0f)));
+  EXPECT_TRUE(std::isnan(ember::kl::tanh(NAN)));
+}
+
 TEST(KlMath, ErfinvInvertsErf) {
   for (double y = -0.999; y < 1; y += 0.0137) EXPECT_NEAR(std::erf(ember::kl::erfinv(y)), y, 1e-12);
   EXPECT_TRUE(std::isinf(ember::kl::erfinv(1.0)));

@@ -244,7 +244,7 @@ Module& Module::to(Device d) {
   for (auto& [prefix, m] : named_modules()) {
     for (auto& s : m->params_) {
       bool rg = s.tensor->requires_grad();
-      Tensor moved = s.tensor->detach().to(d.without_layers());
+      Tensor moved = s.tensor->detach().to(d);
       if (moved.is_alias_of(*s.tensor)) moved = moved.detach();
       *s.tensor = rg ? moved.requires_grad_() : moved;
     }

@@ -97,16 +97,19 @@ std::tuple<Tensor, Tensor, Tensor> RNNBase::run(const Tensor& input, const Tenso
 
 LSTM::LSTM(const RNNOptions& o) : RNNBase(o, 4, "LSTM") {}
 
+// The input projection's steps are taken with one unbind, not a select per step: under autodiff
+// each select's gradient is the whole [T, N, gates * H] tensor, which made the backward quadratic
+// in T. The two biases are added once, in the projection.
 Tensor LSTM::run_direction(const Tensor& x, size_t cell, Tensor& h, Tensor& c, bool reverse) {
   const Cell& p = *cells_[cell];
   const int64_t t_len = x.shape()[0];
-  Tensor xw = linear(x, p.w_ih, p.b_ih);  // [T, N, 4H]
+  const Tensor bias = p.b_ih.defined() ? p.b_ih + p.b_hh : Tensor();
+  const TensorList xw = unbind(linear(x, p.w_ih, bias), 0);  // T x [N, 4H]
   Tensor w_hh_t = p.w_hh.t();
   TensorList out(static_cast<size_t>(t_len));
   for (int64_t s = 0; s < t_len; ++s) {
     int64_t t = reverse ? t_len - 1 - s : s;
-    Tensor g = xw[t] + matmul(h, w_hh_t);
-    if (p.b_hh.defined()) g = g + p.b_hh;
+    Tensor g = xw[size_t(t)] + matmul(h, w_hh_t);
     TensorList q = chunk(g, 4, 1);
     c = sigmoid(q[1]) * c + sigmoid(q[0]) * tanh(q[2]);
     h = sigmoid(q[3]) * tanh(c);
@@ -136,14 +139,12 @@ GRU::GRU(const RNNOptions& o) : RNNBase(o, 3, "GRU") {}
 Tensor GRU::run_direction(const Tensor& x, size_t cell, Tensor& h, Tensor&, bool reverse) {
   const Cell& p = *cells_[cell];
   const int64_t t_len = x.shape()[0];
-  Tensor xw = linear(x, p.w_ih, p.b_ih);  // [T, N, 3H]
-  Tensor w_hh_t = p.w_hh.t();
+  const TensorList xw = unbind(linear(x, p.w_ih, p.b_ih), 0);  // T x [N, 3H], as for LSTM
   TensorList out(static_cast<size_t>(t_len));
   for (int64_t s = 0; s < t_len; ++s) {
     int64_t t = reverse ? t_len - 1 - s : s;
-    Tensor hw = matmul(h, w_hh_t);
-    if (p.b_hh.defined()) hw = hw + p.b_hh;
-    TensorList a = chunk(xw[t], 3, 1), b = chunk(hw, 3, 1);
+    Tensor hw = linear(h, p.w_hh, p.b_hh);
+    TensorList a = chunk(xw[size_t(t)], 3, 1), b = chunk(hw, 3, 1);
     Tensor r = sigmoid(a[0] + b[0]), z = sigmoid(a[1] + b[1]);
     Tensor nn_ = tanh(a[2] + r * b[2]);
     h = (1.0 - z) * nn_ + z * h;

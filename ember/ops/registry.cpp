@@ -30,6 +30,8 @@ struct BypassGuard {
   BypassGuard() { ++t_bypass_layers; }
   ~BypassGuard() { --t_bypass_layers; }
 };
+// Set while a layer expands a decomposition itself: dispatch starts at that layer.
+thread_local const Layer* t_floor = nullptr;
 }  // namespace
 
 bool Attrs::operator==(const Attrs& o) const {
@@ -82,6 +84,9 @@ void register_backend(Backend b, std::unique_ptr<BackendImpl> impl) {
   g_backends[int(b)] = std::move(impl);
 }
 
+LayerFloor::LayerFloor(const Layer* layer) : prev_(t_floor) { t_floor = layer; }
+LayerFloor::~LayerFloor() { t_floor = prev_; }
+
 TensorList Layer::Next::operator()(const OpCall& call) const {
   if (rest_.empty()) return run_on_backend(call);
   return rest_.front()->call(call, Next(rest_.subspan(1)));
@@ -93,8 +98,6 @@ TensorList run_on_backend(const OpCall& call) {
     detail::throw_device(op_name(call.op), std::string("backend '") +
                                                backend_name(call.device.backend()) +
                                                "' is not built into this binary");
-  // Kernels read their inputs: queued work that writes them runs first.
-  for (const Tensor& t : call.inputs) detail::ready(t);
   // Ops a kernel or decomposition runs internally are part of this op: no layer sees them.
   BypassGuard guard;
   TensorList outs;
@@ -139,8 +142,8 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
       detail::throw_device(def.name, "expected all tensors on one device, found " + dev.str() +
                                          " and " + t.device().str() +
                                          " (move one with .to(device))");
-    } else if (!dev.has_layers() && t.device().has_layers()) {
-      dev = t.device();  // the op runs through the layers any of its inputs asks for
+    } else {
+      dev = dev.with_layers_of(t.device());  // through every layer any input asks for
     }
   }
   if (!def.infer) detail::throw_not_implemented(def.name, "the op has no inference rule yet");
@@ -152,7 +155,13 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
                                         " dims are supported, the result would have " +
                                         std::to_string(meta.m[i].shape.size()));
   OpCall call{op, attrs, inputs, meta, dev};
-  if (t_bypass_layers == 0 && dev.has_layers()) return Layer::Next(dev.layers())(call);
+  if (t_bypass_layers == 0 && dev.has_layers()) {
+    std::span<Layer* const> layers = dev.layers();
+    if (t_floor)
+      for (size_t i = 0; i < layers.size(); ++i)
+        if (layers[i] == t_floor) return Layer::Next(layers.subspan(i))(call);
+    return Layer::Next(layers)(call);
+  }
   return run_on_backend(call);
 }
 

@@ -143,6 +143,20 @@ inline TensorList dispatch(OpId op, const Attrs& attrs, std::initializer_list<Te
   return dispatch(op, attrs, std::span<const Tensor>(inputs.begin(), inputs.size()));
 }
 
+/// While alive, ops dispatched on this thread skip the layers above `layer` in their device's
+/// stack: a layer that expands an op's decomposition itself (so that its sub-ops pass through
+/// it) keeps the layers above from seeing them a second time.
+class LayerFloor {
+ public:
+  explicit LayerFloor(const Layer* layer);
+  ~LayerFloor();
+  LayerFloor(const LayerFloor&) = delete;
+  LayerFloor& operator=(const LayerFloor&) = delete;
+
+ private:
+  const Layer* prev_;
+};
+
 /// Calls `op` on the backend directly, skipping layers (what layers' `next` ends in).
 TensorList run_on_backend(const OpCall& call);
 

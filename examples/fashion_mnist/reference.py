@@ -5,7 +5,11 @@ accuracy and the median epoch time, so ember's example can be compared side by s
 Usage: THREADS=2 /usr/bin/python3 examples/fashion_mnist/reference.py [--epochs N] [--seed S]"""
 import argparse, gzip, os, statistics, struct, time
 
-os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
+# OpenBLAS 0.3.21 mistakes some AVX-512 CPUs for older ones; its SkylakeX kernels die with SIGILL
+# on a CPU without AVX-512, where its own choice is kept.
+with open("/proc/cpuinfo") as _f:
+    if "avx512f" in next((l.split(":", 1)[1].split() for l in _f if l.startswith("flags")), []):
+        os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

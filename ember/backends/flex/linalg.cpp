@@ -25,23 +25,21 @@ template <class T> T* ptr(const Tensor& t) {
   return static_cast<T*>(static_cast<void*>(t.impl()->data()));
 }
 
-// out[batch..., n, m] (+)= a[..., n, k] @ b[..., k, m]; a and b have rank >= 2 and batch dims
-// that broadcast to out's. out is contiguous.
+// out[batch..., n, m] (+)= a[..., n, k] @ b[..., k, m] (+ bias[m] when given); a and b have
+// rank >= 2 and batch dims that broadcast to out's. out is contiguous.
 template <class T>
-void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
+void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate,
+                  const T* bias = nullptr) {
   if (out.numel() == 0) return;
   const int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
   T* c = ptr<T>(out);
-  if (k == 0) {
-    if (!accumulate) std::fill(c, c + out.numel(), T(0));
-    return;
-  }
+  if (k == 0) return gemm<T>(out.numel() / m, m, 0, {}, {}, c, m, accumulate, bias);
   const MatRef<T> am{ptr<T>(a), a.stride(-2), a.stride(-1)};
   const MatRef<T> bm{ptr<T>(b), b.stride(-2), b.stride(-1)};
   // Batch dims on a only (x @ W): fold them into the rows when the strides allow, one big GEMM.
   if (b.dim() == 2 && a.dim() > 2) {
     if (auto st = ops::view_strides(a.shape(), a.strides(), {a.numel() / k, k})) {
-      gemm<T>(a.numel() / k, m, k, {am.p, (*st)[0], (*st)[1]}, bm, c, m, accumulate);
+      gemm<T>(a.numel() / k, m, k, {am.p, (*st)[0], (*st)[1]}, bm, c, m, accumulate, bias);
       return;
     }
   }
@@ -62,7 +60,7 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, bool accu
       ob += idx * sb[size_t(d)];
     }
     gemm<T>(n, m, k, {am.p + oa, am.rs, am.cs}, {bm.p + ob, bm.rs, bm.cs}, c + i * n * m, m,
-            accumulate);
+            accumulate, bias);
   };
   // Many small products: one per thread at a time (gemm runs inline inside the region).
   // Few large ones: one after another, each split over the threads.
@@ -100,17 +98,22 @@ TensorList k_matmul(const OpCall& c) {
   return {out};
 }
 
-// x @ w^T + bias: the bias is written first and the product accumulated onto it.
+// x @ w^T + bias. A bias of one value per output feature is added by the GEMM as it writes the
+// output; any other bias (a 1-D w's scalar one, a strided one) is written first and the product
+// accumulated onto it.
 TensorList k_linear(const OpCall& c) {
   const Tensor &x = c.inputs[0], &w = c.inputs[1], &bias = c.inputs[2];
   if (is_half(x.dtype())) return via_f32(c);
   Tensor out = new_output(c);
-  if (bias.defined() && out.numel()) out.copy_(bias);
   const bool xv = x.dim() == 1, wv = w.dim() == 1;
+  const bool fused = bias.defined() && !wv && bias.dim() == 1 && bias.size(0) == w.size(0) &&
+                     bias.stride(0) == 1 && bias.dtype() == x.dtype();
+  if (bias.defined() && !fused && out.numel()) out.copy_(bias);
   Tensor a = xv ? x.unsqueeze(0) : x, b = wv ? w.unsqueeze(1) : w.t();
   Tensor o = unsqueezed_output(out, xv, wv);
   dispatch_gemm(x.dtype(), "linear", [&](auto tag) {
-    batched_gemm<decltype(tag)>(a, b, o, bias.defined());
+    using T = decltype(tag);
+    batched_gemm<T>(a, b, o, bias.defined() && !fused, fused ? ptr<T>(bias) : nullptr);
   });
   return {out};
 }

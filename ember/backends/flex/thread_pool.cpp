@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -14,6 +15,33 @@ namespace ember::flex {
 namespace {
 
 thread_local bool t_in_worker = false;
+
+// Waiting spins a while before it blocks: a training step's ops arrive back to back, and a
+// blocked thread takes a futex wake (tens of microseconds on a busy machine) to join the next
+// job, which is more than a small product takes. Idle workers spin for kIdleSpin after a job;
+// the caller spins for kDoneSpin for the workers to finish theirs. Both then block, so an idle
+// pool costs no CPU.
+constexpr auto kIdleSpin = std::chrono::microseconds(10);
+constexpr auto kDoneSpin = std::chrono::microseconds(20);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until ready() or `limit` has passed; returns ready().
+template <class F>
+bool spin_until(const F& ready, std::chrono::steady_clock::duration limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= end) return ready();
+  }
+}
 
 class Pool {
  public:
@@ -46,7 +74,7 @@ class Pool {
       pending_.store(chunks);
       error_ = nullptr;
       open_ = true;
-      ++generation_;
+      generation_.fetch_add(1);
     }
     cv_.notify_all();
     t_in_worker = true;  // nested parallel_for from inside fn runs inline
@@ -55,8 +83,10 @@ class Pool {
     // Wait for every chunk and for every worker that joined this job to leave it, then close the
     // job in the same critical section: a worker waking late finds it closed and stays out, so
     // no straggler can read the next job's fields or take its chunks.
+    auto finished = [&] { return pending_.load() == 0 && active_.load() == 0; };
+    spin_until(finished, kDoneSpin);
     std::unique_lock lock(mu_);
-    done_cv_.wait(lock, [&] { return pending_.load() == 0 && active_ == 0; });
+    done_cv_.wait(lock, finished);
     open_ = false;
     if (error_) {
       std::exception_ptr e = std::exchange(error_, nullptr);
@@ -74,17 +104,18 @@ class Pool {
         t_in_worker = true;
         uint64_t seen = 0;
         for (;;) {
+          spin_until([&] { return generation_.load() != seen; }, kIdleSpin);
           {
             std::unique_lock lock(mu_);
-            cv_.wait(lock, [&] { return quit_ || generation_ != seen; });
+            cv_.wait(lock, [&] { return quit_ || generation_.load() != seen; });
             if (quit_) return;
-            seen = generation_;
+            seen = generation_.load();
             if (!open_) continue;  // woke after the job was done and closed
-            ++active_;
+            active_.fetch_add(1);
           }
           work();
           std::lock_guard lock(mu_);
-          if (--active_ == 0) done_cv_.notify_all();
+          if (active_.fetch_sub(1) == 1) done_cv_.notify_all();
         }
       });
   }
@@ -92,6 +123,7 @@ class Pool {
     {
       std::lock_guard lock(mu_);
       quit_ = true;
+      generation_.fetch_add(1);  // ends the workers' spinning
     }
     cv_.notify_all();
     for (auto& w : workers_) w.join();
@@ -122,9 +154,10 @@ class Pool {
   std::vector<std::thread> workers_;
   bool quit_ = false;
   bool open_ = false;  // a job is running and workers may join it (guarded by mu_)
-  int active_ = 0;     // workers inside work() for the current job (guarded by mu_)
+  // Workers inside work() for the current job (changed under mu_, read by the spinning caller).
+  std::atomic<int> active_{0};
   std::exception_ptr error_;  // the first exception fn threw in the current job (guarded by mu_)
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // bumped under mu_ for each job (and to quit)
   detail::RangeFn fn_ = nullptr;
   const void* ctx_ = nullptr;
   int64_t n_ = 0, chunks_ = 0;
@@ -147,8 +180,8 @@ Pool& pool() {
 }  // namespace
 
 int num_threads() { return pool().size(); }
-void set_num_threads(int n) { pool().resize(std::max(1, n)); }
 bool in_parallel_region() { return t_in_worker; }
+void set_num_threads(int n) { pool().resize(std::max(1, n)); }
 
 namespace detail {
 void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, const void* ctx) {

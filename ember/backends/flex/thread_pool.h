@@ -9,7 +9,7 @@ namespace ember::flex {
 /// Threads the pool uses (the caller counts as one).
 int num_threads();
 void set_num_threads(int n);
-/// True on a pool worker and on a caller inside parallel_for (where nested work runs inline).
+/// Whether the calling thread runs inside a parallel_for (where nested calls run inline).
 bool in_parallel_region();
 
 namespace detail {

@@ -1,0 +1,50 @@
+// The fusion layer: on a lazy device it queues the ops fused kernels can cover and returns
+// pending tensors; everything else runs at once below it. A read of a pending tensor (a host
+// read, a kernel of another op, ember::synchronize) runs the queue.
+#include "ember/fusion/layer.h"
+
+#include "ember/backends/backend.h"
+#include "ember/fusion/queue.h"
+
+namespace ember::fusion {
+namespace {
+
+class FusionLayer final : public Layer {
+ public:
+  const char* name() const override { return "fusion"; }
+  bool defers() const override { return true; }
+  TensorList call(const OpCall& c, const Next& next) override {
+    const bool inplace = c.op == OpId::copy && c.inputs.size() == 2;
+    const OpDef& def = op_def(c.op);
+    if (def.category == OpCategory::Composite && def.decompose && c.out.empty() &&
+        !backend_for(c.device.backend())->supports(c)) {
+      // The backend would lower it anyway: lower it here, so its pieces queue and fuse (and
+      // its checks wait for the queue instead of reading data now).
+      LayerFloor floor(this);
+      return def.decompose(c.attrs, c.inputs);
+    }
+    if ((!inplace && !queued_op(c.op)) || !c.out.empty() || c.stream || c.meta.variadic)
+      return next(c);
+    for (int k = 0; k < c.meta.n; ++k)
+      for (int64_t d : c.meta.m[k].shape)
+        if (d < 0) return next(c);  // a size that depends on the data
+    Queue& q = queue_for(c.device);
+    if (inplace) {
+      // A destination another thread's queue will write is written there first.
+      const Storage& s = *c.inputs[0].impl()->storage;
+      PendingWrite* p = s.pending.load(std::memory_order_acquire);
+      if (p && p != &q) detail::ready(c.inputs[0]);
+    }
+    return q.record(c);
+  }
+  void sync(Device d) override { queue_for(d).flush(); }
+};
+
+}  // namespace
+
+const std::shared_ptr<Layer>& fusion_layer() {
+  static const std::shared_ptr<Layer> layer = std::make_shared<FusionLayer>();
+  return layer;
+}
+
+}  // namespace ember::fusion

@@ -1,0 +1,528 @@
+#include "ember/fusion/plan.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
+#include "ember/backends/cpu/jit/jit.h"
+#include "ember/fusion.h"
+#include "ember/fusion/pointwise.h"
+#include "ember/fusion/row.h"
+#include "ember/fusion/stats.h"
+#include "ember/kl/render.h"
+#include "ember/kl/serialize.h"
+#include "ember/kl/trace_op.h"
+
+namespace ember::fusion {
+namespace {
+
+std::atomic<bool> g_wait{[] {
+  const char* e = std::getenv("EMBER_FUSION_WAIT");
+  return e && std::strcmp(e, "1") == 0;
+}()};
+std::atomic<bool> g_enabled{true};
+
+int debug_level() {
+  static const int level = [] {
+    const char* e = std::getenv("EMBER_FUSION_DEBUG");
+    return e ? std::atoi(e) : 0;
+  }();
+  return level;
+}
+
+// Gives a pending storage its memory: the backend's block moves into the storage object that
+// every view of it already shares.
+void fill(Storage& s, BackendImpl* b) {
+  if (s.data) return;
+  std::shared_ptr<Storage> block = b->allocate(s.nbytes, s.place);
+  s.data = block->data;
+  s.free_fn = block->free_fn;
+  s.free_ctx = block->free_ctx;
+  block->free_fn = nullptr;
+  block->data = nullptr;
+}
+
+// A contiguous tensor of `m` over storage `st`.
+Tensor over(std::shared_ptr<Storage> st, const TensorMeta& m, Device d) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = m.shape;
+  impl->strides = contiguous_strides(m.shape);
+  impl->numel = numel_of(m.shape);
+  impl->dtype = m.dtype;
+  impl->device = d;
+  impl->storage = std::move(st);
+  return Tensor(std::move(impl));
+}
+
+// A value's tensor for this flush: its own storage when something outside the queue still holds
+// it, else a temporary.
+Tensor value_tensor(const Value& v, const Node& n, BackendImpl* b) {
+  const TensorMeta& m = n.meta.m[v.out];
+  if (auto st = v.storage.lock()) {
+    fill(*st, b);
+    return over(std::move(st), m, n.device);
+  }
+  return detail::empty_tensor(m.shape, m.dtype, n.device.without_layers());
+}
+
+struct Step {
+  int32_t node = -1;   // an eager node, or
+  int32_t group = -1;  // a pointwise group, or
+  int32_t row = -1;    // a row group
+};
+
+struct Plan {
+  std::vector<Step> steps;
+  std::vector<std::unique_ptr<PointwiseGroup>> groups;
+  std::vector<std::unique_ptr<RowGroup>> rows;
+  std::vector<char> stored;  // per value: written to memory (by its node, step or kernel)
+  // The nodes of a step, in program order.
+  std::vector<int32_t> nodes_of(const Step& st) const {
+    if (st.group >= 0) return groups[size_t(st.group)]->chain.nodes;
+    if (st.row >= 0) {
+      std::vector<int32_t> n = rows[size_t(st.row)]->chain.nodes;
+      n.push_back(rows[size_t(st.row)]->tail);
+      return n;
+    }
+    return {st.node};
+  }
+};
+
+// --- the signature of a flush: everything planning looks at, so equal signatures share a plan
+class Signature {
+ public:
+  void add(uint64_t v) { bytes_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void add_shape(const Shape& s) {
+    add(s.size());
+    for (int64_t d : s) add(uint64_t(d));
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+std::string signature(const std::vector<Node>& nodes, const std::vector<Value>& values) {
+  Signature s;
+  std::unordered_map<const TensorImpl*, uint64_t> ids;
+  std::unordered_map<const Storage*, uint64_t> storages;
+  for (const Node& n : nodes) {
+    s.add(uint64_t(n.op) | uint64_t(n.attrs.mode) << 16 | uint64_t(n.meta.n) << 24 |
+          uint64_t(n.meta.compute) << 32 | uint64_t(n.target.defined()) << 40 |
+          uint64_t(kl::is_elementwise(n.op) ? kl::static_attrs(n.op, n.attrs) : 0) << 48);
+    // Other ops' attributes (dims, flags) decide their kernels: all of them are the signature's.
+    if (!kl::is_elementwise(n.op)) s.add(uint64_t(n.attrs.hash()));
+    for (int k = 0; k < n.meta.n; ++k) {
+      s.add(uint64_t(n.meta.m[k].dtype));
+      s.add_shape(n.meta.m[k].shape);
+    }
+    for (const NodeInput& in : n.inputs) {
+      s.add(uint64_t(in.defined) | uint64_t(in.dtype) << 8 | uint64_t(uint32_t(in.value)) << 32);
+      if (in.value >= 0 || !in.defined) continue;
+      const TensorImpl* t = in.tensor.impl();
+      auto [it, fresh] = ids.emplace(t, ids.size());
+      s.add(it->second << 1 | uint64_t(t->is_constant));
+      if (t->is_constant) continue;
+      s.add_shape(t->shape);
+      s.add_shape(t->strides);
+      // Which tensors share memory decides what a kernel may read after it writes.
+      auto [sit, sfresh] = storages.emplace(t->storage.get(), storages.size());
+      s.add(sit->second);
+      s.add(uint64_t(t->offset));
+    }
+    for (int32_t v : n.outputs) s.add(values[size_t(v)].storage.expired() ? 0 : 1);
+  }
+  return s.bytes();
+}
+
+// --- planning
+
+// Whether a row tail takes the open pointwise group as its prologue: the group makes the tail's
+// input 0, over the same shape. Values of the group that something else needs (a holder outside
+// the queue, a later reader) go to `side`: a tail that broadcasts back over the row (softmax, the
+// norms) writes them too, as extra full-shape outputs (a residual add before a norm); a
+// reduction cannot, so then the group stays a kernel of its own.
+bool absorbs(const std::vector<int32_t>& members, const Shape& shape, const Node& tail,
+             int32_t tail_index, const std::vector<Node>& nodes, const std::vector<Value>& values,
+             const std::vector<std::vector<int32_t>>& readers, std::vector<int32_t>& side) {
+  side.clear();
+  const NodeInput& x = tail.inputs[0];
+  if (x.value < 0 || members.empty()) return false;
+  const Value& xv = values[size_t(x.value)];
+  if (nodes[size_t(xv.node)].meta.m[xv.out].shape != shape) return false;
+  bool made = false;
+  for (int32_t ni : members)
+    for (int32_t v : nodes[size_t(ni)].outputs) {
+      made = made || v == x.value;
+      bool needed = !values[size_t(v)].storage.expired();
+      for (int32_t r : readers[size_t(v)])
+        if (r != tail_index && std::find(members.begin(), members.end(), r) == members.end())
+          needed = true;
+      if (needed) side.push_back(v);
+    }
+  if (!made) return false;
+  if (!side.empty() && !row_broadcasts_back(tail)) return false;
+  for (size_t j = 1; j < tail.inputs.size(); ++j)  // weight and bias come from memory
+    if (tail.inputs[j].value >= 0)
+      for (int32_t ni : members)
+        for (int32_t v : nodes[size_t(ni)].outputs)
+          if (v == tail.inputs[j].value) return false;
+  return true;
+}
+
+Shape input_shape(const Node& n, const std::vector<Node>& nodes, const std::vector<Value>& values) {
+  const NodeInput& x = n.inputs[0];
+  if (x.value < 0) return x.tensor.shape();
+  const Value& v = values[size_t(x.value)];
+  return nodes[size_t(v.node)].meta.m[v.out].shape;
+}
+
+std::string kernel_name(const kl::Kernel& k) {
+  const kl::Hash128 h = kl::canonical_hash(k);
+  char hex[40];
+  std::snprintf(hex, sizeof hex, "k%016llx%016llx", (unsigned long long)h.hi,
+                (unsigned long long)h.lo);
+  return hex;
+}
+
+// Finds or compiles the kernels of a new plan: one source for those this process has not seen.
+void compile(std::vector<Compiled*> todo) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::pair<kl::KernelHandle, int>> known;
+  static const std::unique_ptr<kl::Renderer> renderer = kl::cpp_renderer();
+  std::vector<kl::Kernel> batch;
+  std::vector<std::string> names;
+  std::vector<Compiled*> waiting;
+  {
+    std::lock_guard lock(mu);
+    for (Compiled* c : todo) {
+      c->kernel.name = kernel_name(c->kernel);
+      auto it = known.find(c->kernel.name);
+      if (it != known.end()) {
+        c->handle = it->second.first;
+        c->fn = it->second.second;
+        continue;
+      }
+      if (std::find(names.begin(), names.end(), c->kernel.name) == names.end()) {
+        names.push_back(c->kernel.name);
+        batch.push_back(c->kernel);
+      }
+      waiting.push_back(c);
+    }
+  }
+  if (batch.empty()) return;
+  std::string source = renderer->render(batch);
+  std::string key = "fusion-v1-" + renderer->cache_id();
+  for (const std::string& nm : names) key += "-" + nm;
+  kl::KernelHandle h = cpu::jit::host_kernel_cache().request(key, source, names);
+  if (debug_level() >= 2) std::fprintf(stderr, "[fusion] source:\n%s\n", source.c_str());
+  std::lock_guard lock(mu);
+  for (size_t k = 0; k < names.size(); ++k) known[names[k]] = {h, int(k)};
+  for (Compiled* c : waiting) {
+    const auto& e = known[c->kernel.name];
+    c->handle = e.first;
+    c->fn = e.second;
+  }
+}
+
+std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vector<Value>& values) {
+  auto plan = std::make_unique<Plan>();
+  const size_t nv = values.size();
+  const bool on = g_enabled.load(std::memory_order_relaxed);
+  std::vector<std::vector<int32_t>> readers(nv);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const NodeInput& in : nodes[i].inputs)
+      if (in.value >= 0) readers[size_t(in.value)].push_back(int32_t(i));
+  std::vector<int32_t> step_of_value(nv, -1);
+  std::vector<std::vector<int32_t>> members;  // per pointwise group: its nodes
+  std::vector<Shape> shapes;
+  std::vector<std::vector<Tensor>> reads;     // per group: the memory its nodes read
+  std::vector<std::vector<int32_t>> copies;   // per group: its in-place copies
+  std::vector<std::vector<Chain::Forward>> forwards;
+  int32_t open = -1;
+  auto close = [&] {
+    if (open < 0) return;
+    if (members[size_t(open)].size() == 1) {  // one op: its own kernel is as good
+      plan->steps.back() = Step{members[size_t(open)][0], -1, -1};
+      members[size_t(open)].clear();
+    }
+    open = -1;
+  };
+  auto mark = [&](const Node& n) {
+    for (int32_t v : n.outputs) step_of_value[size_t(v)] = int32_t(plan->steps.size() - 1);
+  };
+  auto geometry = [](const Tensor& a, const Tensor& b) {
+    return a.shape() == b.shape() && a.strides() == b.strides() && a.offset() == b.offset() &&
+           a.dtype() == b.dtype();
+  };
+  auto same_storage = [](const Tensor& a, const Tensor& b) {
+    return a.impl()->storage == b.impl()->storage;
+  };
+  // Whether pointwise node i can join the open group: each of its reads of memory the group
+  // copies into takes the copied value (same geometry and dtype), or it cannot.
+  std::unordered_map<const Storage*, int32_t> value_of_storage;
+  for (size_t v = 0; v < nv; ++v) value_of_storage[values[v].raw] = int32_t(v);
+  auto joinable = [&](size_t i, std::vector<Chain::Forward>& fwd) {
+    const Node& n = nodes[i];
+    for (size_t j = 0; j < n.inputs.size(); ++j) {
+      const NodeInput& in = n.inputs[j];
+      if (in.value >= 0 || !in.tensor.defined() || in.tensor.impl()->is_constant) continue;
+      // A view of a value the group makes is memory the kernel writes while it would read it.
+      auto vs = value_of_storage.find(in.tensor.impl()->storage.get());
+      if (vs != value_of_storage.end() &&
+          step_of_value[size_t(vs->second)] == int32_t(plan->steps.size() - 1))
+        return false;
+      const std::vector<int32_t>& cs = copies[size_t(open)];
+      for (size_t k = cs.size(); k-- > 0;) {
+        const Node& c = nodes[size_t(cs[k])];
+        if (!same_storage(c.target, in.tensor)) continue;
+        const Value& src = values[size_t(c.inputs[1].value)];
+        if (!geometry(c.target, in.tensor) ||
+            nodes[size_t(src.node)].meta.m[src.out].dtype != c.target.dtype())
+          return false;
+        fwd.push_back({int32_t(i), int32_t(j), c.inputs[1].value});
+        break;
+      }
+    }
+    return true;
+  };
+  // Whether in-place copy i can be a store of the open group: it copies one of the group's
+  // values, of the group's shape, into memory the group reads (if at all) element by element.
+  auto copy_joins = [&](size_t i) {
+    const Node& c = nodes[i];
+    if (open < 0 || c.op != OpId::copy || c.inputs.size() != 2 || c.inputs[1].value < 0)
+      return false;
+    if (step_of_value[size_t(c.inputs[1].value)] != int32_t(plan->steps.size() - 1)) return false;
+    const Value& src = values[size_t(c.inputs[1].value)];
+    const Shape& shape = shapes[size_t(open)];
+    if (nodes[size_t(src.node)].meta.m[src.out].shape != shape || c.target.shape() != shape)
+      return false;
+    for (const Tensor& r : reads[size_t(open)])
+      if (same_storage(r, c.target) && !geometry(r, c.target)) return false;
+    for (int32_t k : copies[size_t(open)])
+      if (same_storage(nodes[size_t(k)].target, c.target) &&
+          !geometry(nodes[size_t(k)].target, c.target))
+        return false;
+    return true;
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    if (on && n.target.defined() && copy_joins(i)) {
+      members[size_t(open)].push_back(int32_t(i));
+      copies[size_t(open)].push_back(int32_t(i));
+      continue;
+    }
+    if (on && pointwise_node(n)) {
+      const Shape& shape = n.meta.m[0].shape;
+      std::vector<Chain::Forward> fwd;
+      bool join = open >= 0 && shapes[size_t(open)] == shape && joinable(i, fwd);
+      if (!join) {
+        close();
+        open = int32_t(members.size());
+        members.emplace_back();
+        shapes.push_back(shape);
+        reads.emplace_back();
+        copies.emplace_back();
+        forwards.emplace_back();
+        plan->steps.push_back(Step{-1, open, -1});
+        fwd.clear();
+      }
+      members[size_t(open)].push_back(int32_t(i));
+      for (size_t j = 0; j < n.inputs.size(); ++j) {
+        const NodeInput& in = n.inputs[j];
+        const bool forwarded = std::any_of(fwd.begin(), fwd.end(), [&](const Chain::Forward& f) {
+          return f.input == int32_t(j);
+        });
+        if (in.value < 0 && in.tensor.defined() && !in.tensor.impl()->is_constant && !forwarded)
+          reads[size_t(open)].push_back(in.tensor);
+      }
+      forwards[size_t(open)].insert(forwards[size_t(open)].end(), fwd.begin(), fwd.end());
+      mark(n);
+      continue;
+    }
+    if (on && row_tail(n)) {
+      auto r = std::make_unique<RowGroup>();
+      r->tail = int32_t(i);
+      r->shape = input_shape(n, nodes, values);
+      const bool take = open >= 0 && copies[size_t(open)].empty() &&
+                        absorbs(members[size_t(open)], shapes[size_t(open)], n, int32_t(i),
+                                nodes, values, readers, r->side);
+      if (take) r->chain.nodes = members[size_t(open)];
+      else r->side.clear();
+      if (build_row(*r, nodes, values)) {
+        if (take) {  // the open group becomes this row group's prologue
+          members[size_t(open)].clear();
+          open = -1;
+          plan->steps.back() = Step{-1, -1, int32_t(plan->rows.size())};
+        } else {
+          close();
+          plan->steps.push_back(Step{-1, -1, int32_t(plan->rows.size())});
+        }
+        plan->rows.push_back(std::move(r));
+        for (int32_t ni : plan->nodes_of(plan->steps.back())) mark(nodes[size_t(ni)]);
+        continue;
+      }
+    }
+    close();
+    plan->steps.push_back(Step{int32_t(i), -1, -1});
+    mark(n);
+  }
+  close();
+  // Pointwise groups in the order of their steps.
+  std::vector<std::unique_ptr<PointwiseGroup>> groups;
+  for (Step& st : plan->steps) {
+    if (st.group < 0) continue;
+    auto g = std::make_unique<PointwiseGroup>();
+    g->chain.nodes = members[size_t(st.group)];
+    g->chain.forwards = forwards[size_t(st.group)];
+    g->shape = shapes[size_t(st.group)];
+    // The last copy into each tensor is the one the kernel stores.
+    const std::vector<int32_t>& cs = copies[size_t(st.group)];
+    for (size_t k = 0; k < cs.size(); ++k) {
+      bool later = false;
+      for (size_t q = k + 1; q < cs.size(); ++q)
+        later = later || same_storage(nodes[size_t(cs[q])].target, nodes[size_t(cs[k])].target);
+      if (!later) g->targets.push_back(cs[k]);
+    }
+    st.group = int32_t(groups.size());
+    groups.push_back(std::move(g));
+  }
+  plan->groups = std::move(groups);
+  // A value lives in memory when something outside the queue holds it, an eager step or a row
+  // group makes it, or a step other than its own reads it.
+  plan->stored.assign(nv, 0);
+  for (size_t v = 0; v < nv; ++v) {
+    const int32_t st = step_of_value[v];
+    plan->stored[v] = !values[v].storage.expired() || plan->steps[size_t(st)].group < 0;
+  }
+  for (const Step& st : plan->steps)
+    if (st.row >= 0) {  // a prologue's values stay in registers, but for those it writes
+      const RowGroup& r = *plan->rows[size_t(st.row)];
+      for (int32_t ni : r.chain.nodes)
+        for (int32_t v : nodes[size_t(ni)].outputs)
+          plan->stored[size_t(v)] = std::find(r.side.begin(), r.side.end(), v) != r.side.end();
+    }
+  for (size_t si = 0; si < plan->steps.size(); ++si)
+    for (int32_t ni : plan->nodes_of(plan->steps[si]))
+      for (const NodeInput& in : nodes[size_t(ni)].inputs)
+        if (in.value >= 0 && step_of_value[size_t(in.value)] != int32_t(si))
+          plan->stored[size_t(in.value)] = 1;
+  // Kernels.
+  std::vector<Compiled*> todo;
+  for (auto& g : plan->groups) {
+    for (int32_t ni : g->chain.nodes)
+      for (int32_t v : nodes[size_t(ni)].outputs)
+        if (plan->stored[size_t(v)]) g->stores.push_back(v);
+    if (g->stores.empty() && g->targets.empty()) continue;  // nothing reads what it makes
+    build_pointwise(*g, nodes, values);
+    todo.push_back(&g->code);
+  }
+  for (auto& r : plan->rows) todo.push_back(&r->code);
+  compile(std::move(todo));
+  if (debug_level() >= 1) {
+    for (const auto& g : plan->groups) {
+      std::string ops;
+      for (int32_t ni : g->chain.nodes) ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
+      std::fprintf(stderr, "[fusion] pointwise %s over %s:%s (%zu stored)\n",
+                   g->code.kernel.name.c_str(), shape_str(g->shape).c_str(), ops.c_str(),
+                   g->stores.size());
+    }
+    for (const auto& r : plan->rows) {
+      std::string ops;
+      for (int32_t ni : r->chain.nodes) ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
+      std::fprintf(stderr, "[fusion] row %s over %s:%s -> %s%s\n", r->code.kernel.name.c_str(),
+                   shape_str(r->shape).c_str(), ops.c_str(), op_name(nodes[size_t(r->tail)].op),
+                   r->split > 1 ? (" (split " + std::to_string(r->split) + ")").c_str() : "");
+    }
+  }
+  return plan;
+}
+
+std::shared_ptr<Plan> plan_for(const std::vector<Node>& nodes, const std::vector<Value>& values) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<Plan>> cache;
+  std::string sig = signature(nodes, values);
+  {
+    std::lock_guard lock(mu);
+    auto it = cache.find(sig);
+    if (it != cache.end()) {
+      stats_plan(true);
+      return it->second;
+    }
+  }
+  std::shared_ptr<Plan> p = make_plan(nodes, values);
+  stats_plan(false);
+  std::lock_guard lock(mu);
+  if (cache.size() >= 1024) cache.clear();  // a program that never repeats itself
+  cache.emplace(std::move(sig), p);
+  return p;
+}
+
+void run_eager(Node& n, const std::vector<Value>& values, std::vector<Tensor>& vals,
+               BackendImpl* b) {
+  TensorList ins;
+  ins.reserve(n.inputs.size());
+  for (const NodeInput& in : n.inputs)
+    ins.push_back(in.value >= 0 ? vals[size_t(in.value)] : in.tensor);
+  TensorList placed;
+  for (int32_t v : n.outputs) placed.push_back(value_tensor(values[size_t(v)], n, b));
+  OpCall call{n.op, n.attrs, ins, n.meta, n.device, nullptr, placed};
+  run_on_backend(call);
+  for (size_t k = 0; k < n.outputs.size(); ++k) vals[size_t(n.outputs[k])] = placed[k];
+}
+
+}  // namespace
+
+void set_wait_for_kernels(bool on) { g_wait.store(on); }
+void set_enabled(bool on) { g_enabled.store(on); }
+
+void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& values,
+              size_t* done) {
+  stats_flush();
+  BackendImpl* b = backend_for(place.backend());
+  std::shared_ptr<Plan> plan = plan_for(nodes, values);
+  std::vector<Tensor> vals(values.size());
+  // The step that reads a value last: the value goes when it is done.
+  std::vector<int32_t> last(values.size(), -1);
+  for (size_t si = 0; si < plan->steps.size(); ++si)
+    for (int32_t ni : plan->nodes_of(plan->steps[si]))
+      for (const NodeInput& in : nodes[size_t(ni)].inputs)
+        if (in.value >= 0) last[size_t(in.value)] = int32_t(si);
+  const bool wait = g_wait.load();
+  size_t finished = 0;
+  for (size_t si = 0; si < plan->steps.size(); ++si) {
+    const Step& st = plan->steps[si];
+    const std::vector<int32_t> ran = plan->nodes_of(st);
+    const Compiled* code = st.group >= 0 ? &plan->groups[size_t(st.group)]->code
+                           : st.row >= 0 ? &plan->rows[size_t(st.row)]->code
+                                         : nullptr;
+    if (st.group >= 0 && plan->groups[size_t(st.group)]->stores.empty() &&
+        plan->groups[size_t(st.group)]->targets.empty()) {
+      // dead: nothing it makes is stored or read
+    } else if (code && code->ready(wait)) {
+      const std::vector<int32_t>& stores = st.group >= 0
+                                               ? plan->groups[size_t(st.group)]->stores
+                                               : plan->rows[size_t(st.row)]->stores;
+      for (int32_t v : stores)
+        vals[size_t(v)] = value_tensor(values[size_t(v)], nodes[size_t(values[size_t(v)].node)], b);
+      if (st.group >= 0) launch_pointwise(*plan->groups[size_t(st.group)], nodes, vals);
+      else launch_row(*plan->rows[size_t(st.row)], nodes, vals);
+      stats_kernel(int64_t(ran.size()));
+    } else {  // eager, or still compiling (or no compiler): the nodes run one by one meanwhile
+      for (int32_t ni : ran) run_eager(nodes[size_t(ni)], values, vals, b);
+      stats_eager(int64_t(ran.size()));
+    }
+    for (int32_t ni : ran) {
+      for (const NodeInput& in : nodes[size_t(ni)].inputs)
+        if (in.value >= 0 && last[size_t(in.value)] == int32_t(si)) vals[size_t(in.value)] = Tensor();
+      finished = std::max(finished, size_t(ni) + 1);
+    }
+    *done = finished;  // nodes before every unfinished one ran (steps keep program order)
+  }
+  for (Node& n : nodes) n.inputs.clear();
+  *done = nodes.size();
+}
+
+}  // namespace ember::fusion

@@ -1,0 +1,228 @@
+#include "ember/fusion/queue.h"
+
+#include <array>
+#include <exception>
+
+#include "ember/fusion/plan.h"
+#include "ember/fusion/stats.h"
+
+namespace ember::fusion {
+namespace {
+
+// A storage whose writer failed: every read rethrows the error that stopped the queue.
+class Poison final : public PendingWrite {
+ public:
+  explicit Poison(std::exception_ptr e) : error_(std::move(e)) {}
+  void materialize(Storage&) override { std::rethrow_exception(error_); }
+  void on_ready(Storage&, std::function<void()>) override {}
+
+ private:
+  std::exception_ptr error_;
+};
+
+constexpr size_t kMaxNodes = 4096;  // a queue this long runs (memory for inputs it holds)
+
+}  // namespace
+
+int32_t Queue::input_value(const Tensor& t) const {
+  if (!t.defined() || t.impl()->is_constant) return -1;
+  const Storage* s = t.impl()->storage.get();
+  if (s->pending.load(std::memory_order_relaxed) != this) return -1;
+  auto it = by_storage_.find(s);
+  if (it == by_storage_.end()) return -1;
+  const Value& v = values_[size_t(it->second)];
+  const TensorMeta& m = nodes_[size_t(v.node)].meta.m[v.out];
+  // Only the tensor as its producer made it is the value; a view of it reads memory.
+  if (t.offset() != 0 || !t.is_contiguous() || t.shape() != m.shape || t.dtype() != m.dtype)
+    return -1;
+  return it->second;
+}
+
+TensorList Queue::record(const OpCall& c) {
+  std::lock_guard lock(mu_);
+  Node n;
+  n.op = c.op;
+  n.attrs = c.attrs;
+  n.meta = c.meta;
+  n.device = c.device;
+  const bool inplace = c.op == OpId::copy && c.inputs.size() == 2;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    NodeInput in;
+    in.defined = c.inputs[i].defined();
+    if (in.defined) in.dtype = c.inputs[i].dtype();
+    const int32_t v = inplace && i == 0 ? -1 : input_value(c.inputs[i]);
+    if (v >= 0) in.value = v;
+    else in.tensor = c.inputs[i];
+    n.inputs.push_back(std::move(in));
+  }
+  TensorList outs;
+  const int32_t node_id = int32_t(nodes_.size());
+  if (inplace) {
+    // The destination's storage now waits on this queue; readers recorded after this read
+    // memory (the producer's value, if it was one, is not what it holds any more).
+    n.target = c.inputs[0];
+    Storage* s = n.target.impl()->storage.get();
+    by_storage_.erase(s);
+    s->pending.store(this, std::memory_order_release);
+    outs.push_back(n.target);
+  } else {
+    for (int k = 0; k < n.meta.n; ++k) {
+      const TensorMeta& m = n.meta.m[k];
+      auto st = std::make_shared<Storage>();
+      st->nbytes = size_t(numel_of(m.shape)) * itemsize(m.dtype);
+      st->place = place_;
+      st->pending.store(this, std::memory_order_release);
+      auto impl = std::make_shared<TensorImpl>();
+      impl->shape = m.shape;
+      impl->strides = contiguous_strides(m.shape);
+      impl->numel = numel_of(m.shape);
+      impl->dtype = m.dtype;
+      impl->device = c.device;
+      const int32_t id = int32_t(values_.size());
+      values_.push_back({node_id, k, st, st.get()});
+      by_storage_[st.get()] = id;
+      n.outputs.push_back(id);
+      impl->storage = std::move(st);
+      outs.emplace_back(std::move(impl));
+    }
+  }
+  nodes_.push_back(std::move(n));
+  stats_recorded(1);
+  if (nodes_.size() >= kMaxNodes) flush_locked();
+  return outs;
+}
+
+void Queue::flush() {
+  std::lock_guard lock(mu_);
+  if (flushing_ == std::this_thread::get_id()) return;
+  flush_locked();
+}
+
+void Queue::materialize(Storage& s) {
+  {
+    std::lock_guard lock(mu_);
+    // A kernel of this flush reading memory that a later node of it writes: it reads the value
+    // before that write, which is what program order asks for.
+    if (flushing_ == std::this_thread::get_id()) return;
+    if (s.pending.load(std::memory_order_acquire) == this) flush_locked();
+  }
+  detail::raise_deferred_errors(place_);  // a host read is a sync point
+}
+
+void Queue::on_ready(Storage& s, std::function<void()> fn) {
+  std::lock_guard lock(mu_);
+  if (s.pending.load(std::memory_order_acquire) != this) {
+    fn();  // already written
+    return;
+  }
+  after_.push_back(std::move(fn));
+}
+
+void Queue::flush_locked() {
+  if (nodes_.empty() && after_.empty()) return;
+  std::vector<Node> nodes = std::move(nodes_);
+  std::vector<Value> values = std::move(values_);
+  std::vector<std::function<void()>> after = std::move(after_);
+  nodes_.clear();
+  values_.clear();
+  by_storage_.clear();
+  after_.clear();
+  flushing_ = std::this_thread::get_id();
+  // Every storage this flush writes, by the node that writes it.
+  std::vector<std::vector<Storage*>> writes(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].target.defined()) writes[i].push_back(nodes[i].target.impl()->storage.get());
+    for (int32_t v : nodes[i].outputs)
+      if (auto st = values[size_t(v)].storage.lock()) writes[i].push_back(st.get());
+  }
+  size_t done = 0;
+  try {
+    run_plan(place_, nodes, values, &done);
+  } catch (...) {
+    // What ran is written; what did not is poisoned with the error, so no garbage is read.
+    auto poison = std::make_shared<Poison>(std::current_exception());
+    static std::mutex keep_mu;
+    static std::vector<std::shared_ptr<Poison>> keep;  // storages may point at it for long
+    {
+      std::lock_guard l(keep_mu);
+      keep.push_back(poison);
+    }
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (Storage* s : writes[i]) {
+        PendingWrite* me = this;
+        s->pending.compare_exchange_strong(me, i < done ? nullptr : poison.get());
+      }
+    for (size_t i = done; i < nodes.size(); ++i)
+      for (Storage* s : writes[i]) s->pending.store(poison.get(), std::memory_order_release);
+    flushing_ = {};
+    throw;
+  }
+  for (const auto& w : writes)
+    for (Storage* s : w) {
+      PendingWrite* me = this;
+      s->pending.compare_exchange_strong(me, nullptr, std::memory_order_acq_rel);
+    }
+  flushing_ = {};
+  for (auto& f : after) {
+    try {
+      f();
+    } catch (...) {
+      detail::defer_error(place_, std::current_exception());
+    }
+  }
+}
+
+bool queued_op(OpId op) {
+  switch (op_def(op).category) {
+    case OpCategory::Unary: case OpCategory::Binary: case OpCategory::Ternary:
+    case OpCategory::Reduce:
+      return true;
+    default:
+      return op == OpId::softmax || op == OpId::log_softmax || op == OpId::layer_norm ||
+             op == OpId::rms_norm;
+  }
+}
+
+Queue& queue_for(Device place) {
+  // Queues are never freed: a storage may still point at one after its thread ended. A thread's
+  // queues run when it exits and go back to a free list for the next thread.
+  struct Pool {
+    std::mutex mu;
+    std::vector<Queue*> free[kNumBackends];
+  };
+  static Pool* pool = new Pool;
+  struct Mine {
+    std::array<Queue*, kNumBackends * 16> q{};
+    ~Mine() {
+      for (Queue* p : q) {
+        if (!p) continue;
+        try {
+          p->flush();
+        } catch (...) {
+          detail::defer_error(p->place(), std::current_exception());
+        }
+        std::lock_guard lock(pool->mu);
+        pool->free[int(p->place().backend())].push_back(p);
+      }
+    }
+  };
+  thread_local Mine mine;
+  Queue*& slot = mine.q[size_t(int(place.backend()) * 16 + (place.index() & 15))];
+  if (!slot) {
+    const Device where = place.without_layers();
+    {
+      std::lock_guard lock(pool->mu);
+      auto& f = pool->free[int(where.backend())];
+      for (size_t i = 0; i < f.size(); ++i)
+        if (f[i]->place() == where) {
+          slot = f[i];
+          f.erase(f.begin() + int64_t(i));
+          break;
+        }
+    }
+    if (!slot) slot = new Queue(where);
+  }
+  return *slot;
+}
+
+}  // namespace ember::fusion

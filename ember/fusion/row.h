@@ -1,0 +1,42 @@
+#pragma once
+// A row group (private to ember/fusion): a reduction along some dims — sum, mean, amax, amin,
+// or a normalisation that broadcasts its reduced values back over the row (softmax,
+// log_softmax, layer_norm, rms_norm) — with the pointwise chain that makes its input fused in
+// front of it as the kernel's prologue, so the chain's values never reach memory.
+//
+// A reduction of a whole large tensor to one value would be one row, one work item: it is split
+// into `split` rows of partial results instead, combined by a second, tiny reduction.
+#include <vector>
+
+#include "ember/fusion/chain.h"
+#include "ember/kl/templates/row_reduce.h"
+
+namespace ember::fusion {
+
+struct RowGroup {
+  Chain chain;         // the prologue (may be empty)
+  int32_t tail = -1;   // the reducing node
+  Shape shape;         // the tail's input shape (the chain's shape)
+  Operands ops;        // the prologue's memory operands first, then the tail's other inputs
+  int32_t x_slot = -1; // operand of the tail's input when no chain value makes it
+  int prologue_inputs = 0;
+  bool broadcast_back = false;
+  int64_t split = 1;   // > 1: rows of partial results (see above)
+  std::vector<int32_t> side;    // prologue values it writes too (broadcast-back tails only)
+  std::vector<int32_t> stores;  // the tail's output, then the side values
+  kl::RowLayout layout;
+  kl::RowReduceKey key;
+  Compiled code;
+};
+
+/// Whether `n` can end a row group (its op, dtypes and attributes have a recipe).
+bool row_tail(const Node& n);
+/// Whether the row tail `n` writes full-shape outputs (softmax, the norms), not reduced ones.
+bool row_broadcasts_back(const Node& n);
+/// Builds the group (chain nodes, tail and shape filled in); false when the kernel cannot walk
+/// the reduced dims (the tail then runs on its own).
+bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values);
+/// Runs the compiled group (`vals`: every stored value's tensor; the stores' are allocated).
+void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals);
+
+}  // namespace ember::fusion

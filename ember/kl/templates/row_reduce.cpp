@@ -1,0 +1,395 @@
+// The row-reduce template.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wrestrict"  // GCC 12 false positive on std::string + (PR105329)
+#endif
+#include "ember/kl/templates/row_reduce.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "ember/error.h"
+#include "ember/kl/templates/combine.h"
+#include "ember/kl/templates/common.h"
+
+namespace ember::kl {
+namespace {
+
+constexpr uint32_t kRowBit = 1u << 31;
+using Mode = RowReduceKey::Mode;
+
+// Merges neighbouring dims of `dims` (outermost first) that every operand walks contiguously.
+void collapse_dims(const std::vector<int64_t>& ext, const std::vector<std::vector<int64_t>>& st,
+                   std::vector<int64_t>& out_ext, std::vector<std::vector<int64_t>>& out_st) {
+  out_ext.clear();
+  out_st.assign(st.size(), {});
+  for (size_t i = ext.size(); i-- > 0;) {
+    if (ext[i] == 1) continue;
+    bool merge = !out_ext.empty();
+    for (size_t k = 0; merge && k < st.size(); ++k) merge = st[k][i] == out_st[k].front() * out_ext.front();
+    if (merge) {
+      out_ext.front() *= ext[i];
+      continue;
+    }
+    out_ext.insert(out_ext.begin(), ext[i]);
+    for (size_t k = 0; k < st.size(); ++k) out_st[k].insert(out_st[k].begin(), st[k][i]);
+  }
+}
+
+// Whether operand k is read (or written) along the row in pass `pass` (1: reducing, 2: after).
+bool walks_row(const RowReduceKey& key, size_t k) {
+  const size_t nin = key.inputs.size();
+  if (k < nin) return true;
+  return key.broadcast_back;
+}
+
+bool outer_param(const RowReduceKey& key, size_t k, int d) {
+  if (key.broadcast[k] & (1u << d)) return false;
+  return !(key.mode == Mode::Col && d == key.outer_rank - 1);  // the lane dim: stride 1
+}
+bool row_param(const RowReduceKey& key, size_t k) {
+  if (!walks_row(key, k) || (key.broadcast[k] & kRowBit)) return false;
+  return !(key.mode == Mode::Row && key.lanes > 1);  // vectors along the row: stride 1
+}
+
+class RowEmitter {
+ public:
+  RowEmitter(Builder& kb, const RowReduceKey& key, const RowPrologue& pro, const RowEpilogue& epi)
+      : kb_(kb), key_(key), pro_(pro), epi_(epi) {}
+
+  void build() {
+    const size_t nin = key_.inputs.size(), nops = nin + key_.outputs.size();
+    for (size_t i = 0; i < nin; ++i) kb_.buffer(key_.inputs[i], Access::Read, "in" + std::to_string(i));
+    for (size_t i = 0; i < key_.outputs.size(); ++i)
+      kb_.buffer(key_.outputs[i], Access::Write, "out" + std::to_string(i));
+    for (size_t i = 0; i < key_.scalars.size(); ++i) scalars_.push_back(kb_.scalar(key_.scalars[i]));
+    const int r = key_.outer_rank;
+    for (int d = 0; d < r; ++d) outer_.push_back(kb_.index("outer" + std::to_string(d)));
+    row_ = kb_.index("row");
+    ostride_.assign(nops, std::vector<Expr>(size_t(r)));
+    rstride_.assign(nops, Expr());
+    for (size_t k = 0; k < nops; ++k) {
+      for (int d = 0; d < r; ++d)
+        if (outer_param(key_, k, d)) ostride_[k][size_t(d)] = kb_.index("ostride" + std::to_string(k) + "_" + std::to_string(d));
+      if (row_param(key_, k)) rstride_[k] = kb_.index("rstride" + std::to_string(k));
+    }
+    for_range(kb_.work_begin(), kb_.work_end(), [&](Expr item) {
+      if (key_.mode == Mode::Row) return row_item(item);
+      col_item(item);
+    });
+  }
+
+ private:
+  // Element j of the row for operand k, from its row base: `lanes` along the row (Row vectors),
+  // across rows (Col), or one.
+  Expr at(size_t k, const Expr& base, const Expr& j) {
+    if (key_.broadcast[k] & kRowBit) return base;
+    if (rstride_[k].valid()) return base + j * rstride_[k];
+    return base + j;
+  }
+  Expr load(size_t k, const Expr& base, const Expr& j, int lanes, bool across) {
+    // Across rows, an operand broadcast over the lane dim is one value for every lane.
+    const bool one = across ? (key_.broadcast[k] & (1u << (key_.outer_rank - 1))) != 0
+                            : (key_.broadcast[k] & kRowBit) != 0;
+    return kb_.load(int(k), at(k, base, j), one ? 1 : lanes);
+  }
+  std::vector<Expr> loads(const std::vector<Expr>& base, const Expr& j, size_t n, int lanes, bool across) {
+    std::vector<Expr> v;
+    for (size_t k = 0; k < n; ++k) v.push_back(load(k, base[k], j, lanes, across));
+    return v;
+  }
+  std::vector<Expr> prologue(std::span<const Expr> in) {
+    std::vector<Expr> v = pro_(in, scalars_);
+    if (v.size() != key_.reductions.size())
+      ember::detail::throw_value("kl", "row-reduce prologue returned " + std::to_string(v.size()) + " values for " +
+                                    std::to_string(key_.reductions.size()) + " reductions");
+    return v;
+  }
+
+  // Reduces the row(s) at `base` over [j0, j1) into `states` (Vars of `lanes` lanes).
+  void reduce_range(const std::vector<Expr>& base, std::vector<std::vector<Var>>& states, const Expr& j0,
+                    const Expr& j1, int lanes, int64_t step, bool across) {
+    for_range(j0, j1, [&](Expr j) {
+      std::vector<Expr> v = prologue(loads(base, j, size_t(key_.prologue_inputs), lanes, across));
+      Expr idx = j;
+      if (lanes > 1 && !across) idx = broadcast(j, lanes) + iota(DType::I64, lanes);
+      for (size_t r = 0; r < states.size(); ++r) {
+        State s;
+        for (const Var& x : states[r]) s.push_back(x.get());
+        State n = combine_update(key_.reductions[r], s, broadcast(v[r], lanes), idx);
+        for (size_t i = 0; i < n.size(); ++i) states[r][i].set(n[i]);
+      }
+    }, step);
+  }
+  std::vector<std::vector<Var>> fresh(int lanes) {
+    std::vector<std::vector<Var>> s;
+    for (const Reduction& r : key_.reductions) {
+      std::vector<Var> vars;
+      for (const Expr& e : combine_identity(r, lanes)) vars.push_back(kb_.var(e));
+      s.push_back(std::move(vars));
+    }
+    return s;
+  }
+  static std::vector<State> read(const std::vector<std::vector<Var>>& s) {
+    std::vector<State> out;
+    for (const auto& vars : s) {
+      State st;
+      for (const Var& v : vars) st.push_back(v.get());
+      out.push_back(std::move(st));
+    }
+    return out;
+  }
+
+  // The reduction of one row from `base`, as the epilogue's values (scalars).
+  std::vector<Expr> reduce_row(const std::vector<Expr>& base) {
+    std::vector<State> done;
+    if (key_.lanes > 1) {  // Row mode vectors along the row, then lanes and tail merged
+      const int L = key_.lanes;
+      auto vec = fresh(L), tail = fresh(1);
+      const Expr nvec = row_ / Expr(L) * Expr(L);
+      // j walks the vector part in steps of L.
+      reduce_range(base, vec, Expr(0), nvec, L, L, false);
+      reduce_range(base, tail, nvec, row_, 1, 1, false);
+      std::vector<State> v = read(vec), t = read(tail);
+      for (size_t r = 0; r < v.size(); ++r)
+        done.push_back(combine_merge(key_.reductions[r], combine_lanes(key_.reductions[r], v[r]), t[r]));
+    } else {
+      auto s = fresh(1);
+      reduce_range(base, s, Expr(0), row_, 1, 1, false);
+      done = read(s);
+    }
+    std::vector<Expr> flat;
+    for (State& s : done)
+      for (Expr& e : s) flat.push_back(e);
+    return flat;
+  }
+
+  void write_reduced(const std::vector<Expr>& base, const std::vector<Expr>& reduced, int lanes) {
+    std::vector<Expr> outs = epi_(reduced, {}, scalars_);
+    check_outs(outs);
+    const size_t nin = key_.inputs.size();
+    for (size_t o = 0; o < outs.size(); ++o)
+      kb_.store(int(nin + o), base[nin + o], broadcast(cast(outs[o], key_.outputs[o]), lanes));
+  }
+  void check_outs(const std::vector<Expr>& outs) {
+    if (outs.size() != key_.outputs.size())
+      ember::detail::throw_value("kl", "row-reduce epilogue returned " + std::to_string(outs.size()) + " values for " +
+                                    std::to_string(key_.outputs.size()) + " outputs");
+  }
+  // Broadcast-back epilogue over [j0, j1) of the row(s).
+  void write_full(const std::vector<Expr>& base, const std::vector<Expr>& reduced, const Expr& j0, const Expr& j1,
+                  int lanes, int64_t step, bool across) {
+    const size_t nin = key_.inputs.size();
+    for_range(j0, j1, [&](Expr j) {
+      std::vector<Expr> in = loads(base, j, nin, lanes, across);
+      std::vector<Expr> outs = epi_(reduced, in, scalars_);
+      check_outs(outs);
+      for (size_t o = 0; o < outs.size(); ++o)
+        kb_.store(int(nin + o), at(nin + o, base[nin + o], j), broadcast(cast(outs[o], key_.outputs[o]), lanes));
+    }, step);
+  }
+
+  void finish_row(const std::vector<Expr>& base, const std::vector<Expr>& reduced) {
+    if (!key_.broadcast_back) return write_reduced(base, reduced, 1);
+    if (key_.lanes > 1) {
+      const Expr nvec = row_ / Expr(key_.lanes) * Expr(key_.lanes);
+      write_full(base, reduced, Expr(0), nvec, key_.lanes, key_.lanes, false);
+      write_full(base, reduced, nvec, row_, 1, 1, false);
+    } else {
+      write_full(base, reduced, Expr(0), row_, 1, 1, false);
+    }
+  }
+
+  void row_item(const Expr& item) {
+    std::vector<Expr> base = row_offsets(item, outer_, ostride_);
+    finish_row(base, reduce_row(base));
+  }
+
+  // Col mode: `lanes` neighbouring rows along the innermost outer dim, one per lane.
+  void col_item(const Expr& item) {
+    const int L = key_.lanes;
+    const int r = key_.outer_rank;
+    const Expr inner = outer_.back();
+    const Expr blocks = (inner + Expr(L - 1)) / Expr(L);
+    const Expr o = item / blocks, blk = item % blocks;
+    std::vector<Expr> base = row_offsets(o, std::span(outer_).first(size_t(r - 1)), ostride_);
+    const Expr c0 = blk * Expr(L);
+    auto lane_base = [&](const Expr& c) {
+      std::vector<Expr> b = base;
+      for (size_t k = 0; k < b.size(); ++k)
+        if (!(key_.broadcast[k] & (1u << (r - 1)))) b[k] = b[k] + c;  // lane-dim stride 1
+      return b;
+    };
+    if_(c0 + Expr(L) <= inner, [&] {
+      std::vector<Expr> b = lane_base(c0);
+      auto s = fresh(L);
+      reduce_range(b, s, Expr(0), row_, L, 1, true);
+      std::vector<Expr> reduced;
+      for (State& st : read(s))
+        for (Expr& e : st) reduced.push_back(e);
+      if (!key_.broadcast_back) return write_reduced(b, reduced, L);
+      write_full(b, reduced, Expr(0), row_, L, 1, true);
+    }, [&] {
+      for_range(c0, inner, [&](Expr c) {  // the partial last block, row by row
+        std::vector<Expr> b = lane_base(c);
+        auto s = fresh(1);
+        reduce_range(b, s, Expr(0), row_, 1, 1, false);
+        std::vector<Expr> reduced;
+        for (State& st : read(s))
+          for (Expr& e : st) reduced.push_back(e);
+        if (!key_.broadcast_back) return write_reduced(b, reduced, 1);
+        write_full(b, reduced, Expr(0), row_, 1, 1, false);
+      });
+    });
+  }
+
+  Builder& kb_;
+  const RowReduceKey& key_;
+  const RowPrologue& pro_;
+  const RowEpilogue& epi_;
+  std::vector<Expr> scalars_, outer_;
+  Expr row_;
+  std::vector<std::vector<Expr>> ostride_;
+  std::vector<Expr> rstride_;
+};
+
+}  // namespace
+
+int64_t RowLayout::rows() const {
+  return std::accumulate(outer.begin(), outer.end(), int64_t(1), std::multiplies<>());
+}
+
+RowLayout row_layout(std::span<const int64_t> shape, const std::vector<std::vector<int64_t>>& strides,
+                     std::span<const int64_t> reduce_dims) {
+  std::vector<bool> reduced(shape.size(), false);
+  for (int64_t d : reduce_dims) {
+    if (d < 0 || d >= int64_t(shape.size()))
+      ember::detail::throw_value("kl", "row_layout: reduce dim " + std::to_string(d) + " out of range");
+    reduced[size_t(d)] = true;
+  }
+  std::vector<int64_t> oe, re;
+  std::vector<std::vector<int64_t>> os(strides.size()), rs(strides.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    (reduced[d] ? re : oe).push_back(shape[d]);
+    for (size_t k = 0; k < strides.size(); ++k) (reduced[d] ? rs : os)[k].push_back(strides[k][d]);
+  }
+  RowLayout l;
+  collapse_dims(oe, os, l.outer, l.outer_strides);
+  std::vector<int64_t> row;
+  std::vector<std::vector<int64_t>> row_st;
+  collapse_dims(re, rs, row, row_st);
+  if (row.size() > 1)
+    ember::detail::throw_value("kl", "row_layout: the reduced dims cannot be walked as one (permute or copy first)");
+  l.row = row.empty() ? 1 : row[0];
+  for (size_t k = 0; k < strides.size(); ++k) l.row_strides.push_back(row.empty() ? 0 : row_st[k][0]);
+  return l;
+}
+
+std::string RowReduceKey::str() const {
+  static const char* names[] = {"sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "welford", "softmax"};
+  std::string s = "row_reduce o" + std::to_string(outer_rank) + (mode == Mode::Col ? " col" : " row") +
+                  " v" + std::to_string(lanes) + " in[";
+  auto operand = [&](DType d, size_t k) {
+    std::string r = type_name({d, 1});
+    if (broadcast[k]) {
+      r += ":b";
+      for (int b = 0; b < outer_rank; ++b)
+        if (broadcast[k] & (1u << b)) r += std::to_string(b);
+      if (broadcast[k] & kRowBit) r += "r";
+    }
+    return r;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) s += (i ? " " : "") + operand(inputs[i], i);
+  s += "] p" + std::to_string(prologue_inputs) + " red[";
+  for (size_t i = 0; i < reductions.size(); ++i)
+    s += (i ? " " : "") + std::string(names[int(reductions[i].kind)]) + ":" + type_name({reductions[i].acc, 1});
+  s += broadcast_back ? "] full[" : "] out[";
+  for (size_t i = 0; i < outputs.size(); ++i) s += (i ? " " : "") + operand(outputs[i], inputs.size() + i);
+  s += "]";
+  if (!scalars.empty()) {
+    s += " s[";
+    for (size_t i = 0; i < scalars.size(); ++i) s += (i ? " " : "") + type_name({scalars[i], 1});
+    s += "]";
+  }
+  return s;
+}
+
+RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int prologue_inputs,
+                            std::vector<Reduction> reductions, std::vector<DType> outputs,
+                            bool broadcast_back, std::vector<DType> scalars, const Target& t) {
+  RowReduceKey key;
+  key.outer_rank = int(l.outer.size());
+  key.prologue_inputs = prologue_inputs;
+  key.broadcast_back = broadcast_back;
+  const size_t nops = inputs.size() + outputs.size();
+  if (l.outer_strides.size() != nops)
+    ember::detail::throw_value("kl", "row_reduce_key: " + std::to_string(l.outer_strides.size()) + " stride lists for " +
+                                  std::to_string(nops) + " operands");
+  size_t widest = 1;
+  for (DType d : inputs) widest = std::max(widest, itemsize(d));
+  for (const Reduction& r : reductions) widest = std::max(widest, itemsize(r.acc));
+  const int lanes = t.lanes(widest == 8 ? DType::F64 : widest == 4 ? DType::F32 : widest == 2 ? DType::F16 : DType::U8);
+  bool row_vec = lanes > 1 && l.row >= lanes, col_vec = lanes > 1 && key.outer_rank > 0 && l.outer.back() >= lanes;
+  for (size_t k = 0; k < nops; ++k) {
+    uint32_t bits = 0;
+    for (int d = 0; d < key.outer_rank; ++d)
+      if (l.outer_strides[k][size_t(d)] == 0) bits |= 1u << d;
+    const bool is_out = k >= inputs.size();
+    if (l.row_strides[k] == 0 && (!is_out || broadcast_back)) bits |= kRowBit;
+    key.broadcast.push_back(bits);
+    const bool along = !is_out || broadcast_back;
+    if (along) row_vec = row_vec && (l.row_strides[k] == 1 || (l.row_strides[k] == 0 && !is_out));
+    if (col_vec) {
+      const int64_t s = l.outer_strides[k].back();
+      col_vec = s == 1 || (s == 0 && !is_out);
+    }
+  }
+  if (row_vec) key.mode = RowReduceKey::Mode::Row, key.lanes = lanes;
+  else if (col_vec) key.mode = RowReduceKey::Mode::Col, key.lanes = lanes;
+  key.inputs = std::move(inputs);
+  key.outputs = std::move(outputs);
+  key.reductions = std::move(reductions);
+  key.scalars = std::move(scalars);
+  return key;
+}
+
+Kernel row_reduce_kernel(const std::string& name, const RowReduceKey& key, const RowPrologue& prologue,
+                         const RowEpilogue& epilogue) {
+  if (key.mode == Mode::Col && key.outer_rank == 0)
+    ember::detail::throw_value("kl", "row-reduce: Col mode needs an outer dim");
+  Builder kb(name);
+  kb.set_spec(key.str());
+  RowEmitter(kb, key, prologue, epilogue).build();
+  return kb.finish();
+}
+
+ArgPack row_reduce_args(const Kernel& k, const RowReduceKey& key, const RowLayout& l,
+                        std::span<const void* const> buffers, std::span<const Scalar> scalars) {
+  ArgPack a(k);
+  const size_t nops = key.inputs.size() + key.outputs.size();
+  if (buffers.size() != nops || scalars.size() != key.scalars.size() || int(l.outer.size()) != key.outer_rank)
+    ember::detail::throw_value("kl", "row_reduce_args: the layout or operands do not match the key " + key.str());
+  for (size_t i = 0; i < nops; ++i) a.buffer(int(i), buffers[i]);
+  for (size_t i = 0; i < scalars.size(); ++i) a.scalar(int(i), scalars[i]);
+  int n = 0;
+  for (int64_t e : l.outer) a.index(n++, e);
+  a.index(n++, l.row);
+  for (size_t op = 0; op < nops; ++op) {
+    for (int d = 0; d < key.outer_rank; ++d)
+      if (outer_param(key, op, d)) a.index(n++, l.outer_strides[op][size_t(d)]);
+    if (row_param(key, op)) a.index(n++, l.row_strides[op]);
+  }
+  return a;
+}
+
+int64_t row_reduce_items(const RowReduceKey& key, const RowLayout& l) {
+  if (key.mode == Mode::Row) return l.rows();
+  const int64_t inner = l.outer.back();
+  return l.rows() / inner * ((inner + key.lanes - 1) / key.lanes);
+}
+
+int64_t row_reduce_grain(const RowReduceKey& key, const RowLayout& l) {
+  const int64_t per_item = std::max<int64_t>(1, l.row * (key.mode == Mode::Col ? key.lanes : 1));
+  return std::max<int64_t>(1, (int64_t(1) << 16) / per_item);
+}
+
+}  // namespace ember::kl

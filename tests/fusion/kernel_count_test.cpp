@@ -1,0 +1,87 @@
+// Kernel counts of known steps, pinned: an MLP training step and a transformer block's forward
+// on Device::cpu(). A change in planning that splits a fused group (or stops fusing) changes
+// these numbers and fails loudly; a change that fuses more updates them on purpose.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "ember/ember.h"
+#include "ember/fusion.h"
+#include "ember/nn/functional.h"
+#include "ember/optim/optimizers.h"
+
+namespace ember {
+namespace {
+
+struct Counts {
+  int64_t kernels, fused_ops, eager_ops, recorded;
+};
+
+struct WaitForKernels {
+  WaitForKernels() { fusion::set_wait_for_kernels(true); }
+  ~WaitForKernels() { fusion::set_wait_for_kernels(false); }
+};
+
+struct Mlp : nn::Module {
+  nn::Linear fc1{{.in = 784, .out = 512}}, fc2{{.in = 512, .out = 512}}, fc3{{.in = 512, .out = 10}};
+  Mlp() { register_modules({{"fc1", fc1}, {"fc2", fc2}, {"fc3", fc3}}); }
+  Tensor forward(const Tensor& x) override { return fc3(relu(fc2(relu(fc1(x))))); }
+};
+
+template <class Step>
+Counts count(Step&& step) {
+  step();  // plans and compiles
+  synchronize(Device::cpu());
+  fusion::reset_stats();
+  step();
+  synchronize(Device::cpu());
+  const fusion::Stats s = fusion::stats();
+  std::printf("kernels %lld, fused ops %lld, eager ops %lld, recorded %lld, plan misses %lld\n",
+              (long long)s.fused_kernels, (long long)s.fused_ops, (long long)s.eager_ops,
+              (long long)s.recorded, (long long)s.plan_misses);
+  EXPECT_EQ(s.plan_misses, 0);  // the second step plans nothing
+  return {s.fused_kernels, s.fused_ops, s.eager_ops, s.recorded};
+}
+
+TEST(KernelCount, MlpTrainingStepWithAdamW) {
+  WaitForKernels wait;
+  manual_seed(0);
+  Mlp net;
+  net.to(Device::cpu().autodiff());
+  optim::AdamW opt(net.parameters(), {.lr = 1e-3});
+  Tensor x = randn({128, 784}, {.device = Device::cpu()});
+  Tensor y = randint(0, 10, {128}, {.dtype = kI64, .device = Device::cpu()});
+  const Counts c = count([&] {
+    Tensor loss = nn::functional::cross_entropy(net.forward(x), y);
+    Gradients g = loss.backward();
+    opt.step(g);
+  });
+  // log_softmax; the loss's backward (7 ops, one kernel); softmax's backward (3 + a row sum);
+  // two ReLU backwards (2 ops each) and the three bias gradients (row sums); one AdamW kernel per
+  // parameter (20 ops: its decay, both moments, the step, and the four in-place stores).
+  EXPECT_EQ(c.kernels, 15);
+  EXPECT_EQ(c.fused_ops, 139);
+  EXPECT_EQ(c.eager_ops, 2);  // queued ops no kernel covers
+}
+
+TEST(KernelCount, TransformerBlockForward) {
+  WaitForKernels wait;
+  manual_seed(0);
+  nn::TransformerEncoderLayer block(
+      {.d_model = 128, .nhead = 4, .dim_feedforward = 512, .dropout = 0.0, .batch_first = true,
+       .norm_first = true});
+  block.to(Device::cpu());
+  block.eval();
+  Tensor x = randn({8, 64, 128}, {.device = Device::cpu()});
+  Tensor out;
+  const Counts c = count([&] { out = block.forward(x); });
+  // The two layer norms and the attention softmax are row kernels, the residual add before the
+  // second norm its prologue (written beside it); two queued ops run on their own (a group of one
+  // is the eager kernel).
+  EXPECT_EQ(c.kernels, 3);
+  EXPECT_EQ(c.fused_ops, 5);
+  EXPECT_EQ(c.eager_ops, 2);
+}
+
+}  // namespace
+}  // namespace ember
