@@ -47,7 +47,7 @@ inline Both run_both(const Fn& f, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> a, b;
   for (const Tensor& t : inputs) {
     a.push_back(t.defined() ? t.to(Device::flex()) : t);
-    b.push_back(t.defined() ? t.to(Device::cpu()) : t);
+    b.push_back(t.defined() ? t.to(Device::cpu().eager()) : t);
   }
   Both r;
   r.flex = f(a);

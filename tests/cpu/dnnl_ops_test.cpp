@@ -43,7 +43,7 @@ class DnnlOps : public ::testing::Test {
   void SetUp() override {
     if (!cpu::dnnl_available()) GTEST_SKIP() << "built without oneDNN";
   }
-  static Tensor c(const Tensor& t) { return t.to(Device::cpu()); }
+  static Tensor c(const Tensor& t) { return t.to(Device::cpu().eager()); }
 };
 
 TEST_F(DnnlOps, LinearBiasActivationResidual) {

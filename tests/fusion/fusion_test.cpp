@@ -6,7 +6,9 @@
 #include <thread>
 
 #include "ember/ember.h"
+#include "ember/backends/cpu/dnnl_ops.h"
 #include "ember/fusion.h"
+#include "ember/nn/functional.h"
 #include "ember/tensor_impl.h"
 
 namespace ember {
@@ -281,6 +283,32 @@ TEST(Fusion, AResidualAddAndTheNormAfterItAreOneKernel) {
   EXPECT_TRUE(equal(h.to(Device::flex()), xf + af));
   EXPECT_TRUE(allclose(y.to(Device::flex()), layer_norm(xf + af, {64}, w, b), 1e-5, 1e-5));
   EXPECT_TRUE(allclose(z.to(Device::flex()), rms_norm((xf + af) * 2, {64}, w), 1e-5, 1e-5));
+}
+
+// Matrix products queue too; an activation that is the only reader of a product's value is the
+// product's oneDNN epilogue (one primitive; the product never reaches memory).
+TEST(Fusion, AnActivationAfterALinearIsItsEpilogue) {
+  WaitForKernels wait;
+  Tensor xf = randn({16, 64}), wf = randn({32, 64}), bf = randn({32}), w2f = randn({8, 32});
+  Tensor x = xf.to(Device::cpu()), w = wf.to(Device::cpu()), b = bf.to(Device::cpu());
+  Tensor w2 = w2f.to(Device::cpu());
+  synchronize(Device::cpu());
+  auto net = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& w2) {
+    Tensor h = gelu(linear(x, w, b));
+    return sigmoid(matmul(h, w2.t()));
+  };
+  fusion::reset_stats();
+  Tensor y = net(x, w, b, w2);
+  synchronize(Device::cpu());
+  Tensor want = net(xf, wf, bf, w2f);
+  EXPECT_TRUE(allclose(y.to(Device::flex()), want, 1e-4, 1e-5));
+  if (cpu::dnnl_available()) {
+    EXPECT_EQ(fusion::stats().fused_kernels, 2);
+    EXPECT_EQ(fusion::stats().fused_ops, 4);
+    EXPECT_EQ(fusion::stats().eager_ops, 0);
+  } else {  // a build without oneDNN: the products and activations run on their own
+    EXPECT_EQ(fusion::stats().eager_ops, 4);
+  }
 }
 
 }  // namespace
