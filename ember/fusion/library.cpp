@@ -36,6 +36,7 @@ bool epilogue_pair(const Node& lib, const Node& act) {
   if (lib.device.backend() != Backend::Cpu || !cpu::dnnl_available()) return false;
   if (!library_op(lib.op) || lib.meta.n != 1 || lib.meta.m[0].dtype != DType::F32) return false;
   if (act.inputs.size() != 1 || act.meta.m[0].dtype != DType::F32) return false;
+  if (cpu::skinny_product(lib.meta.m[0].shape)) return false;  // flex's kernel, then the act
   return activation_of(act, ep);
 }
 

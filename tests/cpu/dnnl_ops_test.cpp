@@ -42,9 +42,27 @@ class DnnlOps : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cpu::dnnl_available()) GTEST_SKIP() << "built without oneDNN";
+    cpu::set_skinny_rows(0);  // these test oneDNN's paths, small shapes included
   }
+  void TearDown() override { cpu::set_skinny_rows(32); }
   static Tensor c(const Tensor& t) { return t.to(Device::cpu().eager()); }
 };
+
+// Outside these tests, products of a few rows run flex's skinny kernels (faster there).
+TEST(DnnlSkinny, ProductsOfFewRowsRunFlexsKernels) {
+  if (!cpu::dnnl_available()) GTEST_SKIP() << "built without oneDNN";
+  const Device cpu = Device::cpu().eager();
+  const Tensor x = rnd({16, 64}), w = rnd({48, 64}), b = rnd({48});
+  int64_t before = cpu::dnnl_stats().served;
+  Tensor y = linear(x.to(cpu), w.to(cpu), b.to(cpu));
+  EXPECT_EQ(cpu::dnnl_stats().served, before);
+  EXPECT_TRUE(allclose(y.to(Device::flex()), linear(x, w, b), 1e-5, 1e-5));
+  const Tensor xl = rnd({64, 64});
+  before = cpu::dnnl_stats().served;
+  Tensor z = linear(xl.to(cpu), w.to(cpu), b.to(cpu));
+  EXPECT_EQ(cpu::dnnl_stats().served, before + 1);
+  EXPECT_TRUE(allclose(z.to(Device::flex()), linear(xl, w, b), 1e-4, 1e-4));
+}
 
 TEST_F(DnnlOps, LinearBiasActivationResidual) {
   const Tensor x = rnd({24, 40}), w = rnd({32, 40}), b = rnd({32}), r = rnd({24, 32});

@@ -289,7 +289,7 @@ TEST(Fusion, AResidualAddAndTheNormAfterItAreOneKernel) {
 // product's oneDNN epilogue (one primitive; the product never reaches memory).
 TEST(Fusion, AnActivationAfterALinearIsItsEpilogue) {
   WaitForKernels wait;
-  Tensor xf = randn({16, 64}), wf = randn({32, 64}), bf = randn({32}), w2f = randn({8, 32});
+  Tensor xf = randn({96, 64}), wf = randn({32, 64}), bf = randn({32}), w2f = randn({8, 32});
   Tensor x = xf.to(Device::cpu()), w = wf.to(Device::cpu()), b = bf.to(Device::cpu());
   Tensor w2 = w2f.to(Device::cpu());
   synchronize(Device::cpu());

@@ -3,6 +3,7 @@
 // a broadcast batch dim a size-1 dim; only a matrix with no unit stride is copied. Batch dims on
 // the left operand alone fold into its rows where the strides allow (one large GEMM). f32 only
 // (f16/bf16 reach this path through flex's cast to f32); anything else runs flex's kernel.
+#include <atomic>
 #include <cstring>
 
 #include "ember/backends/cpu/cpu.h"
@@ -373,7 +374,25 @@ Shape out_shape(OpId op, std::span<const Tensor> in) {
   return meta.m[0].shape;
 }
 
+}  // namespace
+
+namespace {
+std::atomic<int64_t> g_skinny_rows{32};
+}
+int64_t skinny_rows() { return g_skinny_rows.load(std::memory_order_relaxed); }
+void set_skinny_rows(int64_t rows) { g_skinny_rows.store(rows); }
+
+bool skinny_product(const Shape& out) {
+  if (out.empty()) return skinny_rows() > 0;
+  const int64_t n = out.back(), numel = numel_of(out);
+  return n == 0 || numel / n <= skinny_rows();
+}
+
+namespace {
+
 TensorList k_matmul(const OpCall& c) {
+  // Products of a few rows (small-batch inference): flex's unpacked skinny kernels beat oneDNN's.
+  if (skinny_product(c.meta.m[0].shape)) return flex_kernel(c.op)(c);
   Tensor r = try_run(matmul_call(c.inputs[0], c.inputs[1], c.meta.m[0].shape), {}, c.device,
                      placed_output(c), op_name(c.op));
   if (r.defined()) return {r};
@@ -381,6 +400,7 @@ TensorList k_matmul(const OpCall& c) {
 }
 
 TensorList k_linear(const OpCall& c) {
+  if (skinny_product(c.meta.m[0].shape)) return flex_kernel(c.op)(c);
   const Call call = linear_call(c.inputs[0], c.inputs[1], c.inputs[2], c.meta.m[0].shape);
   Tensor r = try_run(call, {}, c.device, placed_output(c), "linear");
   if (r.defined()) return {r};
