@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "ember/detail/convert.h"
 #include "ember/dtype.h"
 
 namespace ember {
@@ -32,13 +33,20 @@ class Scalar {
   bool is_integral() const { return kind_ == Kind::Int; }
   bool is_bool() const { return kind_ == Kind::Bool; }
   double to_double() const { return kind_ == Kind::Float ? d_ : double(i_); }
-  int64_t to_int() const { return kind_ == Kind::Float ? int64_t(d_) : i_; }
+  /// A float converts by ember's float -> int rule (ember/detail/convert.h), never UB.
+  int64_t to_int() const { return kind_ == Kind::Float ? detail::float_to_i64(d_) : i_; }
   bool to_bool() const { return kind_ == Kind::Float ? d_ != 0 : i_ != 0; }
   template <class T> T to() const {
     if constexpr (std::is_same_v<T, bool>) return to_bool();
-    else if constexpr (std::is_integral_v<T>) return T(to_int());
+    else if constexpr (std::is_integral_v<T>)
+      return kind_ == Kind::Float ? detail::float_to_int<T>(d_) : T(i_);
     else return T(to_double());
   }
+  /// Whether this value converts to dtype `d` without overflow (libtorch's checked_convert):
+  /// an integer must lie in d's range; a finite float must, after truncation, lie in an integer
+  /// d's range or, for a floating d, round to a finite value; inf and NaN convert only to a
+  /// floating d or bool; anything converts to bool.
+  bool fits(DType d) const;
   /// The dtype a 0-d tensor made from this scalar gets: bool, int64 or the default float.
   DType dtype() const {
     return kind_ == Kind::Bool ? DType::Bool : kind_ == Kind::Int ? DType::I64 : default_dtype();

@@ -6,6 +6,36 @@
 
 namespace ember {
 
+void check_shape(std::span<const int64_t> shape, const char* op, bool unknown_ok) {
+  if (shape.size() > kMaxDims)
+    detail::throw_shape(op, "at most " + std::to_string(kMaxDims) + " dims are supported, found " +
+                                std::to_string(shape.size()) + " in " + shape_str(shape));
+  int64_t extent = 1;
+  for (int64_t d : shape) {
+    if (d < 0 && !(unknown_ok && d == -1))
+      detail::throw_value(op, "expected non-negative sizes, found " + shape_str(shape));
+    if (__builtin_mul_overflow(extent, std::max<int64_t>(d, 1), &extent) || extent > kMaxNumel)
+      detail::throw_value(op, "shape " + shape_str(shape) + " is too large: its sizes multiply " +
+                                  "past 2^56 (the most elements a tensor may hold)");
+  }
+}
+
+int64_t checked_mul(int64_t a, int64_t b, const char* op, const char* what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    detail::throw_value(op, std::string(what) + " overflows: " + std::to_string(a) + " * " +
+                                std::to_string(b) + " does not fit in int64");
+  return r;
+}
+
+int64_t checked_add(int64_t a, int64_t b, const char* op, const char* what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    detail::throw_value(op, std::string(what) + " overflows: " + std::to_string(a) + " + " +
+                                std::to_string(b) + " does not fit in int64");
+  return r;
+}
+
 Shape contiguous_strides(std::span<const int64_t> shape) {
   Shape st(shape.size());
   int64_t s = 1;

@@ -119,13 +119,27 @@ using Shape = IntVec;
 /// The most dims a tensor may have (PyTorch allows 25 on CPU; ember's loops are built for 16).
 inline constexpr size_t kMaxDims = 16;
 
-/// Number of elements a shape holds (1 for a 0-d shape).
+/// The most elements a tensor may hold, and the largest product of its sizes counted as at
+/// least 1 each (what row-major strides reach): 2^56, so sizes, strides, offsets and byte counts
+/// (at most 8 bytes an element) never overflow int64.
+inline constexpr int64_t kMaxNumel = int64_t(1) << 56;
+
+/// Number of elements a shape holds (1 for a 0-d shape); the shape must have passed
+/// check_shape (or belong to a tensor, which did).
 inline int64_t numel_of(std::span<const int64_t> s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
 }
-/// Row-major strides for a shape.
+/// Checks a shape a tensor is to have: at most kMaxDims dims (else ShapeError), no negative size
+/// and no product of sizes (each counted as at least 1) beyond kMaxNumel (else ValueError), each
+/// naming `op`. With `unknown_ok`, a size of -1 (a size the data decides) counts as 1.
+void check_shape(std::span<const int64_t> shape, const char* op, bool unknown_ok = false);
+/// a * b and a + b for sizes, or a ValueError naming `op` and `what` when the result leaves
+/// int64 (shape arithmetic on user-given values must not overflow).
+int64_t checked_mul(int64_t a, int64_t b, const char* op, const char* what);
+int64_t checked_add(int64_t a, int64_t b, const char* op, const char* what);
+/// Row-major strides for a shape that passed check_shape.
 Shape contiguous_strides(std::span<const int64_t> shape);
 /// "[2, 3, 4]"
 std::string shape_str(std::span<const int64_t> s);

@@ -70,12 +70,62 @@ void Tensor::check_dtype(DType want, const char* op) const {
                                 std::string(dtype_name(dtype())));
 }
 
+namespace {
+Scalar scalar_at(const void* p, DType d) {
+  switch (d) {
+#define EMBER_X(e, T, n) \
+  case DType::e: {       \
+    T v;                 \
+    std::memcpy(&v, p, sizeof v); \
+    return Scalar(v);    \
+  }
+    EMBER_DTYPES(EMBER_X)
+#undef EMBER_X
+  }
+  return {};
+}
+void store_scalar(void* p, DType d, Scalar s) {
+  switch (d) {
+#define EMBER_X(e, T, n)  \
+  case DType::e: {        \
+    T v = s.to<T>();      \
+    std::memcpy(p, &v, sizeof v); \
+    return;               \
+  }
+    EMBER_DTYPES(EMBER_X)
+#undef EMBER_X
+  }
+}
+std::string scalar_str(Scalar s) {
+  if (s.is_floating()) {
+    std::ostringstream os;
+    os.precision(17);
+    os << s.to_double();
+    return os.str();
+  }
+  return s.is_bool() ? (s.to_bool() ? "true" : "false") : std::to_string(s.to_int());
+}
+}  // namespace
+
 void Tensor::copy_elements_to(void* dst, DType dst_dtype, int64_t expect, const char* op) const {
   const TensorImpl& i = need(impl_, op);
-  if (std::string_view(op) == "item" && i.numel != 1)
+  const bool item = std::string_view(op) == "item";
+  if (item && i.numel != 1)
     detail::throw_value(op, "expected a tensor with one element, found shape " +
                                 shape_str(i.shape) + " (" + std::to_string(i.numel) +
                                 " elements)");
+  if (item && dst_dtype != i.dtype) {
+    // item<T>() is checked like libtorch's: a value T cannot hold is an error, not a wrap.
+    alignas(8) unsigned char raw[8];
+    copy_elements_to(raw, i.dtype, 1, op);
+    Scalar v = scalar_at(raw, i.dtype);
+    if (!v.fits(dst_dtype))
+      detail::throw_dtype(op, "the value " + scalar_str(v) + " (" +
+                                  std::string(dtype_name(i.dtype)) + ") does not fit in " +
+                                  std::string(dtype_name(dst_dtype)));
+    store_scalar(dst, dst_dtype, v);
+    return;
+  }
   if (expect != i.numel) detail::throw_shape(op, "element count changed while copying");
   if (i.numel == 0) return;
   Tensor src = (dtype() == dst_dtype ? *this : cast(*this, dst_dtype)).contiguous();
@@ -114,6 +164,9 @@ Tensor Tensor::to(Device d) const {
   const TensorImpl& i = need(impl_, "to");
   if (i.device == d) return *this;
   if (i.device.same_place(d)) return detail::retag(*this, d);
+  if (!backend_for(d.backend()))
+    detail::throw_device("to", std::string("backend '") + backend_name(d.backend()) +
+                                   "' is not built into this binary");
   // Different backends: stage through host memory.
   Tensor src = contiguous();
   Tensor out = detail::empty_tensor(i.shape, i.dtype, d);
@@ -171,7 +224,12 @@ Tensor& Tensor::copy_(const Tensor& src) {
   impl_->storage->version.fetch_add(1);
   return *this;
 }
-Tensor& Tensor::fill_(Scalar v) { return copy_(scalar_tensor(v, dtype(), device())); }
+Tensor& Tensor::fill_(Scalar v) {
+  if (!v.fits(dtype()))  // checked like full's value, and named after what the user called
+    detail::throw_dtype("fill_", "the value " + scalar_str(v) + " does not fit in " +
+                                     std::string(dtype_name(dtype())));
+  return copy_(scalar_tensor(v, dtype(), device()));
+}
 Tensor& Tensor::add_(const Tensor& o, Scalar alpha) { return copy_(add(*this, o, alpha)); }
 Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) { return copy_(sub(*this, o, alpha)); }
 Tensor& Tensor::mul_(const Tensor& o) { return copy_(mul(*this, o)); }
@@ -224,6 +282,7 @@ int64_t peak_storage_bytes() { return g_peak_bytes.load(); }
 void reset_peak_storage_bytes() { g_peak_bytes.store(g_live_bytes.load()); }
 
 void check_value_count(size_t n, const Shape& shape) {
+  check_shape(shape, "tensor");  // negative sizes could multiply to the right count
   if (int64_t(n) != numel_of(shape))
     throw_shape("tensor", std::to_string(n) + " values given for shape " + shape_str(shape) +
                               " which holds " + std::to_string(numel_of(shape)));
@@ -231,15 +290,7 @@ void check_value_count(size_t n, const Shape& shape) {
 
 Tensor empty_tensor(const Shape& shape, DType dtype, Device device) {
   init();
-  int64_t n = 1;
-  for (int64_t s : shape) {
-    if (s < 0) throw_value("empty", "negative size in shape " + shape_str(shape));
-    if (__builtin_mul_overflow(n, s, &n) || n > (int64_t(1) << 56))
-      throw_value("empty", "shape " + shape_str(shape) + " holds more elements than memory can");
-  }
-  if (shape.size() > kMaxDims)
-    throw_shape("empty", "at most " + std::to_string(kMaxDims) + " dims are supported, found " +
-                             std::to_string(shape.size()));
+  check_shape(shape, "empty");  // ops check their results' shapes earlier, under their own name
   BackendImpl* b = backend_for(device.backend());
   if (!b)
     throw_device("empty", std::string("backend '") + backend_name(device.backend()) +

@@ -1,8 +1,10 @@
 #include "ember/data/csv.h"
 
+#include <algorithm>
 #include <charconv>
-#include <fstream>
 
+#include "ember/detail/file.h"
+#include "ember/detail/text.h"
 #include "ember/error.h"
 
 namespace ember::data {
@@ -13,6 +15,9 @@ void throw_csv_row(const std::string& path, int64_t line, const std::string& why
 }  // namespace detail
 
 namespace {
+// The file is read whole; a larger one is refused before anything is allocated.
+constexpr uint64_t kMaxCsvBytes = uint64_t(1) << 34;
+
 /// Splits one line; quoted fields may hold the delimiter and doubled quotes ("").
 bool split_line(const std::string& s, char delim, std::vector<std::string>& out) {
   out.clear();
@@ -45,13 +50,22 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 std::vector<CsvRow> read_csv(const std::string& path, const CsvOptions& o) {
-  std::ifstream in(path);
-  if (!in) throw ValueError("[CsvDataset] " + path + ": cannot open the file");
+  std::string text, error;
+  if (!ember::detail::read_whole_file(path, kMaxCsvBytes, text, error))
+    throw ValueError("[CsvDataset] " + path + ": " + error);
+  return detail::parse_csv(text, path, o);
+}
+
+std::vector<CsvRow> detail::parse_csv(std::string_view text, const std::string& path,
+                                      const CsvOptions& o) {
   std::vector<CsvRow> rows;
   std::string line;
   int64_t n = 0;
   bool skip_header = o.header;
-  while (std::getline(in, line)) {
+  for (size_t at = 0; at < text.size();) {
+    size_t end = std::min(text.find('\n', at), text.size());
+    line.assign(text.substr(at, end - at));
+    at = end + 1;
     ++n;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
@@ -72,7 +86,7 @@ float parse_float(const std::string& field) {
   float v = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || p != t.data() + t.size())
-    throw ValueError("[parse_float] expected a number, found '" + field + "'");
+    throw ValueError("[parse_float] expected a number, found '" + ember::detail::shorten(field, 60) + "'");
   return v;
 }
 
@@ -81,7 +95,7 @@ int64_t parse_int(const std::string& field) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || p != t.data() + t.size())
-    throw ValueError("[parse_int] expected an integer, found '" + field + "'");
+    throw ValueError("[parse_int] expected an integer, found '" + ember::detail::shorten(field, 60) + "'");
   return v;
 }
 

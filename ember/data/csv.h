@@ -3,6 +3,7 @@
 // dataset is made, so a malformed row fails early with its file and line number.
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ember/data/dataset.h"
@@ -22,8 +23,9 @@ struct CsvRow {
   std::vector<std::string> fields;
 };
 
-/// Reads every non-blank row of `path`. Throws ValueError naming file and line for an unopenable
-/// file or an unterminated quote.
+/// Reads every non-blank row of `path` (a regular file of at most 16 GiB, read whole). Throws
+/// ValueError naming file and line for an unopenable, non-regular or larger file, or an
+/// unterminated quote.
 std::vector<CsvRow> read_csv(const std::string& path, const CsvOptions& o = {});
 
 /// Parses a whole field as a number; throws ValueError naming the field when it is not one.
@@ -32,7 +34,9 @@ int64_t parse_int(const std::string& field);
 
 namespace detail {
 [[noreturn]] void throw_csv_row(const std::string& path, int64_t line, const std::string& why);
-}
+/// read_csv of text in memory (`path` names it in messages).
+std::vector<CsvRow> parse_csv(std::string_view text, const std::string& path, const CsvOptions& o);
+}  // namespace detail
 
 /// Rows of a CSV file parsed into items by `parse(fields)`. An exception from the parser becomes
 /// a ValueError "[CsvDataset] path:line: why".

@@ -23,6 +23,12 @@ void check_loader_options(const LoaderOptions& o) {
   if (o.prefetch < 1) bad("expected prefetch >= 1, found " + std::to_string(o.prefetch));
 }
 
+int64_t batch_count(int64_t n, int64_t batch_size, bool drop_last) {
+  if (n < 0)
+    throw ValueError("[DataLoader] expected a dataset of size >= 0, found " + std::to_string(n));
+  return n / batch_size + (!drop_last && n % batch_size != 0);
+}
+
 void check_start_batch(int64_t start, int64_t batches) {
   if (start < 0 || start > batches)
     throw IndexError("[DataLoader] expected a start batch in [0, " + std::to_string(batches) +
@@ -30,6 +36,7 @@ void check_start_batch(int64_t start, int64_t batches) {
 }
 
 std::vector<int64_t> epoch_order(int64_t n, const LoaderOptions& o, uint64_t epoch) {
+  batch_count(n, o.batch_size, o.drop_last);  // refuses a negative size before allocating
   if (!o.shuffle) {
     std::vector<int64_t> p(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) p[size_t(i)] = i;

@@ -45,6 +45,9 @@ struct VectorBatcher {
 
 namespace detail {
 void check_loader_options(const LoaderOptions& o);
+/// Batches of `batch_size` from `n` items (ceil, or floor with drop_last), without overflow;
+/// throws ValueError for a dataset with a negative size.
+int64_t batch_count(int64_t n, int64_t batch_size, bool drop_last);
 /// The dataset indices of one epoch, in order.
 std::vector<int64_t> epoch_order(int64_t n, const LoaderOptions& o, uint64_t epoch);
 /// Throws IndexError unless 0 <= start <= batches.
@@ -59,8 +62,7 @@ class LoaderRun {
             int64_t start)
       : ds_(std::move(ds)), batcher_(b), bs_(o.batch_size),
         order_(epoch_order(ds_->size(), o, epoch)) {
-    int64_t n = int64_t(order_.size());
-    batches_ = o.drop_last ? n / bs_ : (n + bs_ - 1) / bs_;
+    batches_ = batch_count(int64_t(order_.size()), bs_, o.drop_last);
     check_start_batch(start, batches_);
     consumed_ = start;
     taken_ = start;
@@ -106,7 +108,8 @@ class LoaderRun {
   }
   Batch make(int64_t k) const {
     std::vector<T> items;
-    int64_t begin = k * bs_, end = std::min(begin + bs_, int64_t(order_.size()));
+    // k < batches_, so k * bs_ < size; the end is clamped without forming begin + bs_.
+    int64_t n = int64_t(order_.size()), begin = k * bs_, end = begin + std::min(bs_, n - begin);
     items.reserve(size_t(end - begin));
     for (int64_t i = begin; i < end; ++i) items.push_back(ds_->get(order_[size_t(i)]));
     return batcher_(std::move(items));
@@ -205,8 +208,7 @@ class DataLoader {
 
   /// Batches per epoch.
   int64_t size() const {
-    int64_t n = ds_->size(), b = opt_.batch_size;
-    return opt_.drop_last ? n / b : (n + b - 1) / b;
+    return detail::batch_count(ds_->size(), opt_.batch_size, opt_.drop_last);
   }
   const LoaderOptions& options() const { return opt_; }
   /// Epoch `e`'s batches, skipping its first `start` batches without making them (a resumed

@@ -17,14 +17,23 @@ namespace ember::nn {
 
 namespace F = ember::nn::functional;
 
-MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& o)
-    : out_proj({.in = o.embed_dim, .out = o.embed_dim, .bias = o.bias, .param = o.param}),
-      options(o) {
+namespace {
+// The options are checked before out_proj is built, so a bad size is reported by the attention
+// module (not by the Linear inside it) and no parameter is allocated first.
+LinearOptions checked_out_proj(const MultiheadAttentionOptions& o) {
   if (o.num_heads < 1 || o.embed_dim % o.num_heads != 0)
     ember::detail::throw_value("MultiheadAttention",
                                "expected embed_dim divisible by num_heads, found embed_dim=" +
                                    std::to_string(o.embed_dim) +
                                    ", num_heads=" + std::to_string(o.num_heads));
+  const int64_t rows = checked_mul(3, o.embed_dim, "MultiheadAttention", "3 * embed_dim");
+  fmt::param_shape("MultiheadAttention", {rows, o.embed_dim});
+  return {.in = o.embed_dim, .out = o.embed_dim, .bias = o.bias, .param = o.param};
+}
+}  // namespace
+
+MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& o)
+    : out_proj(checked_out_proj(o)), options(o) {
   in_proj_weight = empty({3 * o.embed_dim, o.embed_dim}, fmt::topts(o.param));
   if (o.bias) in_proj_bias = empty({3 * o.embed_dim}, fmt::topts(o.param));
   reset_parameters();

@@ -30,6 +30,10 @@ Shape checked_kernel(const std::string& name, int64_t in, int64_t out, int64_t g
                                                  std::to_string(k.size()));
   Shape out_k;
   for (int i = 0; i < dims; ++i) out_k.push_back(k.size() == 1 ? k[0] : k[i]);
+  for (int64_t v : out_k)
+    if (v <= 0)  // torch builds the module and fails at forward; ember refuses at once
+      ember::detail::throw_value(name.c_str(), "expected kernel sizes > 0, found " +
+                                                   shape_str(out_k));
   return out_k;
 }
 // PyTorch's reset_parameters for every conv: kaiming_uniform(a=sqrt(5)), bias from fan_in.
@@ -57,7 +61,7 @@ ConvNd<Dims>::ConvNd(const ConvOptions& o) : options(o) {
   Shape wshape{o.out, o.in / std::max<int64_t>(o.groups, 1)};
   for (int64_t k : checked_kernel(type_name(), o.in, o.out, o.groups, o.kernel.v, Dims))
     wshape.push_back(k);
-  weight = empty(wshape, topts(o.param));
+  weight = empty(fmt::param_shape(type_name(), wshape), topts(o.param));
   if (o.bias) bias = empty({o.out}, topts(o.param));
   reset_parameters();
   register_parameter("weight", weight);
@@ -101,7 +105,7 @@ ConvTransposeNd<Dims>::ConvTransposeNd(const ConvTransposeOptions& o) : options(
   Shape wshape{o.in, o.out / std::max<int64_t>(o.groups, 1)};
   for (int64_t k : checked_kernel(type_name(), o.in, o.out, o.groups, o.kernel.v, Dims))
     wshape.push_back(k);
-  weight = empty(wshape, topts(o.param));
+  weight = empty(fmt::param_shape(type_name(), wshape), topts(o.param));
   if (o.bias) bias = empty({o.out}, topts(o.param));
   reset_parameters();
   register_parameter("weight", weight);

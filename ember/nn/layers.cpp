@@ -26,7 +26,7 @@ Linear::Linear(const LinearOptions& o) : options(o) {
   if (o.in < 0 || o.out < 0)
     detail::throw_value("Linear", "expected non-negative in and out, found " +
                                       std::to_string(o.in) + " and " + std::to_string(o.out));
-  weight = empty({o.out, o.in}, topts(o.param));
+  weight = empty(fmt::param_shape("Linear", {o.out, o.in}), topts(o.param));
   if (o.bias) bias = empty({o.out}, topts(o.param));
   reset_parameters();
   register_parameter("weight", weight);
@@ -62,7 +62,7 @@ Shape leading(const Tensor& x) {
 Bilinear::Bilinear(const BilinearOptions& o) : options(o) {
   if (o.in1 < 0 || o.in2 < 0 || o.out < 0)
     ember::detail::throw_value("Bilinear", "expected non-negative sizes");
-  weight = empty({o.out, o.in1, o.in2}, topts(o.param));
+  weight = empty(fmt::param_shape("Bilinear", {o.out, o.in1, o.in2}), topts(o.param));
   if (o.bias) bias = empty({o.out}, topts(o.param));
   reset_parameters();
   register_parameter("weight", weight);
@@ -143,7 +143,7 @@ Embedding::Embedding(const EmbeddingOptions& o) : options(normalized(o)) {
     detail::throw_value("Embedding", "expected padding_idx in [" + std::to_string(-o.num) + ", " +
                                          std::to_string(o.num) + "), found " +
                                          std::to_string(*o.padding_idx));
-  weight = empty({o.num, o.dim}, topts(o.param));
+  weight = empty(fmt::param_shape("Embedding", {o.num, o.dim}), topts(o.param));
   reset_parameters();
   register_parameter("weight", weight);
 }

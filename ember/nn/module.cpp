@@ -203,6 +203,7 @@ void Module::load_state_dict(const StateDict& sd, bool strict) {
   std::vector<std::string> unexpected, mis_shaped, missing;
   std::map<std::string, const Tensor*> given;
   for (const auto& [key, t] : sd) {
+    if (!t.defined()) detail::throw_value("load_state_dict", "the tensor for " + key + " is undefined");
     given[key] = &t;
     auto it = slots.find(key);
     if (it == slots.end()) {
@@ -224,12 +225,15 @@ void Module::load_state_dict(const StateDict& sd, bool strict) {
     detail::throw_value("load_state_dict", msg);
   }
   NoGradGuard ng;  // writing into leaves that require grad is not a recorded op
+  // Every value is converted before any slot is written: all or nothing.
+  std::vector<std::pair<Tensor*, Tensor>> writes;
   for (const auto& [key, t] : sd) {
     auto it = slots.find(key);
     if (it == slots.end()) continue;  // unexpected, allowed by strict = false
     Tensor* slot = it->second;
-    slot->copy_(t.detach().to(slot->dtype()).to(slot->device().without_layers()));
+    writes.emplace_back(slot, t.detach().to(slot->dtype()).to(slot->device().without_layers()));
   }
+  for (auto& [slot, v] : writes) slot->copy_(v);
 }
 
 void Module::copy_state_from(const Module& src) {

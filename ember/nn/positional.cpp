@@ -96,7 +96,8 @@ LearnedPositionalEncoding::LearnedPositionalEncoding(const LearnedPositionalEnco
     ember::detail::throw_value("LearnedPositionalEncoding",
                                "expected max_len and d_model >= 1, found " +
                                    std::to_string(o.max_len) + " and " + std::to_string(o.d_model));
-  weight = empty({o.max_len, o.d_model}, fmt::topts(o.param));
+  weight = empty(fmt::param_shape("LearnedPositionalEncoding", {o.max_len, o.d_model}),
+                 fmt::topts(o.param));
   init::normal_(weight, 0.0, 1.0);
   register_parameter("weight", weight);
 }

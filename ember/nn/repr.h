@@ -36,5 +36,11 @@ inline std::string py_float(double d) {
   return s;
 }
 inline TensorOptions topts(const ParamOptions& p) { return {p.dtype, p.device}; }
+/// A parameter's shape, checked under the module's name: sizes no tensor may have are the
+/// module's error (ValueError naming it), not one of empty().
+inline Shape param_shape(const std::string& module, Shape s) {
+  check_shape(s, module.c_str());
+  return s;
+}
 
 }  // namespace ember::nn::fmt

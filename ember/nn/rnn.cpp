@@ -25,20 +25,22 @@ RNNBase::RNNBase(const RNNOptions& o, int64_t gates, const char* name) : options
     ember::detail::throw_value(name,
                                "expected dropout in [0, 1], found " + fmt::py_float(o.dropout));
   const int64_t dirs = o.bidirectional ? 2 : 1, h = o.hidden;
+  const int64_t gh = checked_mul(gates, h, name, "gates * hidden");
+  checked_mul(h, dirs, name, "hidden * directions");
   const double bound = 1.0 / std::sqrt(double(h));
   for (int64_t l = 0; l < o.layers; ++l) {
     for (int64_t d = 0; d < dirs; ++d) {
       auto c = std::make_unique<Cell>();
       int64_t in = l == 0 ? o.in : h * dirs;
       auto make = [&](Shape s) {
-        Tensor t = empty(s, fmt::topts(o.param));
+        Tensor t = empty(fmt::param_shape(name, s), fmt::topts(o.param));
         return init::uniform_(t, -bound, bound);
       };
-      c->w_ih = make({gates * h, in});
-      c->w_hh = make({gates * h, h});
+      c->w_ih = make({gh, in});
+      c->w_hh = make({gh, h});
       if (o.bias) {
-        c->b_ih = make({gates * h});
-        c->b_hh = make({gates * h});
+        c->b_ih = make({gh});
+        c->b_hh = make({gh});
       }
       std::string sfx = "_l" + std::to_string(l) + (d == 1 ? "_reverse" : "");
       register_parameter("weight_ih" + sfx, c->w_ih);

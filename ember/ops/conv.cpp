@@ -53,11 +53,30 @@ void check_rank(const char* op, const Tensor& x, int nsp, const char* what) {
                                 ", found shape " + shape_str(x.shape()));
 }
 
+// The product of three spatial sizes must stay a valid tensor extent (see check_shape), so
+// in_numel(), out_numel() and kernel_numel() cannot overflow.
+void check_dims(const char* op, const ConvGeometry::Dims& d, const char* what) {
+  int64_t n = 1;
+  for (int64_t v : d)
+    if (__builtin_mul_overflow(n, v, &n) || n > kMaxNumel)
+      detail::throw_value(op, std::string(what) + " " + shape_str(d) + " is too large");
+}
+
+// The dilated kernel's span and the padded input's size in spatial slot s, checked: every term
+// comes from the user, and kernels index with them.
+std::pair<int64_t, int64_t> span_and_padded(const char* op, const ConvGeometry& g, int s) {
+  int64_t span = checked_add(
+      checked_mul(g.dilation[size_t(s)], g.kernel[size_t(s)] - 1, op, "dilation * (kernel - 1)"),
+      1, op, "the dilated kernel");
+  int64_t padded = checked_add(g.in[size_t(s)], checked_mul(2, g.pad[size_t(s)], op, "padding"),
+                               op, "the padded input");
+  return {span, padded};
+}
+
 // Sliding-block geometry (conv, unfold, fold): blocks per dim of `in` padded by pad.
 void sliding_blocks(const char* op, ConvGeometry& g) {
   for (int s = 3 - g.nsp; s < 3; ++s) {
-    int64_t span = g.dilation[size_t(s)] * (g.kernel[size_t(s)] - 1) + 1;
-    int64_t padded = g.in[size_t(s)] + 2 * g.pad[size_t(s)];
+    auto [span, padded] = span_and_padded(op, g, s);
     if (padded < span)
       detail::throw_shape(op, "padded input size " + dims_str(g.in, g.nsp) + " + 2 * padding " +
                                   dims_str(g.pad, g.nsp) + " is smaller than the dilated kernel " +
@@ -78,6 +97,7 @@ ConvGeometry blocks_geometry(OpId op, const Attrs& a, std::span<const Tensor> in
   g.stride = spread(name, a.ints2, 2, "stride", 1, 1);
   g.pad = spread(name, a.ints3, 2, "padding", 0, 0);
   g.dilation = spread(name, a.ints4, 2, "dilation", 1, 1);
+  check_dims(name, g.kernel, "kernel_size");
   const int64_t kk = g.kernel_numel();
   if (op == OpId::unfold) {
     if (x.dim() != 3 && x.dim() != 4)
@@ -96,6 +116,7 @@ ConvGeometry blocks_geometry(OpId op, const Attrs& a, std::span<const Tensor> in
   const int64_t count = a.i[2] ? a.i[2] : 2;
   const int64_t sizes[2] = {a.i[0], count == 1 ? a.i[0] : a.i[1]};
   g.in = spread(name, std::span<const int64_t>(sizes, 2), 2, "output_size", 1, 1);
+  check_dims(name, g.in, "output_size");
   g.batched = x.dim() == 3;
   g.n = g.batched ? x.size(0) : 1;
   if (x.size(-2) % kk)
@@ -104,6 +125,7 @@ ConvGeometry blocks_geometry(OpId op, const Attrs& a, std::span<const Tensor> in
                                   " elements, found shape " + shape_str(x.shape()));
   g.c_in = g.c_out = x.size(-2) / kk;
   sliding_blocks(name, g);
+  check_dims(name, g.out, "the grid of sliding blocks");
   if (x.size(-1) != g.out_numel())
     detail::throw_shape(name, "output_size " + dims_str(g.in, 2) + " gives " +
                                   dims_str(g.out, 2) + " = " + std::to_string(g.out_numel()) +
@@ -148,6 +170,10 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in) 
     g.in[size_t(3 - g.nsp + i)] = x.size(off + 1 + i);
     g.kernel[size_t(3 - g.nsp + i)] = w.size(2 + i);
   }
+  for (int i = 0; i < g.nsp; ++i)
+    if (w.size(2 + i) == 0)
+      detail::throw_shape(name, "expected a kernel of positive sizes, found weight of shape " +
+                                    shape_str(w.shape()));
   if (w.size(0) == 0 || w.size(0) % g.groups)
     detail::throw_shape(name, "expected the weight's dim 0 to be a positive multiple of groups=" +
                                   std::to_string(g.groups) + ", found weight of shape " +
@@ -166,11 +192,16 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in) 
       for (int s = 3 - g.nsp; s < 3; ++s) {
         if (g.stride[size_t(s)] != 1)
           detail::throw_value(name, "padding='same' is not supported for strided convolutions");
-        g.pad[size_t(s)] = g.dilation[size_t(s)] * (g.kernel[size_t(s)] - 1) / 2;
+        g.pad[size_t(s)] =
+            checked_mul(g.dilation[size_t(s)], g.kernel[size_t(s)] - 1, name, "padding") / 2;
       }
     }
-    if (padding == ops::ConvPadding::Same) g.out = g.in;  // an odd total padding puts the extra at the end
-    else sliding_blocks(name, g);
+    if (padding == ops::ConvPadding::Same) {
+      for (int s = 3 - g.nsp; s < 3; ++s) span_and_padded(name, g, s);  // overflow checks only
+      g.out = g.in;  // an odd total padding puts the extra at the end
+    } else {
+      sliding_blocks(name, g);
+    }
   } else {
     if (g.c_in != w.size(0))
       detail::throw_shape(name, "weight of shape " + shape_str(w.shape()) + " expects " +
@@ -185,14 +216,20 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in) 
         detail::throw_value(name, "output_padding " + dims_str(out_pad, g.nsp) +
                                       " must be smaller than stride " + dims_str(g.stride, g.nsp) +
                                       " or dilation " + dims_str(g.dilation, g.nsp));
-      g.out[i] = (g.in[i] - 1) * g.stride[i] - 2 * g.pad[i] + g.dilation[i] * (g.kernel[i] - 1) +
-                 out_pad[i] + 1;
+      // (in - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_padding + 1, checked
+      // step by step: every term comes from the user.
+      const char* w_ = "the output size";
+      int64_t grown = checked_mul(g.in[i] - 1, g.stride[i], name, w_);
+      int64_t reach = checked_mul(g.dilation[i], g.kernel[i] - 1, name, w_);
+      int64_t o = checked_add(checked_add(grown, reach, name, w_), out_pad[i] + 1, name, w_);
+      g.out[i] = checked_add(o, -checked_mul(2, g.pad[i], name, "padding"), name, w_);
       if (g.out[i] <= 0)
         detail::throw_shape(name, "input of shape " + shape_str(x.shape()) +
                                       " gives a non-positive output size with padding " +
                                       dims_str(g.pad, g.nsp));
     }
   }
+  check_dims(name, g.out, "the output size");
   if (bias.defined() && (bias.dim() != 1 || bias.size(0) != g.c_out))
     detail::throw_shape(name, "expected a 1-D bias of " + std::to_string(g.c_out) +
                                   " elements, found shape " + shape_str(bias.shape()));

@@ -37,18 +37,48 @@ void check_shape(const char* op, const Shape& s) {
 
 int64_t arange_len(const Attrs& a) {
   double start = a.s[0].to_double(), end = a.s[1].to_double(), step = a.s[2].to_double();
-  if (step == 0) detail::throw_value("arange", "step must be non-zero");
+  if (step == 0 || !std::isfinite(step))
+    detail::throw_value("arange", "step must be non-zero and finite, found " +
+                                      std::to_string(step));
   if (!std::isfinite(start) || !std::isfinite(end))
     detail::throw_value("arange", "start and end must be finite");
   if ((step > 0 && end < start) || (step < 0 && end > start))
     detail::throw_value("arange", "upper bound and step sign are inconsistent: start " +
                                       std::to_string(start) + ", end " + std::to_string(end) +
                                       ", step " + std::to_string(step));
+  auto too_long = [&]() -> int64_t {
+    detail::throw_value("arange", "start " + std::to_string(start) + ", end " +
+                                      std::to_string(end) + " and step " + std::to_string(step) +
+                                      " give more than 2^56 elements");
+  };
   if (!a.s[0].is_floating() && !a.s[1].is_floating() && !a.s[2].is_floating()) {
+    // ceil(|e - s| / |step|) in unsigned arithmetic: the distance may exceed INT64_MAX.
     int64_t s = a.s[0].to_int(), e = a.s[1].to_int(), st = a.s[2].to_int();
-    return st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
+    uint64_t dist = st > 0 ? uint64_t(e) - uint64_t(s) : uint64_t(s) - uint64_t(e);
+    uint64_t mag = st > 0 ? uint64_t(st) : uint64_t(0) - uint64_t(st);
+    uint64_t n = dist / mag + (dist % mag != 0);
+    return n > uint64_t(kMaxNumel) ? too_long() : int64_t(n);
   }
-  return int64_t(std::ceil((end - start) / step));
+  double n = std::ceil((end - start) / step);
+  return n <= double(kMaxNumel) ? int64_t(n) : too_long();
+}
+
+std::string scalar_text(Scalar v) {
+  if (v.is_floating()) return std::to_string(v.to_double());
+  return v.is_bool() ? (v.to_bool() ? "true" : "false") : std::to_string(v.to_int());
+}
+
+// torch refuses bounds the dtype cannot hold (randint(0, 1000, dtype=uint8)): values would wrap.
+void check_randint_range(const Attrs& a) {
+  if (!is_integral(a.dtype) || a.dtype == DType::I64) return;
+  int bits = int(itemsize(a.dtype)) * 8;
+  int64_t lo = is_signed(a.dtype) ? -(int64_t(1) << (bits - 1)) : 0;
+  int64_t hi = is_signed(a.dtype) ? (int64_t(1) << (bits - 1)) : (int64_t(1) << bits);
+  if (a.i[0] < lo || a.i[1] > hi)
+    detail::throw_value("randint", "low " + std::to_string(a.i[0]) + " and high " +
+                                       std::to_string(a.i[1]) + " must lie in [" +
+                                       std::to_string(lo) + ", " + std::to_string(hi) + "] for " +
+                                       std::string(dtype_name(a.dtype)));
 }
 
 void infer_creation(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& out) {
@@ -57,6 +87,9 @@ void infer_creation(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLis
     case OpId::arange: out.add({arange_len(a)}, a.dtype); return;
     case OpId::linspace:
       if (a.i[0] < 0) detail::throw_value(name, "number of steps must be non-negative");
+      if (!is_floating(a.dtype) && !(std::isfinite(a.f[0]) && std::isfinite(a.f[1])))
+        detail::throw_value(name, "start and end must be finite for an integer dtype, found " +
+                                      std::to_string(a.f[0]) + " and " + std::to_string(a.f[1]));
       out.add({a.i[0]}, a.dtype);
       return;
     case OpId::eye:
@@ -81,7 +114,7 @@ void infer_creation(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLis
       if (!is_floating(in[0].dtype()))
         detail::throw_dtype(name, "expected floating probabilities, found " +
                                       std::string(dtype_name(in[0].dtype())));
-      if (a.b[0] && (a.f[0] < 0 || a.f[0] > 1))
+      if (a.b[0] && !(a.f[0] >= 0 && a.f[0] <= 1))  // NaN is refused too
         detail::throw_value(name, "p must be in [0, 1], found " + std::to_string(a.f[0]));
       out.add(in[0].shape(), in[0].dtype());
       return;
@@ -94,10 +127,21 @@ void infer_creation(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLis
       if (op == OpId::randint && a.i[0] >= a.i[1])
         detail::throw_value(name, "expected low < high, found low " + std::to_string(a.i[0]) +
                                       " and high " + std::to_string(a.i[1]));
-      if (op == OpId::normal && a.f[1] < 0)
-        detail::throw_value(name, "std must be non-negative, found " + std::to_string(a.f[1]));
-      if (op == OpId::uniform && a.f[0] > a.f[1])
-        detail::throw_value(name, "expected low <= high");
+      if (op == OpId::randint) check_randint_range(a);
+      if (op == OpId::full && !a.s[0].fits(a.dtype))
+        detail::throw_dtype(name, "the fill value " + scalar_text(a.s[0]) + " does not fit in " +
+                                      std::string(dtype_name(a.dtype)));
+      // NaN and inf parameters would fill the tensor with NaN: refused (the negated tests
+      // catch NaN).
+      if (op == OpId::normal && !(a.f[1] >= 0 && std::isfinite(a.f[1]) && std::isfinite(a.f[0])))
+        detail::throw_value(name, "expected a finite mean and a finite std >= 0, found mean " +
+                                      std::to_string(a.f[0]) + " and std " +
+                                      std::to_string(a.f[1]));
+      if (op == OpId::uniform &&
+          !(std::isfinite(a.f[0]) && std::isfinite(a.f[1]) && a.f[0] <= a.f[1]))
+        detail::throw_value(name, "expected finite low <= high, found low " +
+                                      std::to_string(a.f[0]) + " and high " +
+                                      std::to_string(a.f[1]));
       out.add(a.ints, a.dtype);
       return;
   }

@@ -54,7 +54,13 @@ void infer_interpolate(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
       if (!(f > 0) || !std::isfinite(f))
         detail::throw_value(name, "scale_factor must be positive and finite, found " +
                                       std::to_string(f));
-      s[size_t(2 + d)] = int64_t(std::floor(double(x.size(2 + d)) * f));
+      // Converted only once known to fit: a huge factor must not reach int64 as UB.
+      double o = std::floor(double(x.size(2 + d)) * f);
+      if (!(o <= double(kMaxNumel)))
+        detail::throw_value(name, "scale_factor " + std::to_string(f) + " gives an output size " +
+                                      "beyond 2^56 for an input size of " +
+                                      std::to_string(x.size(2 + d)));
+      s[size_t(2 + d)] = int64_t(o);
     }
   }
   for (int d = 0; d < nd; ++d)

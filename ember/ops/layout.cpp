@@ -30,6 +30,8 @@ DType promote_all(std::span<const Tensor> in) {
 
 std::string at(size_t i) { return " at position " + std::to_string(i); }
 
+constexpr int64_t kMaxEmptyChunks = int64_t(1) << 16;
+
 // torch skips 1-d empty tensors in cat (a legacy of "empty" meaning shape [0]).
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
 
@@ -61,7 +63,7 @@ void infer_cat(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& ou
         detail::throw_shape(name, "sizes must match except in dim " + std::to_string(dim) +
                                       ": expected " + shape_str(ref->shape()) + ", found " +
                                       shape_str(t.shape()) + at(i));
-    s[size_t(dim)] += t.size(dim);
+    s[size_t(dim)] = checked_add(s[size_t(dim)], t.size(dim), name, "the concatenated size");
   }
   out.add(s, d);
 }
@@ -98,6 +100,11 @@ void infer_split(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& 
   if (op == OpId::chunk) {
     if (a.i[0] <= 0)
       detail::throw_value(name, "expected chunks > 0, found " + std::to_string(a.i[0]));
+    // An empty dim gives `chunks` empty views (as torch does): bounded, as each is an output.
+    if (n == 0 && a.i[0] > kMaxEmptyChunks)
+      detail::throw_value(name, "an empty dim splits into at most " +
+                                    std::to_string(kMaxEmptyChunks) + " chunks, found " +
+                                    std::to_string(a.i[0]));
     return;
   }
   if (a.b[0]) {
@@ -105,7 +112,7 @@ void infer_split(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& 
     for (int64_t s : a.ints) {
       if (s < 0)
         detail::throw_value(name, "expected non-negative sizes, found " + shape_str(a.ints));
-      total += s;
+      total = checked_add(total, s, name, "the sum of the sizes");
     }
     if (total != n)
       detail::throw_shape(name, "sizes " + shape_str(a.ints) + " must sum to the dim's size " +
@@ -174,7 +181,7 @@ TensorList d_chunk(const Attrs& a, std::span<const Tensor> in) {
   const Tensor& x = in[0];
   const int64_t dim = wrap_dim(a.i[1], x.dim(), "chunk");
   const int64_t n = x.size(dim), chunks = a.i[0];
-  const int64_t size = (n + chunks - 1) / chunks;
+  const int64_t size = n / chunks + (n % chunks != 0);  // ceil without overflow
   // An empty dim still gives `chunks` empty pieces, as in torch.
   if (n == 0) return views_by_sizes(x, dim, Shape(size_t(chunks), 0));
   return views_by_sizes(x, dim, sizes_for_split(n, size));

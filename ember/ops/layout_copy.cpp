@@ -38,10 +38,11 @@ void require_non_negative(const char* op, const Shape& s, const char* what) {
 }
 
 // repeat's shape rule: x's shape padded with leading 1s to the repeats' length, times repeats.
-Shape repeated_shape(const Shape& xs, const Shape& reps) {
+Shape repeated_shape(const char* op, const Shape& xs, const Shape& reps) {
   Shape s(reps.size());
   const size_t off = reps.size() - xs.size();
-  for (size_t i = 0; i < reps.size(); ++i) s[i] = reps[i] * (i < off ? 1 : xs[i - off]);
+  for (size_t i = 0; i < reps.size(); ++i)
+    s[i] = checked_mul(reps[i], i < off ? 1 : xs[i - off], op, "the repeated size");
   return s;
 }
 
@@ -54,7 +55,7 @@ Shape tile_reps(const Tensor& x, const Shape& reps) {
 // One padded dim: its input size n, pads l (left) and r (right), the mode.
 int64_t padded_size(const char* op, ops::PadMode m, int64_t dim, int64_t n, int64_t l,
                     int64_t r) {
-  const int64_t o = n + l + r;
+  const int64_t o = checked_add(checked_add(n, l, op, "the padded size"), r, op, "the padded size");
   const std::string where = " for dim " + std::to_string(dim) + " of size " + std::to_string(n);
   const std::string pads = "padding (" + std::to_string(l) + ", " + std::to_string(r) + ")";
   if (o < 0) detail::throw_shape(op, pads + " leaves a negative size" + where);
@@ -81,11 +82,11 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
         detail::throw_shape(name, "expected at least " + std::to_string(x.dim()) +
                                       " repeats (one per dim), found " + shape_str(a.ints));
       require_non_negative(name, a.ints, "repeats");
-      out.add(repeated_shape(x.shape(), a.ints), x.dtype());
+      out.add(repeated_shape(name, x.shape(), a.ints), x.dtype());
       return;
     case OpId::tile:
       require_non_negative(name, a.ints, "reps");
-      out.add(repeated_shape(x.shape(), tile_reps(x, a.ints)), x.dtype());
+      out.add(repeated_shape(name, x.shape(), tile_reps(x, a.ints)), x.dtype());
       return;
     case OpId::repeat_interleave: {
       const bool by_tensor = in.size() > 1;
@@ -109,7 +110,7 @@ void infer_layout_copy(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
         if (a.i[0] < 0)
           detail::throw_value(name, "repeats must be non-negative, found " +
                                         std::to_string(a.i[0]));
-        len = n * a.i[0];
+        len = checked_mul(n, a.i[0], name, "the repeated length");
       }
       Shape s = a.b[0] && x.dim() > 0 ? x.shape() : Shape{n};
       s[size_t(a.b[0] && x.dim() > 0 ? dim : 0)] = len;

@@ -73,8 +73,13 @@ PoolParams pool_params(const char* op, const Attrs& a, int nd, bool dilation) {
   return r;
 }
 
-int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil) {
-  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? stride - 1 : 0);
+int64_t pool_out_size(const char* op, int64_t in, int64_t k, int64_t pad, int64_t stride,
+                      int64_t dil, bool ceil) {
+  // Every term comes from the user: checked, so a huge window is an error, not a wrapped size.
+  const char* what = "the pooling window";
+  int64_t num = checked_add(in, checked_mul(2, pad, op, what), op, what);
+  num = checked_add(num, -checked_add(checked_mul(dil, k - 1, op, what), 1, op, what), op, what);
+  if (ceil) num = checked_add(num, stride - 1, op, what);
   // Floor division (the numerator can be negative when the window does not fit).
   int64_t q = num >= 0 ? num / stride : -((-num + stride - 1) / stride);
   int64_t out = q + 1;

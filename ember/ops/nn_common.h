@@ -33,7 +33,8 @@ struct PoolParams {
 /// dilation, b[0] ceil_mode) for `nd` spatial dims; throws ValueError naming the op.
 PoolParams pool_params(const char* op, const Attrs& a, int nd, bool dilation);
 /// torch's pooling_output_shape.
-int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil);
+int64_t pool_out_size(const char* op, int64_t in, int64_t k, int64_t pad, int64_t stride,
+                      int64_t dil, bool ceil);
 
 /// Window [start, end) of output `o` in adaptive pooling of `in` into `out`.
 inline int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return o * in / out; }

@@ -62,8 +62,8 @@ void infer_pool(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& o
     default: {
       const bool is_max = op == OpId::max_pool1d || op == OpId::max_pool2d;
       ops::PoolParams p = ops::pool_params(name, a, nd, is_max);
-      int64_t oh = ops::pool_out_size(h, p.kh, p.ph, p.sh, p.dh, p.ceil_mode);
-      int64_t ow = ops::pool_out_size(w, p.kw, p.pw, p.sw, p.dw, p.ceil_mode);
+      int64_t oh = ops::pool_out_size(name, h, p.kh, p.ph, p.sh, p.dh, p.ceil_mode);
+      int64_t ow = ops::pool_out_size(name, w, p.kw, p.pw, p.sw, p.dw, p.ceil_mode);
       if (oh < 1 || ow < 1)
         detail::throw_shape(name, "input of shape " + shape_str(x.shape()) +
                                       " is too small for the window: the output would be " +

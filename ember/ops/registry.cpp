@@ -149,11 +149,9 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
   if (!def.infer) detail::throw_not_implemented(def.name, "the op has no inference rule yet");
   MetaList meta;
   def.infer(op, attrs, inputs, meta);
-  for (int i = 0; i < meta.n; ++i)
-    if (meta.m[i].shape.size() > kMaxDims)
-      detail::throw_shape(def.name, "at most " + std::to_string(kMaxDims) +
-                                        " dims are supported, the result would have " +
-                                        std::to_string(meta.m[i].shape.size()));
+  // Every result shape, views included, is checked here under the op's name: no tensor ever
+  // gets a shape whose sizes or strides overflow (see check_shape).
+  for (int i = 0; i < meta.n; ++i) check_shape(meta.m[i].shape, def.name, /*unknown_ok=*/true);
   OpCall call{op, attrs, inputs, meta, dev};
   if (t_bypass_layers == 0 && dev.has_layers()) {
     std::span<Layer* const> layers = dev.layers();

@@ -25,8 +25,9 @@ Shape infer_size(const Shape& shape, int64_t numel, const char* op) {
       infer_at = int64_t(i);
     } else if (out[i] < 0) {
       detail::throw_shape(op, "invalid size " + std::to_string(out[i]) + " in " + shape_str(shape));
-    } else {
-      known *= out[i];
+    } else if (__builtin_mul_overflow(known, out[i], &known)) {
+      detail::throw_shape(op, "shape " + shape_str(shape) + " is invalid for input of size " +
+                                  std::to_string(numel) + " (its sizes overflow int64)");
     }
   }
   if (infer_at >= 0) {
@@ -229,8 +230,10 @@ Geometry view_geometry(OpId op, const Attrs& a, const Tensor& x) {
       if (e < 0) e += n;
       s = std::clamp<int64_t>(s, 0, n);
       e = std::clamp<int64_t>(e, s, n);
-      g.shape[size_t(d)] = (e - s + step - 1) / step;
-      g.strides[size_t(d)] = st[size_t(d)] * step;
+      g.shape[size_t(d)] = (e - s) / step + ((e - s) % step != 0);
+      // A step past the dim's size keeps at most one element, whose stride does not matter:
+      // clamping it keeps the stride from overflowing.
+      g.strides[size_t(d)] = st[size_t(d)] * std::min<int64_t>(step, std::max<int64_t>(n, 1));
       g.offset += s * st[size_t(d)];
       return g;
     }
@@ -252,7 +255,7 @@ Geometry view_geometry(OpId op, const Attrs& a, const Tensor& x) {
       int64_t d = wrap(a.i[0], x, name);
       int64_t n = xs[size_t(d)], s = a.i[1], len = a.i[2];
       if (s < 0) s += n;
-      if (s < 0 || len < 0 || s + len > n)
+      if (s < 0 || s > n || len < 0 || len > n - s)
         detail::throw_index(name, "start " + std::to_string(a.i[1]) + " and length " + std::to_string(len) +
                                       " exceed dim " + std::to_string(d) + " of size " + std::to_string(n));
       g.shape[size_t(d)] = len;
@@ -297,6 +300,15 @@ void infer_copy(OpId op, const Attrs&, std::span<const Tensor> in, MetaList& out
   const char* name = op_name(op);
   for (const Tensor& t : in) require_defined(t, name);
   if (op == OpId::copy && in.size() == 2) {  // copy_(dst, src): src broadcasts to dst
+    // A destination whose elements share memory (an expanded view) has no defined result:
+    // refused, as torch does.
+    const Tensor& d = in[0];
+    for (int64_t k = 0; k < d.dim(); ++k)
+      if (d.stride(k) == 0 && d.size(k) > 1)
+        detail::throw_value("copy_", "the destination of shape " + shape_str(d.shape()) +
+                                         " has stride 0 in dim " + std::to_string(k) +
+                                         ": several of its elements share one memory location "
+                                         "(write into a clone() instead)");
     Shape b = broadcast_shapes(in[0].shape(), in[1].shape(), name);
     if (b != in[0].shape())
       detail::throw_shape(name, "source of shape " + shape_str(in[1].shape()) +

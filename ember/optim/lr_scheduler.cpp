@@ -12,6 +12,8 @@ namespace ember::optim {
 
 namespace {
 constexpr double kPi = std::numbers::pi;
+// Counters in a loaded state are whole numbers up to 2^53 (exact in the double they travel as).
+constexpr double kMaxStateCount = 9007199254740992.0;
 // Python's a % b for b > 0 (never negative).
 int64_t py_mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
 }  // namespace
@@ -24,6 +26,12 @@ LRScheduler::LRScheduler(Optimizer& opt, std::string name) : opt_(opt), name_(st
 }
 
 void LRScheduler::fail(const std::string& msg) const { detail::throw_value(name_.c_str(), msg); }
+
+// A NaN, infinite or negative factor would make every later lr NaN or negative.
+void LRScheduler::check_gamma(double gamma) const {
+  if (!(std::isfinite(gamma) && gamma >= 0))
+    fail("expected a finite gamma >= 0, found " + detail::exact_decimal(gamma));
+}
 
 std::vector<double> LRScheduler::group_lrs() const {
   std::vector<double> lrs;
@@ -65,26 +73,52 @@ State LRScheduler::state_dict() const {
   return s;
 }
 
-void LRScheduler::load_state_dict(const State& s) {
-  auto get = [&](const std::string& key) {
-    auto it = s.scalars.find(key);
-    if (it == s.scalars.end()) fail("expected key " + key + " in the state, found none");
-    return it->second;
-  };
-  std::vector<double> base(base_lrs_.size()), last(base_lrs_.size());
-  for (size_t g = 0; g < base.size(); ++g) {
-    base[g] = get("base_lr." + std::to_string(g));
-    last[g] = get("last_lr." + std::to_string(g));
+double LRScheduler::state_value(const State& s, const std::string& key) const {
+  auto it = s.scalars.find(key);
+  if (it == s.scalars.end()) fail("expected key " + key + " in the state, found none");
+  return it->second;
+}
+
+int64_t LRScheduler::state_count(const State& s, const std::string& key, int64_t lo) const {
+  double v = state_value(s, key);
+  // Checked before the conversion: int64_t(NaN) or int64_t(1e300) is undefined behaviour.
+  if (!(v >= double(lo) && v <= kMaxStateCount && v == std::floor(v)))
+    fail("expected " + key + " a whole number in [" + std::to_string(lo) + ", 2^53], found " +
+         detail::exact_decimal(v));
+  return int64_t(v);
+}
+
+void LRScheduler::check_state(const State& s) const {
+  for (size_t g = 0; g < base_lrs_.size(); ++g)
+    for (const char* k : {"base_lr.", "last_lr."}) {
+      std::string key = k + std::to_string(g);
+      double v = state_value(s, key);
+      if (!(std::isfinite(v) && v >= 0))
+        fail("expected " + key + " finite and >= 0, found " + detail::exact_decimal(v));
+    }
+  state_count(s, "last_epoch", -1);
+  state_count(s, "step_count", 0);
+}
+
+void LRScheduler::apply_state(const State& s) {
+  last_lr_.resize(base_lrs_.size());
+  for (size_t g = 0; g < base_lrs_.size(); ++g) {
+    base_lrs_[g] = s.scalars.at("base_lr." + std::to_string(g));
+    last_lr_.at(g) = s.scalars.at("last_lr." + std::to_string(g));
   }
-  last_epoch_ = int64_t(get("last_epoch"));
-  step_count_ = int64_t(get("step_count"));
-  base_lrs_ = base;
-  last_lr_ = last;
+  last_epoch_ = int64_t(s.scalars.at("last_epoch"));
+  step_count_ = int64_t(s.scalars.at("step_count"));
+}
+
+void LRScheduler::load_state_dict(const State& s) {
+  check_state(s);
+  apply_state(s);
 }
 
 StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
     : LRScheduler(opt, "StepLR"), step_size_(step_size), gamma_(gamma) {
   if (step_size <= 0) fail("expected step_size > 0, found " + std::to_string(step_size));
+  check_gamma(gamma);
   initial_step();
 }
 
@@ -103,6 +137,7 @@ std::optional<std::vector<double>> StepLR::closed_form_lr() {
 
 MultiStepLR::MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double gamma)
     : LRScheduler(opt, "MultiStepLR"), milestones_(std::move(milestones)), gamma_(gamma) {
+  check_gamma(gamma);
   std::sort(milestones_.begin(), milestones_.end());
   initial_step();
 }
@@ -124,6 +159,7 @@ std::optional<std::vector<double>> MultiStepLR::closed_form_lr() {
 
 ExponentialLR::ExponentialLR(Optimizer& opt, double gamma)
     : LRScheduler(opt, "ExponentialLR"), gamma_(gamma) {
+  check_gamma(gamma);
   initial_step();
 }
 
@@ -184,7 +220,9 @@ void CosineAnnealingWarmRestarts::step() {
   ++t_cur_;
   if (t_cur_ >= t_i_) {
     t_cur_ -= t_i_;
-    t_i_ *= t_mult_;
+    // Saturates rather than overflows (a period of 2^53 epochs is never reached anyway).
+    if (__builtin_mul_overflow(t_i_, t_mult_, &t_i_) || t_i_ > int64_t(kMaxStateCount))
+      t_i_ = int64_t(kMaxStateCount);
   }
   apply(get_lr());
 }
@@ -203,10 +241,17 @@ State CosineAnnealingWarmRestarts::state_dict() const {
   return s;
 }
 
-void CosineAnnealingWarmRestarts::load_state_dict(const State& s) {
-  if (!s.scalars.count("t_i") || !s.scalars.count("t_cur"))
-    fail("expected keys t_i and t_cur in the state, found none");
-  LRScheduler::load_state_dict(s);
+void CosineAnnealingWarmRestarts::check_state(const State& s) const {
+  LRScheduler::check_state(s);
+  int64_t t_i = state_count(s, "t_i", 1);  // t_i = 0 would divide by zero in get_lr
+  int64_t t_cur = state_count(s, "t_cur", -1);
+  if (t_cur >= t_i)
+    fail("expected t_cur < t_i, found t_cur " + std::to_string(t_cur) + " and t_i " +
+         std::to_string(t_i));
+}
+
+void CosineAnnealingWarmRestarts::apply_state(const State& s) {
+  LRScheduler::apply_state(s);
   t_i_ = int64_t(s.scalars.at("t_i"));
   t_cur_ = int64_t(s.scalars.at("t_cur"));
 }

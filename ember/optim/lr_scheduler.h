@@ -28,8 +28,13 @@ class LRScheduler {
   const std::vector<double>& base_lrs() const { return base_lrs_; }
   /// Epoch counters, base lrs and last lrs (as scalars "last_epoch", "base_lr.0", ...).
   virtual State state_dict() const;
-  /// Restores state_dict() of a scheduler of the same kind over the same number of groups.
-  virtual void load_state_dict(const State& s);
+  /// Restores state_dict() of a scheduler of the same kind over the same number of groups:
+  /// everything is checked first (check_state), so on error nothing changes.
+  void load_state_dict(const State& s);
+  /// Throws ValueError naming the scheduler unless `s` is a state it can load: every key
+  /// present, lrs finite and >= 0, counters whole numbers in [-1, 2^53] (step counts >= 0), and
+  /// the checks each scheduler's constructor makes of its own values. Changes nothing.
+  virtual void check_state(const State& s) const;
 
  protected:
   LRScheduler(Optimizer& opt, std::string name);
@@ -44,6 +49,13 @@ class LRScheduler {
   std::vector<double> group_lrs() const;
   void apply(const std::vector<double>& lrs);
   [[noreturn]] void fail(const std::string& msg) const;
+  void check_gamma(double gamma) const;
+  /// Sets a state that passed check_state (no check may fail here).
+  virtual void apply_state(const State& s);
+  /// The scalar `key` of `s`; throws ValueError naming the scheduler when it is absent.
+  double state_value(const State& s, const std::string& key) const;
+  /// state_value, checked to be a whole number in [lo, 2^53].
+  int64_t state_count(const State& s, const std::string& key, int64_t lo) const;
 
   Optimizer& opt_;
   std::string name_;
@@ -109,9 +121,10 @@ class CosineAnnealingWarmRestarts : public LRScheduler {
                               double eta_min = 0);
   void step() override;
   State state_dict() const override;
-  void load_state_dict(const State& s) override;
+  void check_state(const State& s) const override;
 
  protected:
+  void apply_state(const State& s) override;
   std::vector<double> get_lr() override;
   int64_t t_0_, t_mult_, t_i_, t_cur_ = -1;
   double eta_min_;
@@ -187,9 +200,10 @@ class SequentialLR : public LRScheduler {
                std::vector<int64_t> milestones);
   void step() override;
   State state_dict() const override;
-  void load_state_dict(const State& s) override;
+  void check_state(const State& s) const override;
 
  protected:
+  void apply_state(const State& s) override;
   std::vector<double> get_lr() override { return group_lrs(); }
   std::vector<std::shared_ptr<LRScheduler>> schedulers_;
   std::vector<int64_t> milestones_;
@@ -201,9 +215,10 @@ class ChainedScheduler : public LRScheduler {
   explicit ChainedScheduler(std::vector<std::shared_ptr<LRScheduler>> schedulers);
   void step() override;
   State state_dict() const override;
-  void load_state_dict(const State& s) override;
+  void check_state(const State& s) const override;
 
  protected:
+  void apply_state(const State& s) override;
   std::vector<double> get_lr() override { return group_lrs(); }
   static Optimizer& first_optimizer(const std::vector<std::shared_ptr<LRScheduler>>& s);
   std::vector<std::shared_ptr<LRScheduler>> schedulers_;

@@ -148,9 +148,16 @@ State sub_state(const State& s, size_t i) {
 }
 }  // namespace
 
-void SequentialLR::load_state_dict(const State& s) {
-  LRScheduler::load_state_dict(s);
-  for (size_t i = 0; i < schedulers_.size(); ++i) schedulers_[i]->load_state_dict(sub_state(s, i));
+// Composites check every part before changing any: a bad sub-state leaves all of them as they
+// were.
+void SequentialLR::check_state(const State& s) const {
+  LRScheduler::check_state(s);
+  for (size_t i = 0; i < schedulers_.size(); ++i) schedulers_[i]->check_state(sub_state(s, i));
+}
+
+void SequentialLR::apply_state(const State& s) {
+  LRScheduler::apply_state(s);
+  for (size_t i = 0; i < schedulers_.size(); ++i) schedulers_[i]->apply_state(sub_state(s, i));
 }
 
 ChainedScheduler::ChainedScheduler(std::vector<std::shared_ptr<LRScheduler>> schedulers)
@@ -181,8 +188,12 @@ State ChainedScheduler::state_dict() const {
   return s;
 }
 
-void ChainedScheduler::load_state_dict(const State& s) {
-  for (size_t i = 0; i < schedulers_.size(); ++i) schedulers_[i]->load_state_dict(sub_state(s, i));
+void ChainedScheduler::check_state(const State& s) const {
+  for (size_t i = 0; i < schedulers_.size(); ++i) schedulers_[i]->check_state(sub_state(s, i));
+}
+
+void ChainedScheduler::apply_state(const State& s) {
+  for (size_t i = 0; i < schedulers_.size(); ++i) schedulers_[i]->apply_state(sub_state(s, i));
   last_lr_ = schedulers_.back()->get_last_lr();
 }
 

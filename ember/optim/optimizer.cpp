@@ -1,5 +1,6 @@
 #include "ember/optim/optimizer.h"
 
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -80,6 +81,15 @@ State Optimizer::state_dict() const {
 }
 
 namespace {
+// Step counts travel as doubles: whole numbers up to 2^53 are exact.
+constexpr double kMaxStep = 9007199254740992.0;
+
+std::string number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
 // The parameter index and buffer name of a key "state.<i>.<name>"; nullopt when malformed.
 std::optional<std::pair<size_t, std::string>> split_state_key(const std::string& key) {
   if (key.rfind("state.", 0) != 0) return std::nullopt;
@@ -106,12 +116,16 @@ void Optimizer::load_state_dict(const State& s) {
     if (key.rfind("group.", 0) == 0) continue;
     auto parts = split_state_key(key);
     if (!parts || parts->first >= states.size() || parts->second != "step") bad_key(key);
+    // Checked before the conversion: int64_t(NaN) or int64_t(1e300) is undefined behaviour.
+    if (!(v >= 0 && v <= kMaxStep && v == std::floor(v)))
+      fail("expected " + key + " a whole number in [0, 2^53], found " + number(v));
     loaded[parts->first].step = int64_t(v);
   }
   for (const auto& [key, t] : s.tensors) {
     auto parts = split_state_key(key);
     if (!parts || parts->first >= states.size()) bad_key(key);
     size_t i = parts->first;
+    if (!t.defined()) fail("expected a tensor for " + key + ", found an undefined one");
     if (t.shape() != params[i].shape())
       fail("expected " + key + " of shape " + shape_str(params[i].shape()) + ", found " +
            shape_str(t.shape()));
@@ -120,8 +134,17 @@ void Optimizer::load_state_dict(const State& s) {
   }
   for (size_t g = 0; g < num_groups(); ++g) {
     std::string key = "group." + std::to_string(g) + ".";
-    if (!s.scalars.count(key + "lr"))
+    auto lr = s.scalars.find(key + "lr");
+    if (lr == s.scalars.end())
       fail("expected " + std::to_string(num_groups()) + " groups, found no " + key + "lr");
+    if (!std::isfinite(lr->second)) fail("expected a finite " + key + "lr, found " + number(lr->second));
+    std::optional<double> m;
+    if (auto it = s.scalars.find(key + "momentum"); it != s.scalars.end() && momentum(g))
+      m = it->second;
+    check_group_values(g, lr->second, m);  // the constructor's checks (lr >= 0, betas, ...)
+    if (auto it = s.scalars.find(key + "initial_lr");
+        it != s.scalars.end() && !(std::isfinite(it->second) && it->second >= 0))
+      fail("expected " + key + "initial_lr finite and >= 0, found " + number(it->second));
   }
   for (size_t i = 0; i < states.size(); ++i) *states[i] = std::move(loaded[i]);
   for (size_t g = 0; g < num_groups(); ++g) {

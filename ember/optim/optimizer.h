@@ -59,7 +59,10 @@ class Optimizer {
   /// Every parameter's state (tensors copied) and each group's lr and momentum (what schedulers
   /// change; other options come from the code that builds the optimizer).
   State state_dict() const;
-  /// Restores a state_dict() of an optimizer with the same groups and parameter shapes.
+  /// Restores a state_dict() of an optimizer with the same groups and parameter shapes. Every
+  /// value is checked first, with the checks the constructor makes (an lr the optimizer would
+  /// refuse, a step count that is not a whole number in [0, 2^53], ...): on error (ValueError
+  /// naming the optimizer) nothing changes.
   void load_state_dict(const State& s);
 
  protected:
@@ -73,6 +76,8 @@ class Optimizer {
   /// Throws ValueError "[name] expected `what` >= 0, found v" when v < 0.
   void check_non_negative(const char* what, double v) const;
   void check_beta(const char* what, double v) const;
+  /// Throws ValueError unless group `g` would accept `lr` and `momentum` (its validate()).
+  virtual void check_group_values(size_t g, double lr, std::optional<double> momentum) const = 0;
 
  private:
   std::string name_;
@@ -152,6 +157,16 @@ class OptimizerWith : public Optimizer {
   virtual void validate(const Options& o) const = 0;
   /// One parameter's in-place update (runs under NoGradGuard).
   virtual void update(const Tensor& p, const Tensor& g, const Options& o, ParamState& s) = 0;
+
+  void check_group_values(size_t g, double lr, std::optional<double> m) const override {
+    Options o = groups_.at(g).options;
+    o.lr = lr;
+    if (m) {
+      if constexpr (requires { o.betas.first; }) o.betas.first = *m;
+      else if constexpr (requires { o.momentum; }) o.momentum = *m;
+    }
+    validate(o);
+  }
 
   std::vector<ParamState*> param_states() override {
     std::vector<ParamState*> out;

@@ -1,6 +1,7 @@
 #include "ember/store/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,6 +29,15 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
   }
   if (fd_ < 0)
     throw IOError(detail::message(target, "cannot create a temporary file: " + detail::os_error()));
+  // Replacing a file keeps its permission bits (a 0600 file of secrets stays 0600).
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      ::fchmod(fd_, st.st_mode & 07777) != 0) {
+    std::string e = detail::os_error();
+    ::close(fd_);  // no destructor runs for a constructor that throws
+    ::unlink(tmp_.c_str());
+    throw IOError(detail::message(target, "cannot copy the permissions of the file it replaces: " + e));
+  }
 }
 
 AtomicFile::~AtomicFile() {

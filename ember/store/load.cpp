@@ -20,6 +20,19 @@ std::regex compile(const std::string& pattern, const std::string& path, const ch
   }
 }
 
+// std::regex matches recursively, about one stack frame per character: names given to the rules
+// are bounded so a hostile key cannot overflow the stack (1024 bytes need under 1 MiB of stack,
+// even with AddressSanitizer's larger frames).
+constexpr size_t kMaxRegexName = 1024;
+
+void check_name_length(const std::string& name, const std::string& path, const char* what) {
+  if (name.size() > kMaxRegexName)
+    throw ValueError(detail::message(
+        path, std::string(what) + " \"" + name.substr(0, 60) + "...\" is " +
+                  std::to_string(name.size()) + " bytes long; rename, include and exclude " +
+                  "rules apply to names of at most " + std::to_string(kMaxRegexName) + " bytes"));
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -37,23 +50,32 @@ LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
   std::vector<std::regex> inc, exc;
   for (const auto& p : o.include) inc.push_back(compile(p, path, "include"));
   for (const auto& p : o.exclude) exc.push_back(compile(p, path, "exclude"));
+  const bool any_rules = !rules.empty() || !inc.empty() || !exc.empty();
   auto selected = [&](const std::string& name) {
+    if (any_rules) check_name_length(name, path, "name");
     auto hit = [&](const std::regex& r) { return std::regex_search(name, r); };
     return (inc.empty() || std::any_of(inc.begin(), inc.end(), hit)) &&
            std::none_of(exc.begin(), exc.end(), hit);
   };
 
   std::map<std::string, const Tensor*> by_name;
-  for (const auto& [name, t] : targets)
+  for (const auto& [name, t] : targets) {
     if (!by_name.emplace(name, &t).second)
       throw ValueError(detail::message(path, "duplicate target name \"" + name + "\""));
+    if (!t.defined())
+      throw ValueError(detail::message(path, "target \"" + name + "\" is undefined"));
+  }
 
   LoadReport rep;
   std::vector<std::string> mismatched;
   std::map<std::string, std::string> source;  // target name -> file key
   for (const auto& key : file.keys()) {
     std::string name = key;
-    for (const auto& [re, rep_with] : rules) name = std::regex_replace(name, re, rep_with);
+    if (any_rules) check_name_length(key, path, "file key");
+    for (const auto& [re, rep_with] : rules) {
+      name = std::regex_replace(name, re, rep_with);
+      check_name_length(name, path, "renamed key");
+    }
     if (!selected(name)) continue;
     std::string shown = name == key ? name : name + " (file key " + key + ")";
     auto [it, fresh] = source.emplace(name, key);
@@ -94,15 +116,18 @@ LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
     throw LoadError(detail::message(path, msg), std::move(rep), std::move(mismatched));
   }
 
-  // Parameters are autodiff leaves: writing them must not be recorded.
-  NoGradGuard no_grad;
+  // All or nothing: every value is read (and its bytes checked) before any target is written,
+  // so a bad BOOL byte or a file that shrank since it was opened changes nothing.
+  NoGradGuard no_grad;  // parameters are autodiff leaves: writing them must not be recorded
+  std::vector<std::pair<Tensor, Tensor>> writes;
   for (const auto& [name, key] : source) {
     auto t = by_name.find(name);
     if (t == by_name.end()) continue;
-    Tensor target = *t->second;
-    target.copy_(file.get(key, target.dtype(), target.device()));
+    const Tensor& target = *t->second;
+    writes.emplace_back(target, file.get(key, target.dtype(), target.device()));
     rep.loaded.push_back(name);
   }
+  for (auto& [target, value] : writes) Tensor(target).copy_(value);
   return rep;
 }
 

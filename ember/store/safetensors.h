@@ -45,12 +45,16 @@ struct TensorInfo {
   uint64_t begin = 0, end = 0;  // byte range in the data section
 };
 
-/// A safetensors file, validated when opened and memory-mapped; tensors are copied out of the
-/// mapping only when asked for. Copies share the mapping, which is unmapped with the last one.
+/// A safetensors file, validated when opened and kept open; each tensor's bytes are read only
+/// when asked for. Copies share the open file, which is closed with the last one.
 class SafetensorsFile {
  public:
-  /// Opens, maps and validates `path`; throws IOError, TruncatedError or FormatError.
+  /// Opens and validates `path`; throws IOError (cannot open, not a regular file), TruncatedError
+  /// or FormatError. Opening never blocks: FIFOs, devices and directories are refused.
   explicit SafetensorsFile(const std::string& path);
+  /// The same for a file's bytes held in memory (a download, an embedded blob); `name` stands
+  /// for the path in messages.
+  static SafetensorsFile from_bytes(std::string bytes, const std::string& name = "<memory>");
 
   const std::string& path() const { return path_; }
   /// Tensor names in data order.
@@ -60,15 +64,18 @@ class SafetensorsFile {
   const TensorInfo& info(const std::string& name) const;
   const Metadata& metadata() const { return metadata_; }
   /// Materialises `name`, converted to `dtype` when given, on `device` (default device if empty).
+  /// Throws IOError if the file shrank since it was opened, FormatError for a BOOL byte other
+  /// than 0 or 1.
   Tensor get(const std::string& name, std::optional<DType> dtype = {},
              std::optional<Device> device = {}) const;
   /// Every tensor, in data order.
   TensorMap load_all(std::optional<DType> dtype = {}, std::optional<Device> device = {}) const;
 
  private:
-  struct Mapping;
+  struct Source;
+  SafetensorsFile(std::shared_ptr<const Source> src, const std::string& path);
   std::string path_;
-  std::shared_ptr<const Mapping> map_;
+  std::shared_ptr<const Source> src_;
   std::vector<std::string> keys_;
   std::map<std::string, TensorInfo> infos_;
   Metadata metadata_;

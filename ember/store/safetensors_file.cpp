@@ -1,16 +1,18 @@
-// Reading safetensors: map the file, validate the whole header up front (so a file that opens is
-// known to be sound), copy tensors out of the mapping on demand.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+// Reading safetensors: read and validate the whole header up front (so a file that opens is
+// known to be sound), keep the file open, read each tensor's bytes when it is asked for.
+// Nothing is trusted before it is checked against the bytes that exist: the header length
+// against the file size, every shape against the limits on tensors, every byte range against
+// the data section. Reads are positioned (pread), never through a mapping, so a file truncated
+// after it was opened gives an IOError rather than a SIGBUS.
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ember/backends/backend.h"
+#include "ember/detail/file.h"
+#include "ember/detail/text.h"
 #include "ember/store/format.h"
 #include "ember/store/safetensors.h"
 
@@ -19,48 +21,64 @@ namespace {
 
 // The reference implementation's limit: larger headers are rejected before parsing.
 constexpr uint64_t kMaxHeader = 100'000'000;
+// A valid header nests three levels deep ({name: {"shape": [...]}}); anything deeper is refused
+// while parsing, so nothing recursive (dump, copy, compare) ever meets a deep document.
+constexpr int kMaxDepth = 3;
 
-std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
+// A name or JSON value from the file, for a message: short, whatever the file holds.
+std::string in_quotes(const std::string& s) { return "\"" + ember::detail::shorten(s) + "\""; }
+std::string brief(const nlohmann::json& j) { return ember::detail::shorten(j.dump(), 80); }
 
 }  // namespace
 
-// A read-only private mapping of the whole file; the descriptor is closed as soon as it is mapped.
-struct SafetensorsFile::Mapping {
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-  Mapping(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw IOError(detail::message(path, "cannot open: " + detail::os_error()));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      std::string e = detail::os_error();
-      ::close(fd);
-      throw IOError(detail::message(path, "cannot stat: " + e));
+// Where the bytes come from: an open regular file, or a buffer in memory.
+struct SafetensorsFile::Source {
+  ember::detail::ReadFile file;
+  std::string bytes;
+  bool in_memory = false;
+  uint64_t size() const { return in_memory ? bytes.size() : file.size(); }
+  bool read(uint64_t offset, void* dst, size_t n, std::string& error) const {
+    if (!in_memory) return file.read_exact(offset, dst, n, error);
+    if (offset > bytes.size() || n > bytes.size() - offset) {
+      error = "read past the end";
+      return false;
     }
-    size = size_t(st.st_size);
-    if (size < 8) {
-      ::close(fd);
-      throw TruncatedError(detail::message(
-          path, "truncated file: " + std::to_string(size) +
-                    " bytes, shorter than the 8-byte header length"));
-    }
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    std::string e = detail::os_error();
-    ::close(fd);
-    if (p == MAP_FAILED) throw IOError(detail::message(path, "cannot mmap: " + e));
-    data = static_cast<const uint8_t*>(p);
+    if (n) std::memcpy(dst, bytes.data() + offset, n);
+    return true;
   }
-  ~Mapping() { ::munmap(const_cast<uint8_t*>(data), size); }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
 };
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  auto map = std::make_shared<const Mapping>(path);
+SafetensorsFile::SafetensorsFile(const std::string& path)
+    : SafetensorsFile(
+          [&] {
+            auto src = std::make_shared<Source>();
+            std::string error;
+            src->file = ember::detail::ReadFile::open(path, error);
+            if (!src->file) throw IOError(detail::message(path, error));
+            return std::shared_ptr<const Source>(std::move(src));
+          }(),
+          path) {}
+
+SafetensorsFile SafetensorsFile::from_bytes(std::string bytes, const std::string& name) {
+  auto src = std::make_shared<Source>();
+  src->bytes = std::move(bytes);
+  src->in_memory = true;
+  return SafetensorsFile(std::move(src), name);
+}
+
+SafetensorsFile::SafetensorsFile(std::shared_ptr<const Source> src, const std::string& path)
+    : path_(path) {
   auto bad = [&](const std::string& m) { return FormatError(detail::message(path, m)); };
+  auto io = [&](const std::string& m) { return IOError(detail::message(path, m)); };
+  const uint64_t size = src->size();
+  if (size < 8)
+    throw TruncatedError(detail::message(
+        path, "truncated file: " + std::to_string(size) +
+                  " bytes, shorter than the 8-byte header length"));
   uint64_t n = 0;
-  std::memcpy(&n, map->data, 8);
-  uint64_t avail = map->size - 8;
+  std::string error;
+  if (!src->read(0, &n, 8, error)) throw io(error);
+  uint64_t avail = size - 8;
   if (n > kMaxHeader)
     throw bad("bad header: length " + std::to_string(n) + " exceeds the limit of " +
               std::to_string(kMaxHeader) + " bytes");
@@ -68,23 +86,27 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     throw TruncatedError(detail::message(
         path, "truncated file: the header length is " + std::to_string(n) + " bytes but only " +
                   std::to_string(avail) + " bytes follow it"));
-  std::string_view text(reinterpret_cast<const char*>(map->data) + 8, n);
+  std::string text(size_t(n), '\0');
+  if (!src->read(8, text.data(), text.size(), error)) throw io(error);
   if (text.empty() || text[0] != '{') throw bad("bad header: it does not start with '{'");
 
   // nlohmann keeps the last of duplicate keys silently; a file with two entries of one name is
-  // ambiguous, so the parse callback rejects it.
+  // ambiguous, so the parse callback rejects it. It also bounds the nesting depth.
   std::set<std::string> top_keys;
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(
         text, [&](int depth, nlohmann::json::parse_event_t ev, nlohmann::json& j) {
-          if (depth == 1 && ev == nlohmann::json::parse_event_t::key &&
-              !top_keys.insert(j.get<std::string>()).second)
+          using E = nlohmann::json::parse_event_t;
+          if ((ev == E::object_start || ev == E::array_start) && depth >= kMaxDepth)
+            throw bad("bad header: nested deeper than " + std::to_string(kMaxDepth) +
+                      " levels (a header is {name: {\"shape\": [...], ...}})");
+          if (depth == 1 && ev == E::key && !top_keys.insert(j.get<std::string>()).second)
             throw bad("bad header: duplicate key " + in_quotes(j.get<std::string>()));
           return true;
         });
   } catch (const nlohmann::json::exception& e) {
-    throw bad(std::string("bad header: not valid JSON (") + e.what() + ")");
+    throw bad("bad header: not valid JSON (" + ember::detail::shorten(e.what()) + ")");
   }
   if (!header.is_object()) throw bad("bad header: not a JSON object");
 
@@ -107,18 +129,25 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     TensorInfo info;
     info.dtype = *dt;
     if (!v.contains("shape") || !v["shape"].is_array()) throw bad(what + "no shape array");
-    // numel * itemsize must not wrap: every partial product stays within uint64.
-    uint64_t bytes = itemsize(*dt);
-    for (auto& d : v["shape"]) {
-      if (!d.is_number_unsigned()) throw bad(what + "shape " + v["shape"].dump() +
-                                             " holds a non-integer or negative size");
+    const auto& shape = v["shape"];
+    if (shape.size() > kMaxDims)
+      throw bad(what + "shape " + brief(shape) + " has " + std::to_string(shape.size()) +
+                " dims, more than the " + std::to_string(kMaxDims) + " a tensor may have");
+    // The same limits as every tensor's (see check_shape): the product of the sizes, each
+    // counted as at least 1, stays within 2^56, so numel * itemsize cannot wrap either.
+    int64_t extent = 1;
+    for (auto& d : shape) {
+      if (!d.is_number_unsigned())
+        throw bad(what + "shape " + brief(shape) + " holds a non-integer or negative size");
       uint64_t s = d.get<uint64_t>();
-      if (s > uint64_t(std::numeric_limits<int64_t>::max()) ||
-          (s != 0 && bytes > std::numeric_limits<uint64_t>::max() / s))
-        throw bad(what + "shape " + v["shape"].dump() + " is too large");
-      bytes *= s;
+      if (s > uint64_t(kMaxNumel) ||
+          __builtin_mul_overflow(extent, std::max<int64_t>(int64_t(s), 1), &extent) ||
+          extent > kMaxNumel)
+        throw bad(what + "shape " + brief(shape) + " is too large (the most a tensor may hold " +
+                  "is 2^56 elements)");
       info.shape.push_back(int64_t(s));
     }
+    uint64_t bytes = uint64_t(numel_of(info.shape)) * itemsize(*dt);
     static const nlohmann::json kNull;
     const auto& off = v.contains("data_offsets") ? v["data_offsets"] : kNull;
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
@@ -130,7 +159,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     if (info.end - info.begin != bytes)
       throw bad(what + "data_offsets " + off.dump() + " span " +
                 std::to_string(info.end - info.begin) + " bytes but " +
-                std::string(safetensors_dtype_name(*dt)) + " shape " + v["shape"].dump() +
+                std::string(safetensors_dtype_name(*dt)) + " shape " + brief(shape) +
                 " needs " + std::to_string(bytes));
     entries.emplace_back(key, std::move(info));
   }
@@ -162,7 +191,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   if (at < data_size)
     throw bad(std::to_string(data_size - at) + " unused bytes after the last tensor");
   data_start_ = 8 + n;
-  map_ = std::move(map);
+  src_ = std::move(src);
 }
 
 bool SafetensorsFile::contains(const std::string& name) const { return infos_.count(name) > 0; }
@@ -177,15 +206,27 @@ const TensorInfo& SafetensorsFile::info(const std::string& name) const {
 Tensor SafetensorsFile::get(const std::string& name, std::optional<DType> dtype,
                             std::optional<Device> device) const {
   const TensorInfo& ti = info(name);
-  const uint8_t* p = map_->data + data_start_ + ti.begin;
+  const Device want = resolve_device(device), place = want.without_layers();
+  // Host backends are read into directly; others through a flex tensor.
+  BackendImpl* b = backend_for(place.backend());
+  Tensor raw = ember::detail::empty_tensor(ti.shape, ti.dtype,
+                                           b && b->is_host() ? place : Device::flex());
+  const uint64_t n = ti.end - ti.begin;
+  std::string error;
+  if (n && !src_->read(data_start_ + ti.begin, raw.raw_data(), size_t(n), error))
+    throw IOError(detail::message(path_, "tensor " + in_quotes(name) + ": " + error));
   // A bool byte other than 0 or 1 is not a valid C++ bool: refuse it rather than load it.
-  if (ti.dtype == kBool)
-    for (uint64_t i = 0; i < ti.end - ti.begin; ++i)
+  if (ti.dtype == kBool) {
+    const auto* p = static_cast<const uint8_t*>(raw.raw_data());
+    for (uint64_t i = 0; i < n; ++i)
       if (p[i] > 1)
         throw FormatError(detail::message(path_, "tensor " + in_quotes(name) + ": BOOL byte " +
                                                      std::to_string(i) + " is " +
                                                      std::to_string(p[i]) + ", not 0 or 1"));
-  return from_blob_copy(p, ti.dtype, ti.shape, dtype.value_or(ti.dtype), resolve_device(device));
+  }
+  Tensor out = raw.device() == place ? raw : raw.to(place);
+  if (dtype && *dtype != ti.dtype) out = out.to(*dtype);
+  return out.device() == want ? out : ember::detail::retag(out, want);
 }
 
 TensorMap SafetensorsFile::load_all(std::optional<DType> dtype,

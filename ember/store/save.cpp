@@ -15,6 +15,23 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "safetensors is little-endian; a big-endian host would need byte swaps");
 
+// The header is JSON, whose strings must be valid UTF-8: refuse a name that is not, naming it,
+// before nlohmann's dump() would throw its own exception type.
+void check_utf8(const std::string& path, const std::string& s, const char* what) {
+  try {
+    (void)nlohmann::json(s).dump();
+  } catch (const nlohmann::json::exception&) {
+    static const char kHex[] = "0123456789abcdef";
+    std::string shown;  // printable bytes as they are, others as \xNN
+    for (unsigned char c : s.substr(0, 40)) {
+      if (c >= 0x20 && c < 0x7f) shown += char(c);
+      else shown += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    }
+    throw ValueError(detail::message(path, std::string(what) + " \"" + shown +
+                                               "\" is not valid UTF-8"));
+  }
+}
+
 }  // namespace
 
 void save_safetensors(const std::string& path, const TensorMap& tensors,
@@ -28,6 +45,11 @@ void save_safetensors(const std::string& path, const TensorMap& tensors,
       throw ValueError(detail::message(path, "duplicate tensor name \"" + name + "\""));
     if (!t.defined())
       throw ValueError(detail::message(path, "tensor \"" + name + "\" is undefined"));
+    check_utf8(path, name, "tensor name");
+  }
+  for (const auto& [k, v] : metadata) {
+    check_utf8(path, k, "metadata key");
+    check_utf8(path, v, "metadata value");
   }
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;

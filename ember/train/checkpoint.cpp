@@ -3,11 +3,15 @@
 // scalars exact in the metadata), and the Learner's position, RNG, metric state and history as
 // JSON metadata. Files are written atomically; old ones are pruned to keep_last.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <stdexcept>
 
+#include "ember/detail/json.h"
 #include "ember/ops/creation.h"
 #include "ember/store/state.h"
 #include "ember/train/learner_impl.h"
@@ -20,6 +24,12 @@ using json = nlohmann::json;
 namespace {
 
 constexpr const char* kKind = "learner-checkpoint";
+// Positions and counters are whole numbers below 2^53 (so epoch + 1 and friends never overflow);
+// the seconds spent in an epoch are finite and below 10^9 (30 years).
+constexpr int64_t kMaxCount = int64_t(1) << 53;
+constexpr double kMaxSeconds = 1e9;
+// The Learner's metadata nests three levels ({"train_metrics": [{"state": [...]}]}).
+constexpr int kMaxDepth = 4;
 
 // (epochs finished, batches into the next epoch): the order of checkpoints in time.
 struct Position {
@@ -27,14 +37,25 @@ struct Position {
   auto operator<=>(const Position&) const = default;
 };
 
+// A whole decimal number below 2^53, or nothing (no exception for 99999999999999999999).
+std::optional<int64_t> parse_count(const std::string& s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v >= kMaxCount) return {};
+  return v;
+}
+
 std::optional<Position> parse_name(const std::string& name) {
   static const std::regex re(R"(epoch-(\d+)(?:-step-(\d+))?\.safetensors)");
+  if (name.size() > 64) return std::nullopt;  // longer than any name ember writes
   std::smatch m;
   if (!std::regex_match(name, m, re)) return std::nullopt;
-  int64_t e = std::stoll(m[1].str());
-  if (!m[2].matched) return Position{e, 0};
-  if (e < 1) return std::nullopt;
-  return Position{e - 1, std::stoll(m[2].str())};
+  auto e = parse_count(m[1].str());
+  if (!e) return std::nullopt;
+  if (!m[2].matched) return Position{*e, 0};
+  auto step = parse_count(m[2].str());
+  if (*e < 1 || !step) return std::nullopt;
+  return Position{*e - 1, *step};
 }
 
 std::vector<std::pair<Position, fs::path>> list_checkpoints(const std::string& dir) {
@@ -57,6 +78,19 @@ optim::State sub_state(const optim::State& s, const std::string& prefix) {
   for (const auto& [k, v] : s.scalars)
     if (k.rfind(prefix, 0) == 0) out.scalars[k.substr(prefix.size())] = v;
   return out;
+}
+
+// nlohmann's get<int64_t>() of a float is a plain cast (undefined for 1e300): integers are
+// checked to be integers first. Out-of-range values come back as -1, which the caller refuses.
+int64_t json_count(const json& j, const char* key) {
+  const json& v = j.at(key);
+  if (!v.is_number_integer()) throw std::invalid_argument(std::string(key) + " is not an integer");
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(kMaxCount)) return -1;
+  return v.get<int64_t>();
+}
+uint64_t json_word(const json& v) {
+  if (!v.is_number_unsigned()) throw std::invalid_argument("an RNG word is not an unsigned integer");
+  return v.get<uint64_t>();
 }
 
 void add_state(optim::State& to, const optim::State& from, const std::string& prefix) {
@@ -113,9 +147,15 @@ std::string Learner::Impl::save_checkpoint(int64_t done, int64_t step_in_epoch,
   j["train_metrics"] = ms;
 
   std::string path = (fs::path(dir) / checkpoint_name(done, step_in_epoch)).string();
+  std::string learner_json;
+  try {
+    learner_json = j.dump();
+  } catch (const nlohmann::json::exception& e) {  // a metric or optimizer name not in UTF-8
+    fail(std::string("cannot write a checkpoint: names must be UTF-8 (") + e.what() + ")");
+  }
   store::save_state(path, all,
                     {{"ember.kind", kKind},
-                     {"ember.learner", j.dump()},
+                     {"ember.learner", learner_json},
                      {"ember.history", history_to_json(history)}});
   if (options.keep_last > 0) {
     auto list = list_checkpoints(dir);
@@ -144,26 +184,48 @@ void Learner::Impl::load(const std::string& path) {
   double secs = 0;
   std::optional<double> best_v, best_saved_v;
   try {
-    json j = json::parse(f.metadata.at("ember.learner"));
+    auto md = f.metadata.find("ember.learner");
+    if (md == f.metadata.end()) fail_file("no ember.learner metadata");
+    json j = ember::detail::parse_json_bounded(md->second, kMaxDepth);
+    if (j.is_discarded()) fail_file("ember.learner is not valid JSON (or nested too deep)");
+    if (!f.metadata.count("ember.history")) fail_file("no ember.history metadata");
     hist = history_from_json(f.metadata.at("ember.history"));
     opt_name = j.at("optimizer").get<std::string>();
     if (!j.at("scheduler").is_null()) sched_name = j["scheduler"].get<std::string>();
     for (const auto& m : j.at("train_metrics"))
       ms.emplace_back(m.at("name").get<std::string>(), m.at("state").get<std::vector<double>>());
-    rng = j.at("rng").get<std::vector<uint64_t>>();
-    done = j.at("epochs_done").get<int64_t>();
-    step_in = j.at("step").get<int64_t>();
-    gstep = j.at("global_step").get<int64_t>();
-    bad = j.at("bad_epochs").get<int64_t>();
+    for (const auto& w : j.at("rng")) rng.push_back(json_word(w));
+    done = json_count(j, "epochs_done");
+    step_in = json_count(j, "step");
+    gstep = json_count(j, "global_step");
+    bad = json_count(j, "bad_epochs");
     secs = j.at("seconds").get<double>();
     if (!j.at("best").is_null()) best_v = j["best"].get<double>();
     if (j.contains("best_saved") && !j["best_saved"].is_null())
       best_saved_v = j["best_saved"].get<double>();
+  } catch (const store::StoreError&) {
+    throw;
   } catch (const std::exception& e) {
     fail_file(std::string("unreadable Learner metadata: ") + e.what());
   }
-  if (done < 0 || step_in < 0 || gstep < 0 || bad < 0)
-    fail_file("negative position in the Learner metadata");
+  // The values the Learner's own loop could reach, nothing else (a hostile file may hold
+  // anything: INT64_MAX epochs, 1e300 seconds, NaN).
+  const std::pair<const char*, int64_t> counts[] = {
+      {"epochs_done", done}, {"step", step_in}, {"global_step", gstep}, {"bad_epochs", bad}};
+  for (const auto& [name, v] : counts)
+    if (v < 0 || v >= kMaxCount)
+      fail_file(std::string(name) + " " + std::to_string(v) + " is outside [0, 2^53)");
+  if (!(secs >= 0 && secs < kMaxSeconds))
+    fail_file("seconds " + std::to_string(secs) + " is outside [0, 1e9)");
+  for (const auto& v : {best_v, best_saved_v})
+    if (v && !std::isfinite(*v)) fail_file("a best value is not finite");
+  for (const auto& [name, st] : ms)
+    for (double x : st)
+      if (!std::isfinite(x)) fail_file("the state of metric " + name + " is not finite");
+  for (const auto& r : hist)
+    if (r.epoch < 0 || r.epoch >= kMaxCount || !(r.seconds >= 0 && r.seconds < kMaxSeconds))
+      fail_file("a history record has epoch " + std::to_string(r.epoch) + " and seconds " +
+                std::to_string(r.seconds) + " (expected [0, 2^53) and [0, 1e9))");
   // Everything is checked against this Learner before anything changes.
   if (opt_name != optimizer.name())
     fail("expected a checkpoint of a " + optimizer.name() + " optimizer, found " + opt_name +
@@ -186,12 +248,25 @@ void Learner::Impl::load(const std::string& path) {
   for (const auto& [k, t] : f.state.tensors)
     if (k.rfind("model.", 0) == 0) model_sd.emplace_back(k.substr(6), t);
 
-  // Apply, restoring what was there if any part refuses.
+  // What can be checked without changing anything is checked here; the model and optimizer
+  // check all their values before they change any.
+  if (scheduler) scheduler->check_state(sub_state(f.state, "scheduler."));
+  for (size_t i = 0; i < ms.size(); ++i)
+    if (ms[i].second.size() != train_metrics[i]->state().size())
+      fail_file("metric " + ms[i].first + " has a state of " + std::to_string(ms[i].second.size()) +
+                " numbers, expected " + std::to_string(train_metrics[i]->state().size()));
+  if (rng.size() != get_rng_state().size())
+    fail_file("the RNG state has " + std::to_string(rng.size()) + " words, expected " +
+              std::to_string(get_rng_state().size()));
+
+  // Apply, restoring what was there if any part still refuses.
   nn::StateDict before_model;
   for (const auto& [k, t] : model.state_dict()) before_model.emplace_back(k, t.clone());
   optim::State before_opt = optimizer.state_dict();
   std::optional<optim::State> before_sched;
   if (scheduler) before_sched = scheduler->state_dict();
+  std::vector<std::vector<double>> before_metrics;
+  for (size_t i = 0; i < ms.size(); ++i) before_metrics.push_back(train_metrics[i]->state());
   try {
     model.load_state_dict(model_sd);
     optimizer.load_state_dict(sub_state(f.state, "optimizer."));
@@ -202,6 +277,7 @@ void Learner::Impl::load(const std::string& path) {
     model.load_state_dict(before_model);
     optimizer.load_state_dict(before_opt);
     if (scheduler) scheduler->load_state_dict(*before_sched);
+    for (size_t i = 0; i < before_metrics.size(); ++i) train_metrics[i]->load_state(before_metrics[i]);
     throw;
   }
   epochs_done = done;

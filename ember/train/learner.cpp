@@ -2,6 +2,7 @@
 // and the Ctrl-C handler. Checkpoints live in checkpoint.cpp.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -189,6 +190,12 @@ void Learner::load_checkpoint(const std::string& path) {
 
 Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps) : l_(l) {
   Impl& s = *l.impl_;
+  // An empty loader would record epochs with a NaN loss: refuse it before anything runs.
+  if (train_steps <= 0)
+    s.fail("the training loader has no batches (an empty dataset, or drop_last with fewer "
+           "items than batch_size)");
+  if (valid_steps == 0) s.fail("the validation loader has no batches");
+  valid_steps = std::max<int64_t>(valid_steps, 0);
   s.train_steps = train_steps;
   s.valid_steps = valid_steps;
   s.interrupted = s.stopped_early = false;

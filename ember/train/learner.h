@@ -127,7 +127,7 @@ class Learner {
   template <class TrainLoader, class ValidLoader, class TrainStep, class ValidStep>
   FitResult fit(TrainLoader& train, ValidLoader* valid, TrainStep&& train_step,
                 ValidStep&& valid_step) {
-    FitScope scope(*this, train.size(), valid ? valid->size() : 0);
+    FitScope scope(*this, train.size(), valid ? valid->size() : -1);  // -1: no validation
     int64_t epoch = 0, start = 0;
     while (next_epoch(epoch, start)) {
       // The loader's epochs count from 0 and fix the shuffle order.
@@ -148,6 +148,7 @@ class Learner {
   // Sets up a fit (resume, signal handler, renderer) and undoes the handler however fit ends.
   class FitScope {
    public:
+    /// valid_steps < 0: fit has no validation loader.
     FitScope(Learner& l, int64_t train_steps, int64_t valid_steps);
     ~FitScope();
     FitScope(const FitScope&) = delete;

@@ -10,6 +10,9 @@
 #include <sstream>
 
 #include "ember/detail/decimal.h"
+#include "ember/detail/file.h"
+#include "ember/detail/json.h"
+#include "ember/detail/text.h"
 #include "ember/error.h"
 #include "ember/store/atomic_file.h"
 #include "ember/store/format.h"
@@ -25,9 +28,24 @@ namespace {
 using Json = nlohmann::ordered_json;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr const char* kTag = "metric_log";
+// Records nest three levels ([{"train": {...}}]); a log line two.
+constexpr int kMaxDepth = 3;
+// Logs and histories are read whole.
+constexpr uint64_t kMaxLogBytes = uint64_t(1) << 30;
+
+// JSON text, or a ValueError (not nlohmann's type_error) for a metric name that is not UTF-8.
+std::string dump(const Json& j) {
+  try {
+    return j.dump();
+  } catch (const nlohmann::json::exception& e) {
+    detail::throw_value(kTag, std::string("expected metric names in UTF-8: ") + e.what());
+  }
+}
+// A value for a message: short whatever it holds.
+std::string brief(const Json& j) { return detail::shorten(dump(j), 80); }
 
 [[noreturn]] void malformed(const std::string& path, size_t line, const std::string& what) {
-  detail::throw_value(kTag, path + ":" + std::to_string(line) + ": " + what);
+  detail::throw_value(kTag, path + ":" + std::to_string(line) + ": " + detail::shorten(what, 300));
 }
 
 using ember::detail::exact_decimal;
@@ -124,7 +142,7 @@ std::string to_jsonl(const std::vector<EpochRecord>& history) {
     Json j = {{"epoch", r.epoch}, {"seconds", json_number(r.seconds)}};
     for (const auto& [name, v] : r.train) j["train." + name] = json_number(v);
     for (const auto& [name, v] : r.valid) j["valid." + name] = json_number(v);
-    out += j.dump() + "\n";
+    out += dump(j) + "\n";
   }
   return out;
 }
@@ -176,8 +194,8 @@ std::vector<EpochRecord> from_jsonl(const std::string& path, const std::string& 
   std::vector<std::string> lines = lines_of(text);
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
-    Json j = Json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) malformed(path, i + 1, "invalid JSON");
+    Json j = ember::detail::parse_json_bounded<Json>(lines[i], kMaxDepth);
+    if (j.is_discarded()) malformed(path, i + 1, "invalid JSON (or nested too deep)");
     if (!j.is_object()) malformed(path, i + 1, "expected a JSON object");
     EpochRecord r;
     if (!j.contains("epoch") || !j["epoch"].is_number_integer())
@@ -186,7 +204,7 @@ std::vector<EpochRecord> from_jsonl(const std::string& path, const std::string& 
       double x;
       bool ok = key == "epoch" || (json_value(v, x) && (key == "seconds" ? (r.seconds = x, true)
                                                                         : add_metric(r, key, x)));
-      if (!ok) malformed(path, i + 1, "unexpected entry \"" + key + "\": " + v.dump());
+      if (!ok) malformed(path, i + 1, "unexpected entry \"" + key + "\": " + brief(v));
     }
     r.epoch = j["epoch"].get<int64_t>();
     history.push_back(std::move(r));
@@ -213,12 +231,10 @@ void write_metric_log(const std::string& path, const std::vector<EpochRecord>& h
 
 std::vector<EpochRecord> read_metric_log(const std::string& path) {
   LogFormat f = log_format_for(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw store::IOError(store::detail::message(path, "cannot open: " +
-                                                                 store::detail::os_error()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return f == LogFormat::csv ? from_csv(path, text.str()) : from_jsonl(path, text.str());
+  std::string text, error;
+  if (!ember::detail::read_whole_file(path, kMaxLogBytes, text, error))
+    throw store::IOError(store::detail::message(path, error));
+  return f == LogFormat::csv ? from_csv(path, text) : from_jsonl(path, text);
 }
 
 std::string history_to_json(const std::vector<EpochRecord>& history) {
@@ -230,13 +246,13 @@ std::string history_to_json(const std::vector<EpochRecord>& history) {
     out.push_back({{"epoch", r.epoch}, {"seconds", json_number(r.seconds)},
                    {"train", std::move(train)}, {"valid", std::move(valid)}});
   }
-  return out.dump();
+  return dump(out);
 }
 
 std::vector<EpochRecord> history_from_json(const std::string& json) {
-  Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  Json j = ember::detail::parse_json_bounded<Json>(json, kMaxDepth);
   auto bad = [](const std::string& what) {
-    detail::throw_value(kTag, "malformed history JSON: " + what);
+    detail::throw_value(kTag, "malformed history JSON: " + detail::shorten(what, 300));
   };
   if (!j.is_array()) bad("expected an array of epochs");
   std::vector<EpochRecord> history;
@@ -244,7 +260,7 @@ std::vector<EpochRecord> history_from_json(const std::string& json) {
     EpochRecord& r = history.emplace_back();
     if (!e.is_object() || !e.contains("epoch") || !e["epoch"].is_number_integer() ||
         !e.contains("seconds") || !json_value(e["seconds"], r.seconds))
-      bad("expected {\"epoch\": int, \"seconds\": number, ...}, found " + e.dump());
+      bad("expected {\"epoch\": int, \"seconds\": number, ...}, found " + brief(e));
     r.epoch = e["epoch"].get<int64_t>();
     for (Split s : {Split::train, Split::valid}) {
       const char* key = s == Split::train ? "train" : "valid";
@@ -252,7 +268,7 @@ std::vector<EpochRecord> history_from_json(const std::string& json) {
       if (!e[key].is_object()) bad(std::string("expected an object for \"") + key + "\"");
       for (const auto& [name, v] : e[key].items()) {
         double x;
-        if (!json_value(v, x)) bad("expected a number for " + name + ", found " + v.dump());
+        if (!json_value(v, x)) bad("expected a number for " + name + ", found " + brief(v));
         (s == Split::train ? r.train : r.valid).emplace_back(name, x);
       }
     }

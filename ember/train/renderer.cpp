@@ -25,7 +25,7 @@ std::string printf_str(const char* fmt, double v) {
 
 // "m:ss" or "h:mm:ss", as progress bars show elapsed time and ETA; "?" when unknown.
 std::string format_clock(double seconds) {
-  if (!std::isfinite(seconds)) return "?";
+  if (!std::isfinite(seconds) || seconds >= 1e15) return "?";  // int64 holds the rest exactly
   auto t = int64_t(std::floor(std::max(seconds, 0.0)));
   char buf[48];
   if (t >= 3600)

@@ -1,5 +1,6 @@
 #include "ember/backends/flex/allocator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -13,7 +14,23 @@ namespace {
 
 constexpr size_t kAlign = 64;
 
+// Under AddressSanitizer every storage is its own allocation of exactly its size, freed at once:
+// size classes would leave slack past a tensor's end where an overrun goes unseen, and reuse
+// would turn a use after free into a read of someone else's tensor.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kExact = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kExact = true;
+#else
+constexpr bool kExact = false;
+#endif
+#else
+constexpr bool kExact = false;
+#endif
+
 size_t size_class(size_t n) {
+  if (kExact) return n;
   if (n <= kAlign) return kAlign;
   if (n < (size_t(1) << 20)) {  // powers of two below 1 MiB
     size_t c = kAlign;
@@ -33,6 +50,12 @@ struct Cache {
     return size_t(4096) << 20;
   }();
 
+  // Size classes are multiples of kAlign, as aligned_alloc wants; exact sizes need not be.
+  static void* alloc(size_t n) {
+    if (!kExact) return std::aligned_alloc(kAlign, n);
+    void* p = nullptr;
+    return ::posix_memalign(&p, kAlign, std::max<size_t>(n, 1)) == 0 ? p : nullptr;
+  }
   void* take(size_t cls) {
     {
       std::lock_guard lock(mu);
@@ -44,10 +67,10 @@ struct Cache {
         return p;
       }
     }
-    void* p = std::aligned_alloc(kAlign, cls);
+    void* p = alloc(cls);
     if (!p) {
       release_all();
-      p = std::aligned_alloc(kAlign, cls);
+      p = alloc(cls);
     }
     if (!p)
       detail::throw_value("empty", "out of host memory allocating " + std::to_string(cls) +
@@ -57,7 +80,7 @@ struct Cache {
   void give(void* p, size_t cls) {
     {
       std::lock_guard lock(mu);
-      if (held + cls <= limit) {
+      if (!kExact && held + cls <= limit) {
         free[cls].push_back(p);
         held += cls;
         return;
@@ -97,6 +120,7 @@ std::shared_ptr<Storage> allocate_host(size_t nbytes, Device place) {
 }
 
 void empty_cache() { cache().release_all(); }
+bool allocates_exactly() { return kExact; }
 size_t cached_bytes() {
   std::lock_guard lock(cache().mu);
   return cache().held;

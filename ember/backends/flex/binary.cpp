@@ -5,6 +5,7 @@
 
 #include "ember/backends/flex/elementwise.h"
 #include "ember/kl/scalar.h"
+#include "ember/kl/wrap.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/layout.h"
 #include "ember/ops/modes.h"
@@ -41,9 +42,11 @@ void check_int_divisor(const OpCall& c) {
     detail::throw_value(op_name(c.op), "integer division by zero");
 }
 
+// Integers wrap like torch's: INT_MIN / -1 is INT_MIN (the trap avoided), INT_MIN % -1 is 0.
+// A zero divisor never reaches these (check_int_divisor throws first).
 template <class C> C int_div_trunc(C a, C b) {
   if constexpr (std::is_signed_v<C>) {
-    if (b == C(-1)) return C(C(0) - a);  // avoids the INT_MIN / -1 trap
+    if (b == C(-1)) return kl::wrapping_neg(a);
   }
   return C(a / b);
 }
@@ -64,16 +67,16 @@ template <class C> C int_mod(C a, C b) {  // C's %, sign of the dividend
 TensorList k_add(const OpCall& c) {
   return binary_run<Set::All, false>(c, [](auto a, auto b) {
     if constexpr (std::is_same_v<decltype(a), bool>) return bool(a || b);
-    else return decltype(a)(a + b);
+    else return kl::wrapping_add(a, b);
   });
 }
 TensorList k_sub(const OpCall& c) {
-  return binary_run<Set::Numeric, false>(c, [](auto a, auto b) { return decltype(a)(a - b); });
+  return binary_run<Set::Numeric, false>(c, [](auto a, auto b) { return kl::wrapping_sub(a, b); });
 }
 TensorList k_mul(const OpCall& c) {
   return binary_run<Set::All, false>(c, [](auto a, auto b) {
     if constexpr (std::is_same_v<decltype(a), bool>) return bool(a && b);
-    else return decltype(a)(a * b);
+    else return kl::wrapping_mul(a, b);
   });
 }
 TensorList k_div(const OpCall& c) {
@@ -112,7 +115,7 @@ TensorList k_remainder(const OpCall& c) {
     } else {
       C r = int_mod(a, b);
       if constexpr (std::is_signed_v<C>)
-        if (r != 0 && ((r < 0) != (b < 0))) r = C(r + b);
+        if (r != 0 && ((r < 0) != (b < 0))) r = kl::wrapping_add(r, b);
       return r;
     }
   });
@@ -134,13 +137,12 @@ TensorList k_pow(const OpCall& c) {
       if constexpr (std::is_signed_v<C>) {
         if (b < 0) return C(a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0);
       }
-      using U = std::make_unsigned_t<C>;  // wrap on overflow like torch instead of UB
-      U r = 1, base = U(a);
+      C r = 1, base = a;  // wraps on overflow like torch's, without UB
       for (auto e = b; e > 0; e >>= 1) {
-        if (e & 1) r = U(r * base);
-        base = U(base * base);
+        if (e & 1) r = kl::wrapping_mul(r, base);
+        base = kl::wrapping_mul(base, base);
       }
-      return C(r);
+      return r;
     }
   });
 }
@@ -298,8 +300,8 @@ TensorList addc(const OpCall& c) {
   return {ternary_run(c, ins, out, [v](auto x, auto a, auto b) {
     using C = decltype(x);
     if constexpr (std::is_same_v<C, bool>) return bool(x || (v.to_bool() && a && b));
-    else if constexpr (Div) return C(x + v.to<C>() * (a / b));
-    else return C(x + v.to<C>() * a * b);
+    else if constexpr (Div) return C(x + v.to<C>() * (a / b));  // floating only (inference)
+    else return kl::wrapping_add(x, kl::wrapping_mul(kl::wrapping_mul(v.to<C>(), a), b));
   })};
 }
 

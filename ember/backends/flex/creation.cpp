@@ -3,6 +3,7 @@
 
 #include "ember/backends/flex/elementwise.h"
 #include "ember/backends/flex/thread_pool.h"
+#include "ember/detail/convert.h"
 #include "ember/random.h"
 
 namespace ember::flex {
@@ -15,6 +16,13 @@ void generate(const Tensor& out, const F& f, int64_t grain = 16384) {
   parallel_for(out.numel(), grain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) o[i] = f(i);
   });
+}
+
+// A double value as T; to an integer T by ember's float -> int rule (never UB).
+template <class T>
+T from_double(double v) {
+  if constexpr (std::is_integral_v<T>) return ::ember::detail::float_to_int<T>(v);
+  else return T(compute_t<T>(v));
 }
 
 TensorList k_empty(const OpCall& c) { return {new_output(c)}; }
@@ -37,9 +45,13 @@ TensorList k_arange(const OpCall& c) {
       int64_t s = a.s[0].to_int(), st = a.s[2].to_int();
       if (a.s[0].is_floating() || a.s[2].is_floating()) {
         double sd = a.s[0].to_double(), std_ = a.s[2].to_double();
-        generate<T>(out, [=](int64_t i) { return T(sd + std_ * double(i)); });
+        generate<T>(out, [=](int64_t i) { return from_double<T>(sd + std_ * double(i)); });
       } else {
-        generate<T>(out, [=](int64_t i) { return T(s + st * i); });
+        // start + step * i in unsigned arithmetic: the value lies between start and end, but
+        // step * i alone may not fit in int64 (arange(-2^63, 2^63 - 1, 2^62)).
+        generate<T>(out, [=](int64_t i) {
+          return T(int64_t(uint64_t(s) + uint64_t(st) * uint64_t(i)));
+        });
       }
     } else {
       double s = a.s[0].to_double(), st = a.s[2].to_double();
@@ -60,8 +72,7 @@ TensorList k_linspace(const OpCall& c) {
     int64_t half = n / 2;
     generate<T>(out, [=](int64_t i) {
       double v = i < half ? start + step * double(i) : end - step * double(n - 1 - i);
-      if constexpr (std::is_integral_v<T>) return T(int64_t(v));
-      else return T(compute_t<T>(v));
+      return from_double<T>(v);
     });
   });
   return {out};
@@ -126,12 +137,13 @@ TensorList k_randint(const OpCall& c) {
   Tensor out = new_output(c);
   const auto st = ::ember::detail::philox_of(c.attrs);
   int64_t lo = c.attrs.i[0];
-  uint64_t range = uint64_t(c.attrs.i[1] - lo);
+  // high - low and low + draw in unsigned arithmetic: the range may exceed INT64_MAX.
+  uint64_t range = uint64_t(c.attrs.i[1]) - uint64_t(lo);
   EMBER_DISPATCH_NUMERIC(out.dtype(), "randint", {
     generate<T>(out, [=](int64_t i) {
       auto r = ::ember::detail::philox_at(st.seed, st.offset, uint64_t(i));
       uint64_t x = (uint64_t(r[0]) << 32) | r[1];
-      return T(compute_t<T>(lo + int64_t(x % range)));
+      return T(compute_t<T>(int64_t(uint64_t(lo) + x % range)));
     });
   });
   return {out};
@@ -145,6 +157,16 @@ TensorList k_bernoulli(const OpCall& c) {
   double pf = c.attrs.f[0];
   EMBER_DISPATCH_FLOAT(out.dtype(), "bernoulli", {
     const T* pp = static_cast<const T*>(p.raw_data());
+    // Probabilities outside [0, 1] (NaN included) have no meaning: refused, as torch does,
+    // before any draw.
+    if (!fixed)
+      for (int64_t i = 0; i < p.numel(); ++i) {
+        double prob = double(compute_t<T>(pp[i]));
+        if (!(prob >= 0 && prob <= 1))
+          ::ember::detail::throw_value("bernoulli", "expected probabilities in [0, 1], found " +
+                                                        std::to_string(prob) + " at element " +
+                                                        std::to_string(i));
+      }
     generate<T>(out, [=](int64_t i) {
       double prob = fixed ? pf : double(compute_t<T>(pp[i]));
       auto r = ::ember::detail::philox_at(st.seed, st.offset, uint64_t(i));

@@ -147,8 +147,11 @@ TensorList k_roll(const OpCall& c) {
     dims = {0};
   }
   std::vector<int64_t> shift(size_t(std::max<int64_t>(src.dim(), 1)), 0);
-  for (size_t k = 0; k < dims.size(); ++k)
-    shift[size_t(wrap_dim(dims[k], src.dim(), "roll"))] += a.ints[k];
+  // Shifts reduced modulo the size as they are summed: any int64 shift, repeated, is fine.
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const int64_t d = wrap_dim(dims[k], src.dim(), "roll"), n = src.size(d);
+    shift[size_t(d)] = (shift[size_t(d)] + a.ints[k] % n) % n;
+  }
   std::vector<int64_t> active;
   for (int64_t d = 0; d < src.dim(); ++d) {
     const int64_t n = src.size(d);
@@ -179,7 +182,9 @@ template <bool Lower>
 TensorList k_triangle(const OpCall& c) {
   Tensor x = contiguous(c.inputs[0]);
   Tensor out = new_output(c);
-  const int64_t rows = x.size(-2), cols = x.size(-1), k = c.attrs.i[0];
+  const int64_t rows = x.size(-2), cols = x.size(-1);
+  // Diagonals beyond the matrix act like its edge; clamped so i + k + 1 cannot overflow.
+  const int64_t k = std::clamp<int64_t>(c.attrs.i[0], -rows - 1, cols + 1);
   if (out.numel() == 0) return {out};
   const size_t isz = x.itemsize();
   const char* xp = static_cast<const char*>(x.raw_data());

@@ -4,6 +4,7 @@
 #include "ember/backends/flex/reduce_engine.h"
 #include "ember/backends/flex/reduce_kernels.h"
 #include "ember/kl/scalar.h"
+#include "ember/kl/wrap.h"
 #include "ember/ops/common.h"
 #include "ember/ops/unary.h"
 
@@ -13,8 +14,9 @@ namespace {
 template <class A> struct SumOp {
   using Acc = A;
   A init() const { return A(0); }
-  A step(A a, A x) const { return a + x; }
-  A merge(A a, A b) const { return a + b; }
+  // Integer sums wrap like torch's (int64 accumulator); float sums are plain additions.
+  A step(A a, A x) const { return kl::wrapping_add(a, x); }
+  A merge(A a, A b) const { return kl::wrapping_add(a, b); }
   A done(A a, int64_t) const { return a; }
 };
 template <class A> struct MeanOp : SumOp<A> {
@@ -23,8 +25,8 @@ template <class A> struct MeanOp : SumOp<A> {
 template <class A> struct ProdOp {
   using Acc = A;
   A init() const { return A(1); }
-  A step(A a, A x) const { return a * x; }
-  A merge(A a, A b) const { return a * b; }
+  A step(A a, A x) const { return kl::wrapping_mul(a, x); }
+  A merge(A a, A b) const { return kl::wrapping_mul(a, b); }
   A done(A a, int64_t) const { return a; }
 };
 template <class A> struct MaxOp {

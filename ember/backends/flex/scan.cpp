@@ -3,6 +3,7 @@
 // and cummax/cummin with indices.
 #include "ember/backends/flex/dim_loops.h"
 #include "ember/backends/flex/reduce_kernels.h"
+#include "ember/kl/wrap.h"
 #include "ember/ops/unary.h"
 
 namespace ember::flex {
@@ -27,8 +28,9 @@ void cumulate(const DimView& v, T* out) {
       const T* row = xp + base + r * inner;
       T* orow = out + base + r * inner;
       for (int64_t j = 0; j < len; ++j) {
-        if constexpr (kProd) acc[j] *= A(compute_t<T>(row[j]));
-        else acc[j] += A(compute_t<T>(row[j]));
+        // Integer scans wrap like torch's (int64 accumulator).
+        if constexpr (kProd) acc[j] = kl::wrapping_mul(acc[j], A(compute_t<T>(row[j])));
+        else acc[j] = kl::wrapping_add(acc[j], A(compute_t<T>(row[j])));
         orow[j] = T(compute_t<T>(acc[j]));
       }
     }

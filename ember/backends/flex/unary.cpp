@@ -1,7 +1,9 @@
 // flex kernels: casts, copies and unary maths.
 #include "ember/backends/flex/copy.h"
 #include "ember/backends/flex/elementwise.h"
+#include "ember/detail/convert.h"
 #include "ember/kl/scalar.h"
+#include "ember/kl/wrap.h"
 #include "ember/ops/layout.h"
 #include "ember/ops/modes.h"
 #include "ember/ops/unary.h"
@@ -18,7 +20,7 @@ struct CastTo {
   template <class C> To operator()(C x) const {
     if constexpr (std::is_same_v<To, bool>) return x != C(0);
     else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<C>)
-      return kl::isnan(x) ? To(0) : To(int64_t(x));  // truncation toward zero, like torch
+      return ::ember::detail::float_to_int<To>(x);  // torch's x86 results, defined for all x
     else return To(x);
   }
 };
@@ -46,6 +48,16 @@ TensorList k_cast(const OpCall& c) {
   return {out};
 }
 
+// The element range [lo, hi] a view reaches in its storage.
+std::pair<int64_t, int64_t> reach(const Tensor& t) {
+  int64_t lo = t.offset(), hi = t.offset();
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    int64_t span = (t.size(d) - 1) * t.stride(d);
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi};
+}
+
 // copy(src) -> a fresh contiguous copy; copy(dst, src) -> writes src (broadcast, cast) into dst.
 TensorList k_copy(const OpCall& c) {
   if (c.inputs.size() == 1) {
@@ -54,7 +66,15 @@ TensorList k_copy(const OpCall& c) {
     return {out};
   }
   const Tensor& dst = c.inputs[0];
-  cast_into(dst, c.inputs[1]);
+  Tensor src = c.inputs[1];
+  // x[1:].copy_(x[:-1]): a source overlapping the destination would be read after parts of it
+  // were written; it is copied out first, so the result is what the source held.
+  if (dst.numel() && src.numel() && src.is_alias_of(dst)) {
+    auto [dl, dh] = reach(dst);
+    auto [sl, sh] = reach(src);
+    if (dl <= sh && sl <= dh) src = ember::clone(src);
+  }
+  cast_into(dst, src);
   return {dst};
 }
 
@@ -145,10 +165,13 @@ Tensor same_map(const OpCall& c, const F& f) {
   return out;
 }
 
-TensorList k_neg(const OpCall& c) { return {same_map(c, [](auto x) { return -x; })}; }
+// Integers wrap like torch's: neg and abs of the most negative value give that value back.
+TensorList k_neg(const OpCall& c) {
+  return {same_map(c, [](auto x) { return kl::wrapping_neg(x); })};
+}
 TensorList k_abs(const OpCall& c) {
   return {same_map(c, [](auto x) {
-    if constexpr (std::is_unsigned_v<decltype(x)>) return x;
+    if constexpr (std::is_integral_v<decltype(x)>) return kl::wrapping_abs(x);
     else return kl::select(x < decltype(x)(0), decltype(x)(-x), x);
   })};
 }
@@ -159,7 +182,9 @@ TensorList k_sign(const OpCall& c) {
     else return C(C(x > C(0)) - C(x < C(0)));
   })};
 }
-TensorList k_square(const OpCall& c) { return {same_map(c, [](auto x) { return decltype(x)(x * x); })}; }
+TensorList k_square(const OpCall& c) {
+  return {same_map(c, [](auto x) { return kl::wrapping_mul(x, x); })};
+}
 TensorList k_relu(const OpCall& c) {
   return {same_map(c, [](auto x) { return kl::select(x < decltype(x)(0), decltype(x)(0), x); })};
 }
@@ -167,7 +192,10 @@ TensorList k_leaky_relu(const OpCall& c) {
   double s = c.attrs.f[0];
   return {same_map(c, [=](auto x) {
     using C = decltype(x);
-    return kl::select(x > C(0), x, C(x * C(s)));
+    if constexpr (std::is_integral_v<C>)
+      return kl::select(x > C(0), x, kl::wrapping_mul(x, ::ember::detail::float_to_int<C>(s)));
+    else
+      return kl::select(x > C(0), x, C(x * C(s)));
   })};
 }
 template <class F>

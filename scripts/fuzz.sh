@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Fuzzes ember's readers with libFuzzer (clang, ASan + UBSan; the `fuzz` preset, in build-fuzz).
+#   scripts/fuzz.sh TARGET SECONDS   one target for SECONDS on its corpus
+#   scripts/fuzz.sh all SECONDS      every target in turn, SECONDS each
+#   scripts/fuzz.sh --seeds          rewrite the seed corpora (tests/fuzz/corpus) with ember's writers
+#   scripts/fuzz.sh --list           the targets
+# Environment: FUZZ_RUNS=N stops each run after N inputs instead of (or before) SECONDS;
+# FUZZ_JOBS=N runs N processes per target; FUZZ_FLAGS adds libFuzzer flags; EMBER_FUZZ_TMP
+# names the folder for scratch files (default /dev/shm).
+# New inputs go to build-fuzz/corpus/TARGET (the committed seeds are only read); a finding is
+# written to build-fuzz/findings/ and the script exits non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+targets=(safetensors safetensors_header safetensors_load idx csv state checkpoint metric_log)
+usage() { sed -n '2,11p' "$0"; exit 2; }
+[ $# -ge 1 ] || usage
+
+build() {
+  if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang libclang-rt-14-dev
+  fi
+  [ -f build-fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
+  cmake --build build-fuzz -j "$(nproc)" --target fuzz_make_corpus \
+    $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+}
+
+case "$1" in
+  --list) printf '%s\n' "${targets[@]}"; exit 0 ;;
+  --seeds)
+    build
+    rm -rf tests/fuzz/corpus
+    build-fuzz/tests/fuzz/fuzz_make_corpus tests/fuzz/corpus
+    exit 0 ;;
+esac
+[ $# -eq 2 ] || usage
+what=$1 seconds=$2
+if [ "$what" = all ]; then run=("${targets[@]}"); else run=("$what"); fi
+for t in "${run[@]}"; do
+  printf '%s\n' "${targets[@]}" | grep -qx "$t" || { echo "unknown target $t" >&2; usage; }
+done
+build
+mkdir -p build-fuzz/findings
+status=0
+for t in "${run[@]}"; do
+  work=build-fuzz/corpus/$t
+  mkdir -p "$work"
+  flags=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -malloc_limit_mb=2048
+         -max_len=65536 -dict="tests/fuzz/dict/$t.dict" -artifact_prefix="build-fuzz/findings/$t-"
+         -print_final_stats=1)
+  [ -n "${FUZZ_RUNS:-}" ] && flags+=(-runs="$FUZZ_RUNS")
+  [ -n "${FUZZ_JOBS:-}" ] && flags+=(-jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS")
+  # shellcheck disable=SC2206
+  extra=(${FUZZ_FLAGS:-})
+  echo "== fuzz_$t for ${seconds}s"
+  log=build-fuzz/fuzz_$t.log
+  if ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
+      "build-fuzz/tests/fuzz/fuzz_$t" "${flags[@]}" "${extra[@]}" "$work" "tests/fuzz/corpus/$t" \
+      >"$log" 2>&1; then
+    grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|Done [0-9]+ runs" "$log" | tr '\n' ' '
+    echo
+  else
+    status=1
+    echo "fuzz_$t FAILED (log: $log)"
+    tail -n 40 "$log"
+  fi
+done
+exit $status
