@@ -3,45 +3,16 @@
 // written leaves the results right (eager kernels, or kernels kept in memory) with one warning.
 #include <gtest/gtest.h>
 
-#include <map>
-#include <sstream>
-
-#include "ember/backends/cpu/jit/subprocess.h"
-#include "store/store_test_util.h"
+#include "jit/probe_run.h"
 
 namespace {
-using ember::cpu::jit::ProcessOptions;
-using ember::cpu::jit::run_process;
 using ember::test::ScratchDir;
 
-struct ProbeRun {
-  bool exited_ok = false;
-  std::string output;
-  std::map<std::string, long> result;
-  int warnings() const {
-    int n = 0;
-    for (size_t p = output.find("warning"); p != std::string::npos; p = output.find("warning", p + 1))
-      ++n;
-    return n;
-  }
-};
+using ProbeRun = ember::test::Probe;
 
 ProbeRun probe(const ScratchDir& scratch, const std::string& name, std::vector<std::string> env) {
   const std::string result = scratch.file(name + ".result");
-  ProcessOptions o;
-  o.timeout_s = 120;
-  o.env = std::move(env);
-  o.env.push_back("EMBER_FUSION_DEBUG=0");
-  auto r = run_process({EMBER_FUSION_PROBE, result}, o);
-  ProbeRun p;
-  p.exited_ok = r.success();
-  p.output = r.output;
-  std::istringstream line(ember::test::read_bytes(result));
-  for (std::string kv; line >> kv;) {
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) p.result[kv.substr(0, eq)] = std::stol(kv.substr(eq + 1));
-  }
-  return p;
+  return ember::test::run_probe_program({EMBER_FUSION_PROBE, result}, std::move(env), result);
 }
 
 TEST(FusionProcess, ASecondRunCompilesNothing) {
