@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ember/device.h"
+#include "ember/tensor.h"
 
 namespace ember::bench {
 
@@ -21,6 +22,9 @@ std::vector<Workload>& workloads();
 /// else flex ("flex", "cpu" or "cpu_eager"). main() makes it the default device before any row
 /// is set up, and times each call until the device has run its queued work.
 ember::Device device();
+/// Keeps a row's result alive until its call has run (on a lazy device a result nobody holds is
+/// dead code and would never be computed; the peers compute theirs).
+void keep(ember::Tensor t);
 struct Register {
   explicit Register(Workload w) { workloads().push_back(std::move(w)); }
 };

@@ -29,6 +29,11 @@ std::vector<Workload>& workloads() {
 namespace {
 std::string g_device_name;
 }
+std::vector<ember::Tensor>& kept() {
+  static std::vector<ember::Tensor> k;
+  return k;
+}
+void keep(ember::Tensor t) { kept().push_back(std::move(t)); }
 ember::Device device() {
   const std::string& n = g_device_name;
   if (n.empty() || n == "flex") return ember::Device::flex();
@@ -96,6 +101,7 @@ int main(int argc, char** argv) {
     auto run = [&] {
       body();
       ember::synchronize(dev);
+      kept().clear();
     };
     for (int i = 0; i < w.warmup; ++i) run();
     std::vector<double> ts;

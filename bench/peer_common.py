@@ -43,9 +43,10 @@ res = {}
 
 def bench(name, fn, warm=3, iters=10):
     """Median milliseconds of fn() over iters calls after warm ones; printed and recorded.
-    Rows whose name does not contain $BENCH_FILTER (set by compare.py's --filter) are skipped.
+    Rows whose name does not contain $BENCH_FILTER (set by compare.py's --filter) are skipped;
+    a filter's `@device` part names ember's pinned rows (`matmul_f32_2048@cpu`), not the peer's.
     With BENCH_CLOCK=cpu the times are the process's CPU time, as in ember_bench."""
-    if os.environ.get("BENCH_FILTER", "") not in name:
+    if os.environ.get("BENCH_FILTER", "").split("@")[0] not in name:
         return
     for _ in range(warm):
         fn()

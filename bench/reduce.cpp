@@ -6,35 +6,35 @@ using namespace ember;
 
 EMBER_BENCH({.name = "amax_16M", .setup = [] {
   Tensor x = randn({1 << 24});
-  return std::function<void()>([=] { Tensor y = amax(x); });
+  return std::function<void()>([=] { bench::keep(amax(x)); });
 }});
 EMBER_BENCH({.name = "sum_rows_4096x4096", .setup = [] {
   Tensor x = randn({4096, 4096});
-  return std::function<void()>([=] { Tensor y = sum(x, {1}); });
+  return std::function<void()>([=] { bench::keep(sum(x, {1})); });
 }});
 EMBER_BENCH({.name = "sum_cols_4096x4096", .setup = [] {
   Tensor x = randn({4096, 4096});
-  return std::function<void()>([=] { Tensor y = sum(x, {0}); });
+  return std::function<void()>([=] { bench::keep(sum(x, {0})); });
 }});
 EMBER_BENCH({.name = "var_16M", .setup = [] {
   Tensor x = randn({1 << 24});
-  return std::function<void()>([=] { Tensor y = var(x); });
+  return std::function<void()>([=] { bench::keep(var(x)); });
 }});
 EMBER_BENCH({.name = "var_rows_4096x4096", .setup = [] {
   Tensor x = randn({4096, 4096});
-  return std::function<void()>([=] { Tensor y = var(x, {1}); });
+  return std::function<void()>([=] { bench::keep(var(x, {1})); });
 }});
 EMBER_BENCH({.name = "logsumexp_rows_4096x4096", .setup = [] {
   Tensor x = randn({4096, 4096});
-  return std::function<void()>([=] { Tensor y = logsumexp(x, {1}); });
+  return std::function<void()>([=] { bench::keep(logsumexp(x, {1})); });
 }});
 EMBER_BENCH({.name = "norm_16M", .setup = [] {
   Tensor x = randn({1 << 24});
-  return std::function<void()>([=] { Tensor y = norm(x); });
+  return std::function<void()>([=] { bench::keep(norm(x)); });
 }});
 EMBER_BENCH({.name = "argmax_16M", .setup = [] {
   Tensor x = randn({1 << 24});
-  return std::function<void()>([=] { Tensor y = argmax(x); });
+  return std::function<void()>([=] { bench::keep(argmax(x)); });
 }});
 EMBER_BENCH({.name = "max_dim1_4096x4096", .setup = [] {
   Tensor x = randn({4096, 4096});
@@ -46,11 +46,11 @@ EMBER_BENCH({.name = "max_dim0_4096x4096", .setup = [] {
 }});
 EMBER_BENCH({.name = "cumsum_dim1_4096x4096", .setup = [] {
   Tensor x = randn({4096, 4096});
-  return std::function<void()>([=] { Tensor y = cumsum(x, 1); });
+  return std::function<void()>([=] { bench::keep(cumsum(x, 1)); });
 }});
 EMBER_BENCH({.name = "cumsum_dim0_4096x4096", .setup = [] {
   Tensor x = randn({4096, 4096});
-  return std::function<void()>([=] { Tensor y = cumsum(x, 0); });
+  return std::function<void()>([=] { bench::keep(cumsum(x, 0)); });
 }});
 EMBER_BENCH({.name = "sort_1M", .setup = [] {
   Tensor x = randn({1 << 20});
@@ -66,5 +66,5 @@ EMBER_BENCH({.name = "topk10_1M", .setup = [] {
 }});
 EMBER_BENCH({.name = "median_1M", .setup = [] {
   Tensor x = randn({1 << 20});
-  return std::function<void()>([=] { Tensor y = median(x); });
+  return std::function<void()>([=] { bench::keep(median(x)); });
 }});

@@ -19,7 +19,8 @@ class Device {
  public:
   /// The portable C++ backend: no dependency beyond the standard library.
   static Device flex();
-  /// The native CPU backend (runs flex kernels until the native CPU backend lands).
+  /// The native CPU backend: flex's kernels, with oneDNN's matrix products, convolutions and
+  /// pooling where the build has oneDNN (EMBER_DNNL).
   static Device cpu();
   /// CUDA device `index`; throws DeviceError when CUDA was not built or the GPU is absent.
   static Device cuda(int index = 0);

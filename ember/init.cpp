@@ -2,6 +2,7 @@
 #include <mutex>
 
 #include "ember/autodiff/rules.h"
+#include "ember/backends/cpu/cpu.h"
 #include "ember/backends/flex/flex.h"
 
 namespace ember::ops {
@@ -15,6 +16,9 @@ void register_index_ops();
 void register_layout_ops();
 void register_nn_ops();
 }  // namespace ember::ops
+namespace ember::kl::detail {
+void register_user_op_family();
+}  // namespace ember::kl::detail
 
 namespace ember::detail {
 
@@ -35,8 +39,8 @@ void init() {
     autodiff::register_rules_reduce();
     autodiff::register_rules_nn();
     register_backend(Backend::Flex, flex::make_flex_backend(Backend::Flex));
-    // The native CPU backend runs the flex kernels until its own issue lands.
-    register_backend(Backend::Cpu, flex::make_flex_backend(Backend::Cpu));
+    register_backend(Backend::Cpu, cpu::make_cpu_backend());
+    kl::detail::register_user_op_family();  // after the backends: it sets their kernels
   });
 }
 

@@ -2,7 +2,7 @@
 # Installs the Debian packages ember needs to build and test (idempotent; root or sudo).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev
-      libbenchmark-dev nlohmann-json3-dev dataset-fashion-mnist zlib1g-dev
+      libbenchmark-dev nlohmann-json3-dev dataset-fashion-mnist zlib1g-dev libdnnl-dev
       clang libclang-rt-14-dev)  # clang + libFuzzer: the sanitizer and fuzzing build
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

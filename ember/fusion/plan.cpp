@@ -8,6 +8,7 @@
 
 #include "ember/backends/cpu/jit/jit.h"
 #include "ember/fusion.h"
+#include "ember/fusion/library.h"
 #include "ember/fusion/pointwise.h"
 #include "ember/fusion/row.h"
 #include "ember/fusion/stats.h"
@@ -68,9 +69,10 @@ Tensor value_tensor(const Value& v, const Node& n, BackendImpl* b) {
 }
 
 struct Step {
-  int32_t node = -1;   // an eager node, or
+  int32_t node = -1;   // an eager node (with `epi`: a library call and its epilogue), or
   int32_t group = -1;  // a pointwise group, or
   int32_t row = -1;    // a row group
+  int32_t epi = -1;    // the activation node a library call `node` applies as its epilogue
 };
 
 struct Plan {
@@ -78,6 +80,7 @@ struct Plan {
   std::vector<std::unique_ptr<PointwiseGroup>> groups;
   std::vector<std::unique_ptr<RowGroup>> rows;
   std::vector<char> stored;  // per value: written to memory (by its node, step or kernel)
+  std::vector<char> live;    // per step: something outside the queue sees what it does
   // The nodes of a step, in program order.
   std::vector<int32_t> nodes_of(const Step& st) const {
     if (st.group >= 0) return groups[size_t(st.group)]->chain.nodes;
@@ -86,6 +89,7 @@ struct Plan {
       n.push_back(rows[size_t(st.row)]->tail);
       return n;
     }
+    if (st.epi >= 0) return {st.node, st.epi};
     return {st.node};
   }
 };
@@ -139,12 +143,15 @@ std::string signature(const std::vector<Node>& nodes, const std::vector<Value>& 
 
 // --- planning
 
-// The value a row tail could take its prologue from: its input 0, when the open pointwise group
-// makes it, over the same shape, and nothing but the group and the tail reads any of the group's
-// values (they then never need memory).
+// Whether a row tail takes the open pointwise group as its prologue: the group makes the tail's
+// input 0, over the same shape. Values of the group that something else needs (a holder outside
+// the queue, a later reader) go to `side`: a tail that broadcasts back over the row (softmax, the
+// norms) writes them too, as extra full-shape outputs (a residual add before a norm); a
+// reduction cannot, so then the group stays a kernel of its own.
 bool absorbs(const std::vector<int32_t>& members, const Shape& shape, const Node& tail,
              int32_t tail_index, const std::vector<Node>& nodes, const std::vector<Value>& values,
-             const std::vector<std::vector<int32_t>>& readers) {
+             const std::vector<std::vector<int32_t>>& readers, std::vector<int32_t>& side) {
+  side.clear();
   const NodeInput& x = tail.inputs[0];
   if (x.value < 0 || members.empty()) return false;
   const Value& xv = values[size_t(x.value)];
@@ -153,12 +160,14 @@ bool absorbs(const std::vector<int32_t>& members, const Shape& shape, const Node
   for (int32_t ni : members)
     for (int32_t v : nodes[size_t(ni)].outputs) {
       made = made || v == x.value;
-      if (!values[size_t(v)].storage.expired()) return false;
+      bool needed = !values[size_t(v)].storage.expired();
       for (int32_t r : readers[size_t(v)])
         if (r != tail_index && std::find(members.begin(), members.end(), r) == members.end())
-          return false;
+          needed = true;
+      if (needed) side.push_back(v);
     }
   if (!made) return false;
+  if (!side.empty() && !row_broadcasts_back(tail)) return false;
   for (size_t j = 1; j < tail.inputs.size(); ++j)  // weight and bias come from memory
     if (tail.inputs[j].value >= 0)
       for (int32_t ni : members)
@@ -309,6 +318,19 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
       copies[size_t(open)].push_back(int32_t(i));
       continue;
     }
+    if (on && open < 0 && !plan->steps.empty() && n.inputs.size() == 1 && n.inputs[0].value >= 0) {
+      // An activation right after the library call that makes its only input, which nothing
+      // else reads: the call's epilogue.
+      Step& prev = plan->steps.back();
+      const int32_t v = n.inputs[0].value;
+      if (prev.node >= 0 && prev.group < 0 && prev.row < 0 && prev.epi < 0 &&
+          values[size_t(v)].node == prev.node && values[size_t(v)].storage.expired() &&
+          readers[size_t(v)].size() == 1 && epilogue_pair(nodes[size_t(prev.node)], n)) {
+        prev.epi = int32_t(i);
+        mark(n);
+        continue;
+      }
+    }
     if (on && pointwise_node(n)) {
       const Shape& shape = n.meta.m[0].shape;
       std::vector<Chain::Forward> fwd;
@@ -341,9 +363,11 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
       auto r = std::make_unique<RowGroup>();
       r->tail = int32_t(i);
       r->shape = input_shape(n, nodes, values);
-      const bool take = open >= 0 && copies[size_t(open)].empty() && absorbs(members[size_t(open)], shapes[size_t(open)], n,
-                                             int32_t(i), nodes, values, readers);
+      const bool take = open >= 0 && copies[size_t(open)].empty() &&
+                        absorbs(members[size_t(open)], shapes[size_t(open)], n, int32_t(i),
+                                nodes, values, readers, r->side);
       if (take) r->chain.nodes = members[size_t(open)];
+      else r->side.clear();
       if (build_row(*r, nodes, values)) {
         if (take) {  // the open group becomes this row group's prologue
           members[size_t(open)].clear();
@@ -391,15 +415,42 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     plan->stored[v] = !values[v].storage.expired() || plan->steps[size_t(st)].group < 0;
   }
   for (const Step& st : plan->steps)
-    if (st.row >= 0) {  // a prologue's values stay in registers
-      for (int32_t ni : plan->rows[size_t(st.row)]->chain.nodes)
-        for (int32_t v : nodes[size_t(ni)].outputs) plan->stored[size_t(v)] = 0;
+    if (st.epi >= 0)  // the product goes straight into its epilogue
+      for (int32_t v : nodes[size_t(st.node)].outputs) plan->stored[size_t(v)] = 0;
+  for (const Step& st : plan->steps)
+    if (st.row >= 0) {  // a prologue's values stay in registers, but for those it writes
+      const RowGroup& r = *plan->rows[size_t(st.row)];
+      for (int32_t ni : r.chain.nodes)
+        for (int32_t v : nodes[size_t(ni)].outputs)
+          plan->stored[size_t(v)] = std::find(r.side.begin(), r.side.end(), v) != r.side.end();
     }
   for (size_t si = 0; si < plan->steps.size(); ++si)
     for (int32_t ni : plan->nodes_of(plan->steps[si]))
       for (const NodeInput& in : nodes[size_t(ni)].inputs)
         if (in.value >= 0 && step_of_value[size_t(in.value)] != int32_t(si))
           plan->stored[size_t(in.value)] = 1;
+  // Dead code: a step none of whose values is held outside the queue or read by a live step,
+  // and which writes into no existing tensor, does not run (queued ops have no other effects).
+  plan->live.assign(plan->steps.size(), 0);
+  {
+    std::vector<char> needed(nv, 0);
+    for (size_t si = plan->steps.size(); si-- > 0;) {
+      const Step& st = plan->steps[si];
+      // An eager step may raise an error of its data (integer division by zero): it runs.
+      bool live = st.group < 0 && st.row < 0 && !library_op(nodes[size_t(st.node)].op) &&
+                  !pointwise_node(nodes[size_t(st.node)]) && !row_tail(nodes[size_t(st.node)]);
+      for (int32_t ni : plan->nodes_of(st)) {
+        const Node& n = nodes[size_t(ni)];
+        live = live || n.target.defined();
+        for (int32_t v : n.outputs) live = live || needed[size_t(v)] || !values[size_t(v)].storage.expired();
+      }
+      plan->live[si] = live;
+      if (!live) continue;
+      for (int32_t ni : plan->nodes_of(plan->steps[si]))
+        for (const NodeInput& in : nodes[size_t(ni)].inputs)
+          if (in.value >= 0) needed[size_t(in.value)] = 1;
+    }
+  }
   // Kernels.
   std::vector<Compiled*> todo;
   for (auto& g : plan->groups) {
@@ -460,8 +511,14 @@ void run_eager(Node& n, const std::vector<Value>& values, std::vector<Tensor>& v
   TensorList placed;
   for (int32_t v : n.outputs) placed.push_back(value_tensor(values[size_t(v)], n, b));
   OpCall call{n.op, n.attrs, ins, n.meta, n.device, nullptr, placed};
-  run_on_backend(call);
-  for (size_t k = 0; k < n.outputs.size(); ++k) vals[size_t(n.outputs[k])] = placed[k];
+  TensorList got = run_on_backend(call);
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    // A kernel that made its own output instead of writing the placed one: its result is moved
+    // into the placed storage (which the tensors the program holds already point at).
+    if (k < got.size() && got[k].defined() && got[k].impl()->storage != placed[k].impl()->storage)
+      detail::retag(placed[k], n.device.without_layers()).copy_(got[k]);
+    vals[size_t(n.outputs[k])] = placed[k];
+  }
 }
 
 }  // namespace
@@ -489,9 +546,19 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
     const Compiled* code = st.group >= 0 ? &plan->groups[size_t(st.group)]->code
                            : st.row >= 0 ? &plan->rows[size_t(st.row)]->code
                                          : nullptr;
-    if (st.group >= 0 && plan->groups[size_t(st.group)]->stores.empty() &&
-        plan->groups[size_t(st.group)]->targets.empty()) {
+    if (!plan->live[si] || (st.group >= 0 && plan->groups[size_t(st.group)]->stores.empty() &&
+                            plan->groups[size_t(st.group)]->targets.empty())) {
       // dead: nothing it makes is stored or read
+    } else if (st.epi >= 0 &&
+               [&] {
+                 const Node& act = nodes[size_t(st.epi)];
+                 const int32_t v = act.outputs[0];
+                 Tensor out = value_tensor(values[size_t(v)], act, b);
+                 if (!run_with_epilogue(nodes[size_t(st.node)], act, vals, out)) return false;
+                 vals[size_t(v)] = out;
+                 return true;
+               }()) {
+      stats_kernel(2);
     } else if (code && code->ready(wait)) {
       const std::vector<int32_t>& stores = st.group >= 0
                                                ? plan->groups[size_t(st.group)]->stores

@@ -3,6 +3,8 @@
 #include <array>
 #include <exception>
 
+#include "ember/error.h"
+#include "ember/fusion/library.h"
 #include "ember/fusion/plan.h"
 #include "ember/fusion/stats.h"
 
@@ -118,6 +120,44 @@ void Queue::on_ready(Storage& s, std::function<void()> fn) {
   after_.push_back(std::move(fn));
 }
 
+void Queue::poison(const std::vector<std::vector<Storage*>>& writes, size_t done,
+                   std::exception_ptr error) {
+  // What ran is written; what did not is poisoned with the error, so no garbage is read.
+  auto p = std::make_shared<Poison>(std::move(error));
+  static std::mutex keep_mu;
+  static std::vector<std::shared_ptr<Poison>> keep;  // storages may point at it for long
+  {
+    std::lock_guard l(keep_mu);
+    keep.push_back(p);
+  }
+  for (size_t i = 0; i < writes.size(); ++i)
+    for (Storage* s : writes[i]) {
+      PendingWrite* me = this;
+      s->pending.compare_exchange_strong(me, i < done ? nullptr : p.get());
+    }
+  for (size_t i = done; i < writes.size(); ++i)
+    for (Storage* s : writes[i]) s->pending.store(p.get(), std::memory_order_release);
+}
+
+void Queue::abandon(const std::string& why) {
+  std::lock_guard lock(mu_);
+  std::vector<std::vector<Storage*>> writes(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].target.defined()) writes[i].push_back(nodes_[i].target.impl()->storage.get());
+    for (int32_t v : nodes_[i].outputs)
+      if (auto st = values_[size_t(v)].storage.lock()) writes[i].push_back(st.get());
+  }
+  try {
+    detail::throw_device("fusion", why);
+  } catch (...) {
+    poison(writes, 0, std::current_exception());
+  }
+  nodes_.clear();
+  values_.clear();
+  by_storage_.clear();
+  after_.clear();
+}
+
 void Queue::flush_locked() {
   if (nodes_.empty() && after_.empty()) return;
   std::vector<Node> nodes = std::move(nodes_);
@@ -139,21 +179,7 @@ void Queue::flush_locked() {
   try {
     run_plan(place_, nodes, values, &done);
   } catch (...) {
-    // What ran is written; what did not is poisoned with the error, so no garbage is read.
-    auto poison = std::make_shared<Poison>(std::current_exception());
-    static std::mutex keep_mu;
-    static std::vector<std::shared_ptr<Poison>> keep;  // storages may point at it for long
-    {
-      std::lock_guard l(keep_mu);
-      keep.push_back(poison);
-    }
-    for (size_t i = 0; i < nodes.size(); ++i)
-      for (Storage* s : writes[i]) {
-        PendingWrite* me = this;
-        s->pending.compare_exchange_strong(me, i < done ? nullptr : poison.get());
-      }
-    for (size_t i = done; i < nodes.size(); ++i)
-      for (Storage* s : writes[i]) s->pending.store(poison.get(), std::memory_order_release);
+    poison(writes, done, std::current_exception());
     flushing_ = {};
     throw;
   }
@@ -179,9 +205,13 @@ bool queued_op(OpId op) {
       return true;
     default:
       return op == OpId::softmax || op == OpId::log_softmax || op == OpId::layer_norm ||
-             op == OpId::rms_norm;
+             op == OpId::rms_norm || library_op(op);
   }
 }
+
+// The thread that loaded the library (the program's main thread).
+static const std::thread::id g_main_thread = std::this_thread::get_id();
+static std::thread::id main_thread() { return g_main_thread; }
 
 Queue& queue_for(Device place) {
   // Queues are never freed: a storage may still point at one after its thread ended. A thread's
@@ -194,12 +224,20 @@ Queue& queue_for(Device place) {
   struct Mine {
     std::array<Queue*, kNumBackends * 16> q{};
     ~Mine() {
+      // The main thread's queues end with the process: nothing can wait for their work any more,
+      // and the libraries it would call (oneDNN) may have torn their own thread state down.
+      const bool exiting = std::this_thread::get_id() == main_thread();
       for (Queue* p : q) {
         if (!p) continue;
-        try {
-          p->flush();
-        } catch (...) {
-          detail::defer_error(p->place(), std::current_exception());
+        if (exiting) {
+          p->abandon("expected queued work to run before the program exited, found it still "
+                     "queued (call ember::synchronize before main returns)");
+        } else {
+          try {
+            p->flush();
+          } catch (...) {
+            detail::defer_error(p->place(), std::current_exception());
+          }
         }
         std::lock_guard lock(pool->mu);
         pool->free[int(p->place().backend())].push_back(p);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +53,9 @@ class Queue final : public PendingWrite {
   /// Runs everything recorded (all of it, in order); errors are rethrown to the caller, and
   /// the storages of ops that did not run are left poisoned with the error.
   void flush();
+  /// Drops everything recorded without running it: what it would have written is poisoned
+  /// with a DeviceError saying `why`.
+  void abandon(const std::string& why);
   bool empty() const { return nodes_.empty(); }
   size_t size() const { return nodes_.size(); }
   Device place() const { return place_; }
@@ -61,6 +65,8 @@ class Queue final : public PendingWrite {
 
  private:
   void flush_locked();
+  void poison(const std::vector<std::vector<Storage*>>& writes, size_t done,
+              std::exception_ptr error);
   int32_t input_value(const Tensor& t) const;
   Device place_;
   std::recursive_mutex mu_;

@@ -46,6 +46,8 @@ int64_t split_of(int64_t n) {
 
 }  // namespace
 
+bool row_broadcasts_back(const Node& n) { return !reducing(n.op); }
+
 bool row_tail(const Node& n) {
   if (n.target.defined() || n.meta.n != 1 || n.inputs.empty() || !n.inputs[0].defined)
     return false;
@@ -132,7 +134,7 @@ bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Va
   if (g.split == 1) {
     if (g.broadcast_back) {
       const Shape cs = contiguous_strides(g.shape);
-      strides.emplace_back(cs.begin(), cs.end());
+      for (size_t k = 0; k < 1 + g.side.size(); ++k) strides.emplace_back(cs.begin(), cs.end());
     } else {
       Shape kept = g.shape;
       for (int64_t d : dims) kept[size_t(d)] = 1;
@@ -155,7 +157,9 @@ bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Va
   if (t.op == OpId::softmax || t.op == OpId::log_softmax) c = kl::Combiner::Softmax;
   if (t.op == OpId::layer_norm) c = kl::Combiner::Welford;
   const DType store = g.split > 1 ? acc : out;
-  g.key = kl::row_reduce_key(g.layout, g.ops.in_dtypes, g.prologue_inputs, {{c, acc}}, {store},
+  std::vector<DType> out_dtypes{store};
+  for (int32_t v : g.side) out_dtypes.push_back(nodes[size_t(values[size_t(v)].node)].meta.m[values[size_t(v)].out].dtype);
+  g.key = kl::row_reduce_key(g.layout, g.ops.in_dtypes, g.prologue_inputs, {{c, acc}}, out_dtypes,
                              g.broadcast_back, g.ops.scalar_dtypes, kl::cpp_host_target());
 
   const size_t nvalues = values.size();
@@ -193,9 +197,15 @@ bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Va
         }
         if (w_slot >= 0) y = y * kl::cast(in[size_t(w_slot)], acc);
         if (b_slot >= 0) y = y + kl::cast(in[size_t(b_slot)], acc);
-        return std::vector<kl::Expr>{kl::cast(y, store)};
+        std::vector<kl::Expr> outs{kl::cast(y, store)};
+        if (!g.side.empty()) {
+          const std::vector<kl::Expr> val = g.chain.trace(nodes, nvalues, in, sc);
+          for (int32_t v : g.side) outs.push_back(val[size_t(v)]);
+        }
+        return outs;
       });
   g.stores = t.outputs;
+  g.stores.insert(g.stores.end(), g.side.begin(), g.side.end());
   return true;
 }
 
@@ -210,6 +220,7 @@ void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::ve
     bufs.push_back(partial.impl()->data());
   } else {
     bufs.push_back(dst.impl()->data());
+    for (size_t k = 1; k < g.stores.size(); ++k) bufs.push_back(vals[size_t(g.stores[k])].impl()->data());
   }
   const std::vector<Scalar> scalars = g.ops.scalar_values(nodes);
   const kl::ArgPack args = kl::row_reduce_args(g.code.kernel, g.key, g.layout, bufs, scalars);

@@ -22,7 +22,8 @@ struct RowGroup {
   int prologue_inputs = 0;
   bool broadcast_back = false;
   int64_t split = 1;   // > 1: rows of partial results (see above)
-  std::vector<int32_t> stores;  // the tail's outputs
+  std::vector<int32_t> side;    // prologue values it writes too (broadcast-back tails only)
+  std::vector<int32_t> stores;  // the tail's output, then the side values
   kl::RowLayout layout;
   kl::RowReduceKey key;
   Compiled code;
@@ -30,6 +31,8 @@ struct RowGroup {
 
 /// Whether `n` can end a row group (its op, dtypes and attributes have a recipe).
 bool row_tail(const Node& n);
+/// Whether the row tail `n` writes full-shape outputs (softmax, the norms), not reduced ones.
+bool row_broadcasts_back(const Node& n);
 /// Builds the group (chain nodes, tail and shape filled in); false when the kernel cannot walk
 /// the reduced dims (the tail then runs on its own).
 bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values);

@@ -72,4 +72,6 @@
   X(l1_loss, Composite) X(smooth_l1_loss, Composite) X(huber_loss, Composite)                \
   X(binary_cross_entropy, Composite) X(binary_cross_entropy_with_logits, Composite)          \
   X(kl_div, Composite) X(cosine_similarity, Composite) X(pairwise_distance, Composite)        \
-  X(cdist, Composite)
+  X(cdist, Composite)                                                                         \
+  /* ops registered at run time (ember/user_op.h): Attrs::i[0] names which */               \
+  X(user_op, User)

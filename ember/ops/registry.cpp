@@ -10,7 +10,7 @@ namespace ember {
 
 const char* category_name(OpCategory c) {
   static const char* names[] = {"creation", "random", "unary", "binary", "ternary", "reduce",
-                                "scan", "matmul", "index", "layout", "conv", "pool", "composite"};
+                                "scan", "matmul", "index", "layout", "conv", "pool", "composite", "user"};
   return names[int(c)];
 }
 

@@ -14,7 +14,8 @@ namespace ember {
 
 enum class OpCategory : uint8_t {
   Creation, Random, Unary, Binary, Ternary, Reduce, Scan, Matmul, Index, Layout, Conv, Pool,
-  Composite
+  Composite,
+  User  // ops registered at run time: opaque to fusion (their kernels are the user's)
 };
 const char* category_name(OpCategory c);
 

@@ -35,7 +35,7 @@ double test_accuracy(Net& net, const data::DatasetPtr<data::Example>& test) {
 int main(int argc, char** argv) {
   int64_t epochs = 3;
   uint64_t seed = 0;
-  std::string root = data::FashionMNIST::kDefaultRoot, checkpoints, log;
+  std::string root = data::FashionMNIST::kDefaultRoot, checkpoints, log, device_name = "cpu";
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -43,9 +43,11 @@ int main(int argc, char** argv) {
       (a == "--log" ? log : checkpoints) = argv[++i];
     } else if (a == "--seed" && i + 1 < argc) {
       seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--device" && i + 1 < argc) {
+      device_name = argv[++i];
     } else if (a.rfind("--", 0) == 0) {
       std::cerr << "usage: fashion_mnist [epochs] [data root] [--checkpoints DIR] [--log FILE] "
-                   "[--seed N]\n";
+                   "[--seed N] [--device cpu|cpu_eager|flex]\n";
       return 2;
     } else {
       positional.push_back(a);
@@ -58,6 +60,17 @@ int main(int argc, char** argv) {
               << " (install Debian's dataset-fashion-mnist)\n";
     return 1;
   }
+  // Everything below is made on this device: the native CPU backend, lazy and fused, unless
+  // --device says otherwise.
+  const Device device = device_name == "flex"        ? Device::flex()
+                        : device_name == "cpu_eager" ? Device::cpu().eager()
+                                                     : Device::cpu();
+  if (device_name != "flex" && device_name != "cpu" && device_name != "cpu_eager") {
+    std::cerr << "unknown device '" << device_name << "' (cpu, cpu_eager or flex)\n";
+    return 2;
+  }
+  DeviceGuard on_device(device);
+  std::cout << "device " << device << "\n";
   manual_seed(seed);
   auto train_set = std::make_shared<data::FashionMNIST>(root, true);
   auto test_set = std::make_shared<data::FashionMNIST>(root, false);

@@ -6,7 +6,9 @@
 #include <thread>
 
 #include "ember/ember.h"
+#include "ember/backends/cpu/dnnl_ops.h"
 #include "ember/fusion.h"
+#include "ember/nn/functional.h"
 #include "ember/tensor_impl.h"
 
 namespace ember {
@@ -261,6 +263,52 @@ TEST(Fusion, InPlaceUpdatesAreStoresOfOneKernel) {
   Tensor r = q.t() + 1;
   qe.mul_(2);
   EXPECT_TRUE(equal(r.to(Device::flex()), qe.t() + 1));
+}
+
+// A residual add before a norm is the norm kernel's prologue even when the sum is kept (it is
+// the next block's residual): the kernel writes it beside the norm.
+TEST(Fusion, AResidualAddAndTheNormAfterItAreOneKernel) {
+  WaitForKernels wait;
+  Tensor xf = randn({16, 10, 64}), af = randn({16, 10, 64}), w = randn({64}), b = randn({64});
+  Tensor x = xf.to(Device::cpu()), a = af.to(Device::cpu());
+  Tensor wc = w.to(Device::cpu()), bc = b.to(Device::cpu());
+  synchronize(Device::cpu());
+  fusion::reset_stats();
+  Tensor h = x + a;
+  Tensor y = layer_norm(h, {64}, wc, bc);
+  Tensor z = rms_norm(h * 2, {64}, wc);  // h is read again after the first kernel: memory
+  synchronize(Device::cpu());
+  EXPECT_EQ(fusion::stats().fused_kernels, 2);
+  EXPECT_EQ(fusion::stats().eager_ops, 0);
+  EXPECT_TRUE(equal(h.to(Device::flex()), xf + af));
+  EXPECT_TRUE(allclose(y.to(Device::flex()), layer_norm(xf + af, {64}, w, b), 1e-5, 1e-5));
+  EXPECT_TRUE(allclose(z.to(Device::flex()), rms_norm((xf + af) * 2, {64}, w), 1e-5, 1e-5));
+}
+
+// Matrix products queue too; an activation that is the only reader of a product's value is the
+// product's oneDNN epilogue (one primitive; the product never reaches memory).
+TEST(Fusion, AnActivationAfterALinearIsItsEpilogue) {
+  WaitForKernels wait;
+  Tensor xf = randn({96, 64}), wf = randn({32, 64}), bf = randn({32}), w2f = randn({8, 32});
+  Tensor x = xf.to(Device::cpu()), w = wf.to(Device::cpu()), b = bf.to(Device::cpu());
+  Tensor w2 = w2f.to(Device::cpu());
+  synchronize(Device::cpu());
+  auto net = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& w2) {
+    Tensor h = gelu(linear(x, w, b));
+    return sigmoid(matmul(h, w2.t()));
+  };
+  fusion::reset_stats();
+  Tensor y = net(x, w, b, w2);
+  synchronize(Device::cpu());
+  Tensor want = net(xf, wf, bf, w2f);
+  EXPECT_TRUE(allclose(y.to(Device::flex()), want, 1e-4, 1e-5));
+  if (cpu::dnnl_available()) {
+    EXPECT_EQ(fusion::stats().fused_kernels, 2);
+    EXPECT_EQ(fusion::stats().fused_ops, 4);
+    EXPECT_EQ(fusion::stats().eager_ops, 0);
+  } else {  // a build without oneDNN: the products and activations run on their own
+    EXPECT_EQ(fusion::stats().eager_ops, 4);
+  }
 }
 
 }  // namespace

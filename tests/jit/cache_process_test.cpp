@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "ember/backends/cpu/jit/subprocess.h"
+#include "jit/probe_run.h"
 #include "store/store_test_util.h"
 
 namespace {
@@ -18,18 +19,7 @@ using ember::cpu::jit::ProcessOptions;
 using ember::cpu::jit::run_process;
 using ember::test::ScratchDir;
 
-struct Probe {
-  bool exited_ok = false;
-  std::string output;                  // the child's stderr (and stdout)
-  std::map<std::string, long> result;  // its result line
-  int warnings() const {
-    int n = 0;
-    for (size_t p = output.find("warning"); p != std::string::npos;
-         p = output.find("warning", p + 1))
-      ++n;
-    return n;
-  }
-};
+using ember::test::Probe;
 
 // Runs the probe for `tag` with the environment `env` ("NAME=value") and extra `args`.
 Probe run_probe(const ScratchDir& scratch, const std::string& name, int tag,
@@ -39,20 +29,7 @@ Probe run_probe(const ScratchDir& scratch, const std::string& name, int tag,
   std::vector<std::string> argv = wrapper;
   argv.insert(argv.end(), {EMBER_JIT_PROBE, result, std::to_string(tag)});
   argv.insert(argv.end(), args.begin(), args.end());
-  ProcessOptions o;
-  o.timeout_s = 120;
-  o.env = std::move(env);
-  o.env.push_back("EMBER_FUSION_DEBUG=0");
-  auto r = run_process(argv, o);
-  Probe p;
-  p.exited_ok = r.success();
-  p.output = r.output;
-  std::istringstream line(ember::test::read_bytes(result));
-  for (std::string kv; line >> kv;) {
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) p.result[kv.substr(0, eq)] = std::stol(kv.substr(eq + 1));
-  }
-  return p;
+  return ember::test::run_probe_program(argv, std::move(env), result);
 }
 
 TEST(JitProcess, ASecondRunCompilesNothing) {

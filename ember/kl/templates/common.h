@@ -1,9 +1,12 @@
 #pragma once
 // Index arithmetic shared by the templates (private to ember/kl/templates).
+#include <algorithm>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 #include "ember/kl/expr.h"
+#include "ember/kl/templates/row_reduce.h"
 
 namespace ember::kl {
 
@@ -23,6 +26,21 @@ inline std::vector<Expr> row_offsets(const Expr& linear, std::span<const Expr> e
   for (Expr& o : off)
     if (o.weak()) o = cast(o, DType::I64);
   return off;
+}
+
+/// Work items of a row template (row-reduce, scan) over `l`: rows (Row mode), or blocks of
+/// `lanes` neighbouring rows (Col mode).
+inline int64_t row_template_items(RowReduceKey::Mode mode, int lanes, const RowLayout& l) {
+  if (mode == RowReduceKey::Mode::Row) return l.rows();
+  const int64_t inner = l.outer.back();
+  return l.rows() / inner * ((inner + lanes - 1) / lanes);
+}
+/// A grain of about `elements` elements per task for a row template.
+inline int64_t row_template_grain(RowReduceKey::Mode mode, int lanes, const RowLayout& l,
+                                  int64_t elements) {
+  const int64_t per_item =
+      std::max<int64_t>(1, l.row * (mode == RowReduceKey::Mode::Col ? lanes : 1));
+  return std::max<int64_t>(1, elements / per_item);
 }
 
 }  // namespace ember::kl

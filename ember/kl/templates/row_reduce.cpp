@@ -382,14 +382,11 @@ ArgPack row_reduce_args(const Kernel& k, const RowReduceKey& key, const RowLayou
 }
 
 int64_t row_reduce_items(const RowReduceKey& key, const RowLayout& l) {
-  if (key.mode == Mode::Row) return l.rows();
-  const int64_t inner = l.outer.back();
-  return l.rows() / inner * ((inner + key.lanes - 1) / key.lanes);
+  return row_template_items(key.mode, key.lanes, l);
 }
 
 int64_t row_reduce_grain(const RowReduceKey& key, const RowLayout& l) {
-  const int64_t per_item = std::max<int64_t>(1, l.row * (key.mode == Mode::Col ? key.lanes : 1));
-  return std::max<int64_t>(1, (int64_t(1) << 16) / per_item);
+  return row_template_grain(key.mode, key.lanes, l, (int64_t(1) << 16));
 }
 
 }  // namespace ember::kl

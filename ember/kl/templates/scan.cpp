@@ -145,14 +145,11 @@ ArgPack scan_args(const Kernel& k, const ScanKey& key, const RowLayout& l, std::
 }
 
 int64_t scan_items(const ScanKey& key, const RowLayout& l) {
-  if (key.mode == Mode::Row) return l.rows();
-  const int64_t inner = l.outer.back();
-  return l.rows() / inner * ((inner + key.lanes - 1) / key.lanes);
+  return row_template_items(key.mode, key.lanes, l);
 }
 
 int64_t scan_grain(const ScanKey& key, const RowLayout& l) {
-  const int64_t per_item = std::max<int64_t>(1, l.row * (key.mode == Mode::Col ? key.lanes : 1));
-  return std::max<int64_t>(1, (int64_t(1) << 15) / per_item);
+  return row_template_grain(key.mode, key.lanes, l, (int64_t(1) << 15));
 }
 
 }  // namespace ember::kl

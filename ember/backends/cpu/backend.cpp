@@ -1,0 +1,62 @@
+// The cpu backend: flex's kernel table (flex stays free of dependencies), then the oneDNN kernels
+// on top where this build has oneDNN. Without oneDNN the fused entry points of dnnl_ops.h say
+// "cannot" and the backend is flex's kernels under the cpu name.
+#include <array>
+#include <string>
+
+#include "ember/backends/cpu/cpu.h"
+#include "ember/backends/cpu/dnnl_ops.h"
+#include "ember/backends/flex/flex.h"
+#include "ember/error.h"
+
+namespace ember::cpu {
+namespace {
+std::array<Kernel, kNumOps> g_flex{};
+}  // namespace
+
+Kernel flex_kernel(OpId op) { return g_flex[size_t(op)]; }
+
+void override_kernel(BackendImpl& b, OpId op, Kernel fn) {
+  const KernelEntry& flex = b.kernel(op);
+  if (!flex.fn)
+    throw Error(std::string("[cpu] no flex kernel for ") + op_name(op) + " to fall back to");
+  b.set_kernel(op, fn, flex.dtypes);
+}
+
+std::unique_ptr<BackendImpl> make_cpu_backend() {
+  std::unique_ptr<BackendImpl> b = flex::make_flex_backend(Backend::Cpu);
+  for (int i = 0; i < kNumOps; ++i) g_flex[size_t(i)] = b->kernel(OpId(i)).fn;
+#ifdef EMBER_DNNL
+  register_dnnl_matmul(*b);
+  register_dnnl_conv(*b);
+  register_dnnl_pool(*b);
+#endif
+  return b;
+}
+
+#ifndef EMBER_DNNL
+namespace {
+[[noreturn]] void no_dnnl(const char* op) {
+  ember::detail::throw_not_implemented(op, "this build of ember has no oneDNN");
+}
+}  // namespace
+bool dnnl_available() { return false; }
+bool can_matmul(const Tensor&, const Tensor&, const Epilogue&) { return false; }
+Tensor matmul(const Tensor&, const Tensor&, const Epilogue&, const Tensor&) { no_dnnl("matmul"); }
+bool can_linear(const Tensor&, const Tensor&, const Tensor&, const Epilogue&) { return false; }
+Tensor linear(const Tensor&, const Tensor&, const Tensor&, const Epilogue&, const Tensor&) {
+  no_dnnl("linear");
+}
+bool can_conv(OpId, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&) {
+  return false;
+}
+Tensor conv(OpId op, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&,
+            const Tensor&) {
+  no_dnnl(op_name(op));
+}
+DnnlStats dnnl_stats() { return {}; }
+void set_dnnl_cache_capacity(int64_t) {}
+int dnnl_threads() { return 0; }
+#endif
+
+}  // namespace ember::cpu

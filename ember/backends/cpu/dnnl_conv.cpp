@@ -1,0 +1,398 @@
+// oneDNN kernels for conv1d/2d/3d and conv_transpose1d/2d, and the conv entry points of
+// dnnl_ops.h. oneDNN's direct convolutions want blocked layouts (nChw8c on AVX2, nChw16c on
+// AVX-512), so the input is reordered in (from its own strides: a non-contiguous input costs no
+// extra copy), the weights likewise, and the result reordered out into a contiguous tensor. The
+// batch runs in chunks small enough that a chunk's blocked copies stay in cache, so the reorders
+// cost little next to the convolution. f32 only; anything else runs flex's kernel.
+#include <algorithm>
+#include <atomic>
+
+#include "ember/backends/cpu/cpu.h"
+#include "ember/backends/cpu/dnnl_runtime.h"
+#include "ember/error.h"
+#include "ember/ops/conv.h"
+
+namespace ember::cpu {
+namespace {
+
+using namespace onednn;
+using Geo = ops::ConvGeometry;
+
+bool transposed_op(OpId op) { return op == OpId::conv_transpose1d || op == OpId::conv_transpose2d; }
+
+// One convolution of `n` images as the primitive sees it (the key, and what build() needs).
+struct Problem {
+  bool transposed = false;
+  int nsp = 2;
+  int64_t n = 1;  // images in one chunk
+  Geo g;
+  int64_t pad_r[3]{};  // oneDNN's trailing padding (may be negative)
+  int64_t x_strides[5]{}, w_dims[6]{}, w_strides[6]{}, res_strides[5]{};
+  int w_nd = 4;
+  bool has_bias = false, has_res = false;
+  Epilogue ep;
+  int nd() const { return nsp + 2; }
+  std::span<const int64_t> sp(const Geo::Dims& d) const {
+    return {d.data() + (3 - nsp), size_t(nsp)};
+  }
+  void dims(int64_t* d, bool out) const {  // [n, C, spatial...]
+    d[0] = n;
+    d[1] = out ? g.c_out : g.c_in;
+    for (int i = 0; i < nsp; ++i) d[2 + i] = (out ? g.out : g.in)[size_t(3 - nsp + i)];
+  }
+};
+
+struct ConvEntry : Entry {
+  Primitive conv, src_in, wei_in, dst_out, res_in;  // reorders are null when not needed
+  dnnl_memory_desc_t x, src, w, wei, bias, dst, out, res;
+  size_t scratch = 0;
+};
+
+dnnl_memory_desc_t md_of(const int64_t* d, const int64_t* s, int nd) {
+  return plain_md({d, size_t(nd)}, {s, size_t(nd)}, dnnl_f32);
+}
+
+EntryPtr build(const Problem& p) {
+  auto e = std::make_shared<ConvEntry>();
+  const int nd = p.nd();
+  int64_t xd[5], od[5], os[5];
+  p.dims(xd, false);
+  p.dims(od, true);
+  for (int64_t i = nd - 1, st = 1; i >= 0; --i) os[i] = st, st *= od[i];
+  e->x = md_of(xd, p.x_strides, nd);
+  e->out = md_of(od, os, nd);
+  e->w = md_of(p.w_dims, p.w_strides, p.w_nd);
+  if (p.has_res) e->res = md_of(od, p.res_strides, nd);
+  dnnl_memory_desc_t src = any_md({xd, size_t(nd)}, dnnl_f32);
+  dnnl_memory_desc_t dst = any_md({od, size_t(nd)}, dnnl_f32);
+  dnnl_memory_desc_t wei = any_md({p.w_dims, size_t(p.w_nd)}, dnnl_f32);
+  const int64_t c_bias = p.g.c_out, unit = 1;
+  if (p.has_bias) e->bias = plain_md({&c_bias, 1}, {&unit, 1}, dnnl_f32);
+  dnnl_dims_t stride{}, dil{}, pl{}, pr{};
+  for (int i = 0; i < p.nsp; ++i) {
+    const size_t j = size_t(3 - p.nsp + i);
+    stride[i] = p.g.stride[j], dil[i] = p.g.dilation[j] - 1, pl[i] = p.g.pad[j];
+    pr[i] = p.pad_r[j];
+  }
+  const dnnl_memory_desc_t* bias = p.has_bias ? &e->bias : nullptr;
+  dnnl_convolution_desc_t d;  // the deconvolution descriptor is the same type
+  const dnnl_status_t st = p.transposed ? dnnl_dilated_deconvolution_forward_desc_init(
+                                              &d, dnnl_forward_inference, dnnl_deconvolution_direct,
+                                              &src, &wei, bias, &dst, stride, dil, pl, pr)
+                                        : dnnl_dilated_convolution_forward_desc_init(
+                                              &d, dnnl_forward_inference, dnnl_convolution_direct,
+                                              &src, &wei, bias, &dst, stride, dil, pl, pr);
+  if (st != dnnl_success) return e;
+  Attr attr = new_attr();
+  PostOps po;
+  check(dnnl_post_ops_create(po.out()), "conv", "post-ops");
+  // The residual is summed into the destination (prefilled with it): oneDNN's direct kernels
+  // take a sum only as the first post-op, so an activation comes after it.
+  if (p.has_res) check(dnnl_post_ops_append_sum(po.get(), 1.f), "conv", "residual");
+  append_activation(po.get(), p.ep);
+  check(dnnl_primitive_attr_set_post_ops(attr.get(), po.get()), "conv", "post-ops");
+  PrimitiveDesc pd;
+  if (dnnl_primitive_desc_create(pd.out(), &d, attr.get(), engine(), nullptr) != dnnl_success)
+    return e;
+  e->src = query_md(pd, dnnl_query_src_md);
+  e->wei = query_md(pd, dnnl_query_weights_md);
+  e->dst = query_md(pd, dnnl_query_dst_md);
+  if (!make_primitive(pd, e->conv)) return e;
+  e->scratch = scratch_size(pd);
+  e->src_in = make_reorder(e->x, e->src);
+  e->wei_in = make_reorder(e->w, e->wei);
+  e->dst_out = make_reorder(e->dst, e->out);
+  if (p.has_res) e->res_in = make_reorder(e->res, e->dst, /*even_if_equal=*/true);
+  e->ok = true;
+  return e;
+}
+
+Key key_of(const Problem& p) {
+  Key k;
+  k.add(p.transposed ? 3 : 2);
+  k.add(p.nsp);
+  k.add(p.n), k.add(p.g.c_in), k.add(p.g.c_out), k.add(p.g.groups);
+  for (const Geo::Dims* d : {&p.g.in, &p.g.out, &p.g.kernel, &p.g.stride, &p.g.pad, &p.g.dilation})
+    k.add(p.sp(*d));
+  for (int i = 0; i < 3; ++i) k.add(p.pad_r[i]);
+  k.add({p.x_strides, size_t(p.nd())});
+  k.add({p.w_strides, size_t(p.w_nd)});
+  k.add(p.has_bias);
+  if (p.has_res) k.add({p.res_strides, size_t(p.nd())});
+  k.add_epilogue(p.ep);
+  return k;
+}
+
+// Images per chunk: a chunk's input and output, blocked, fit in about `kChunkBytes`.
+int64_t chunk_images(const Geo& g) {
+  constexpr int64_t kChunkBytes = int64_t(4) << 20;
+  const int64_t per_image = 4 * (g.c_in * g.in_numel() + g.c_out * g.out_numel());
+  return std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_image, 1), 1, g.n);
+}
+
+// The call's problem for chunks of `n` images (`residual` and `x` already batched).
+Problem problem(OpId op, const Geo& g, const Tensor& x, const Tensor& w, bool bias,
+                const Epilogue& ep, const Tensor& residual, int64_t n) {
+  Problem p;
+  p.transposed = transposed_op(op);
+  p.nsp = g.nsp;
+  p.n = n;
+  p.g = g;
+  p.has_bias = bias;
+  p.ep = ep;
+  for (int s = 3 - g.nsp; s < 3; ++s) {
+    const size_t j = size_t(s);
+    const int64_t span = (g.kernel[j] - 1) * g.dilation[j] + 1;
+    p.pad_r[j] = p.transposed ? (g.in[j] - 1) * g.stride[j] - g.pad[j] + span - g.out[j]
+                              : (g.out[j] - 1) * g.stride[j] + span - g.in[j] - g.pad[j];
+  }
+  for (int i = 0; i < p.nd(); ++i) p.x_strides[i] = x.stride(i);
+  // Weights: conv [O, I/G, k...], conv_transpose [I, O/G, k...]; oneDNN wants [G, O/G, I/G, k...]
+  // (groups) or [O, I, k...].
+  const int64_t G = g.groups, s0 = w.stride(0), s1 = w.stride(1);
+  const int64_t og = g.c_out / G, ig = g.c_in / G;
+  int at = 0;
+  if (G > 1) {
+    p.w_dims[at] = G;
+    p.w_strides[at++] = p.transposed ? ig * s0 : og * s0;
+  }
+  p.w_dims[at] = og, p.w_strides[at++] = p.transposed ? s1 : s0;
+  p.w_dims[at] = ig, p.w_strides[at++] = p.transposed ? s0 : s1;
+  for (int i = 2; i < w.dim(); ++i) p.w_dims[at] = w.size(i), p.w_strides[at++] = w.stride(i);
+  p.w_nd = at;
+  if (residual.defined()) {
+    p.has_res = true;
+    for (int i = 0; i < p.nd(); ++i) p.res_strides[i] = residual.stride(i);
+  }
+  return p;
+}
+
+const ConvEntry* entry_for(const Problem& p, EntryPtr& hold) {
+  hold = lookup(key_of(p), [&] { return build(p); });
+  return hold && hold->ok ? static_cast<const ConvEntry*>(hold.get()) : nullptr;
+}
+
+// Strides oneDNN's descriptors take: positive where the dim has more than one element.
+bool plain_strides(const Tensor& t) {
+  for (int64_t i = 0; i < t.dim(); ++i)
+    if (t.size(i) > 1 && t.stride(i) <= 0) return false;
+  return true;
+}
+
+bool servable(const Geo& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+              const Epilogue& ep, const Shape& out) {
+  if (x.dtype() != DType::F32 || ep.scale != 1.f || g.n == 0) return false;
+  for (const Tensor* t : {&x, &w, &bias, &ep.residual})
+    if (t->defined() && !plain_strides(*t)) return false;
+  if (ep.residual.defined() && (ep.residual.dtype() != DType::F32 || ep.residual.shape() != out))
+    return false;
+  // A sum post-op must come first in oneDNN's direct kernels: act-then-add is not one primitive.
+  if (ep.residual.defined() && ep.act != Activation::None && !ep.residual_first) return false;
+  return true;
+}
+
+struct Prepared {
+  Geo g;
+  Shape out;
+  Tensor x, res;  // batched
+};
+
+Prepared prepare(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
+                 const Epilogue& ep) {
+  const Tensor in[3] = {x, w, bias};
+  Prepared r;
+  r.g = ops::conv_geometry(op, attrs, in);
+  r.out = ops::conv_output_shape(op, r.g);
+  r.x = r.g.batched ? x : x.unsqueeze(0);
+  if (ep.residual.defined()) r.res = r.g.batched ? ep.residual : ep.residual.unsqueeze(0);
+  return r;
+}
+
+// Element (image, channel) of a batched tensor.
+char* at(const Tensor& t, int64_t image, int64_t channel = 0) {
+  return static_cast<char*>(t.raw_data()) +
+         (image * t.stride(0) + channel * t.stride(1)) * int64_t(sizeof(float));
+}
+
+// What every piece of one call shares. A piece is a range of images and of output channels,
+// run on one thread in chunks of `nb` images, each chunk a single-threaded oneDNN call.
+struct Job {
+  OpId op;
+  const Prepared* pr;
+  const Tensor *w, *bias;  // bias contiguous (or undefined)
+  const Epilogue* ep;
+  Tensor outb;  // the output, batched
+  Device device;
+  int64_t nb = 1;
+  const ConvEntry* shared = nullptr;  // full-channel chunks: weights reordered once, up front
+  const void* shared_wei = nullptr;
+};
+
+// Scratch for one blocked copy (ember's caching allocator keeps it between calls).
+void* room(Tensor& buf, const dnnl_memory_desc_t& md, Device device) {
+  const int64_t n = int64_t(dnnl_memory_desc_get_size(&md) / sizeof(float)) + 1;
+  if (!buf.defined() || buf.numel() < n) buf = ember::detail::empty_tensor({n}, DType::F32, device);
+  return buf.raw_data();
+}
+
+// Images [n0, n1), output channels [o0, o1); false when oneDNN refused a chunk's primitive.
+bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
+  Geo g = j.pr->g;
+  const bool transposed = transposed_op(j.op);
+  const bool sliced = o1 - o0 != g.c_out;
+  g.c_out = o1 - o0;
+  const char* w = static_cast<const char*>(j.w->raw_data()) +
+                  o0 * j.w->stride(transposed ? 1 : 0) * int64_t(sizeof(float));
+  const char* bias =
+      j.bias->defined() ? static_cast<const char*>(j.bias->raw_data()) + o0 * 4 : nullptr;
+  Tensor wbuf, sbuf, dbuf;
+  const ConvEntry* wei_held = nullptr;  // the entry whose layout wbuf holds the weights in
+  for (int64_t n = n0; n < n1; n += j.nb) {
+    const int64_t len = std::min(j.nb, n1 - n);
+    EntryPtr hold;
+    const ConvEntry* c =
+        entry_for(problem(j.op, g, j.pr->x, *j.w, bias != nullptr, *j.ep, j.pr->res, len), hold);
+    if (!c) return false;
+    const void* wp = w;
+    if (c->wei_in) {
+      if (!sliced && j.shared && dnnl_memory_desc_equal(&c->wei, &j.shared->wei)) {
+        wp = j.shared_wei;
+      } else {
+        if (!wei_held || !dnnl_memory_desc_equal(&wei_held->wei, &c->wei)) {
+          execute(c->wei_in, {{DNNL_ARG_FROM, &c->w, w},
+                              {DNNL_ARG_TO, &c->wei, room(wbuf, c->wei, j.device)}});
+          wei_held = c;
+        }
+        wp = wbuf.raw_data();
+      }
+    }
+    const void* src = at(j.pr->x, n);
+    if (c->src_in) {
+      void* to = room(sbuf, c->src, j.device);
+      execute(c->src_in, {{DNNL_ARG_FROM, &c->x, src}, {DNNL_ARG_TO, &c->src, to}});
+      src = to;
+    }
+    void* out = at(j.outb, n, o0);
+    void* dst = c->dst_out ? room(dbuf, c->dst, j.device) : out;
+    if (c->res_in)
+      execute(c->res_in,
+              {{DNNL_ARG_FROM, &c->res, at(j.pr->res, n, o0)}, {DNNL_ARG_TO, &c->dst, dst}});
+    if (bias)
+      execute(c->conv,
+              {{DNNL_ARG_SRC, &c->src, src},
+               {DNNL_ARG_WEIGHTS, &c->wei, wp},
+               {DNNL_ARG_BIAS, &c->bias, bias},
+               {DNNL_ARG_DST, &c->dst, dst}},
+              c->scratch);
+    else
+      execute(c->conv,
+              {{DNNL_ARG_SRC, &c->src, src},
+               {DNNL_ARG_WEIGHTS, &c->wei, wp},
+               {DNNL_ARG_DST, &c->dst, dst}},
+              c->scratch);
+    if (c->dst_out)
+      execute(c->dst_out, {{DNNL_ARG_FROM, &c->dst, dst}, {DNNL_ARG_TO, &c->out, out}});
+  }
+  return true;
+}
+
+// How a call splits over ember's pool: by images, or, for fewer images than threads, by output
+// channels (in multiples of 16, oneDNN's widest channel block); chunks of nb images each.
+struct Plan {
+  int64_t images = 1, channels = 1, per_c = 0, nb = 1;
+  Geo first;  // the geometry of the first piece (its channel count)
+};
+
+Plan plan_of(OpId op, const Geo& g) {
+  Plan p;
+  const int64_t threads = workers();
+  const double flops = 2.0 * double(g.n) * double(g.c_out) * double(g.c_in / g.groups) *
+                       double(g.kernel_numel()) *
+                       double(transposed_op(op) ? g.in_numel() : g.out_numel());
+  // Below ~2 MFLOP (tens of microseconds) handing pieces to the pool costs more than it saves.
+  if (threads > 1 && flops >= double(1 << 21)) {
+    if (g.n >= 2)
+      p.images = std::min<int64_t>(threads, g.n);
+    else if (g.groups == 1 && g.c_out >= 32)
+      p.channels = threads;
+  }
+  p.per_c = p.channels == 1 ? g.c_out : ((g.c_out + p.channels - 1) / p.channels + 15) / 16 * 16;
+  p.channels = (g.c_out + p.per_c - 1) / p.per_c;
+  p.nb = std::min(chunk_images(g), (g.n + p.images - 1) / p.images);
+  p.first = g;
+  p.first.c_out = std::min(p.per_c, g.c_out);
+  return p;
+}
+
+// Runs the convolution into `placed` (or a fresh output); undefined when oneDNN cannot. The work
+// splits over ember's pool by images, or, for fewer images than threads, by output channels.
+Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w, const Tensor& bias,
+               const Epilogue& ep, Device device, const Tensor& placed) {
+  const Prepared pr = prepare(op, attrs, x_in, w, bias, ep);
+  const Geo& g = pr.g;
+  if (!servable(g, x_in, w, bias, ep, pr.out)) return {};
+  const Plan plan = plan_of(op, g);
+  Job j{op, &pr, &w, nullptr, &ep, Tensor(), device};
+  j.nb = plan.nb;
+  // The first chunk's primitive, made before any output exists: it says whether oneDNN serves
+  // the call, and for full-channel pieces its weights are reordered once for all threads.
+  EntryPtr hold;
+  const ConvEntry* first =
+      entry_for(problem(op, plan.first, pr.x, w, bias.defined(), ep, pr.res, j.nb), hold);
+  if (!first) return {};
+  const Tensor b = bias.defined() ? bias.contiguous() : bias;
+  j.bias = &b;
+  Tensor out = output_tensor(placed, pr.out, device, op_name(op));
+  j.outb = g.batched ? out : out.unsqueeze(0);
+  Tensor wbuf;
+  if (plan.channels == 1 && first->wei_in) {
+    execute(first->wei_in, {{DNNL_ARG_FROM, &first->w, w.raw_data()},
+                            {DNNL_ARG_TO, &first->wei, room(wbuf, first->wei, device)}});
+    j.shared = first, j.shared_wei = wbuf.raw_data();
+  }
+  std::atomic<bool> ok{true};
+  for_each_piece(plan.images * plan.channels, [&](int64_t i) {
+    const int64_t ni = i / plan.channels, ci = i % plan.channels;
+    const int64_t n0 = g.n * ni / plan.images, n1 = g.n * (ni + 1) / plan.images;
+    const int64_t o0 = ci * plan.per_c, o1 = std::min(g.c_out, o0 + plan.per_c);
+    if (!run_piece(j, n0, n1, o0, o1)) ok = false;
+  });
+  if (!ok) return {};
+  note_served();
+  return out;
+}
+
+TensorList k_conv(const OpCall& c) {
+  Tensor r =
+      try_run(c.op, c.attrs, c.inputs[0], c.inputs[1], c.inputs[2], {}, c.device, placed_output(c));
+  if (r.defined()) return {r};
+  return flex_kernel(c.op)(c);
+}
+
+}  // namespace
+
+bool can_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
+              const Epilogue& ep) {
+  const Prepared pr = prepare(op, attrs, x, w, bias, ep);
+  if (!servable(pr.g, x, w, bias, ep, pr.out)) return false;
+  const Plan plan = plan_of(op, pr.g);
+  EntryPtr hold;
+  return entry_for(problem(op, plan.first, pr.x, w, bias.defined(), ep, pr.res, plan.nb), hold);
+}
+
+Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
+            const Epilogue& ep, const Tensor& out) {
+  Tensor r = try_run(op, attrs, x, w, bias, ep, x.device(), out);
+  if (!r.defined())
+    throw Error(std::string("[") + op_name(op) +
+                "] oneDNN cannot serve this call (ask can_conv first)");
+  return r;
+}
+
+void register_dnnl_conv(BackendImpl& b) {
+  for (OpId op :
+       {OpId::conv1d, OpId::conv2d, OpId::conv3d, OpId::conv_transpose1d, OpId::conv_transpose2d})
+    override_kernel(b, op, k_conv);
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,22 @@
+#pragma once
+// Library calls in a fused queue (private to ember/fusion): matrix products (mm, bmm, matmul,
+// linear) are queued like any op, so a training step's queue does not stop at each one, and a
+// product whose only reader is an activation runs as one oneDNN primitive with that activation
+// as its epilogue (linear + bias + ReLU/GELU/SiLU/sigmoid/tanh): the product's value never
+// reaches memory.
+#include <vector>
+
+#include "ember/fusion/queue.h"
+
+namespace ember::fusion {
+
+/// Whether the fusion layer queues `op` as an opaque library call.
+bool library_op(OpId op);
+/// Whether `act` (reading the product `lib` makes) can be `lib`'s epilogue.
+bool epilogue_pair(const Node& lib, const Node& act);
+/// Runs `lib` with `act` as its epilogue into `out` (the activation's value); false when oneDNN
+/// does not serve these operands (the caller then runs both nodes on their own).
+bool run_with_epilogue(const Node& lib, const Node& act, const std::vector<Tensor>& vals,
+                       const Tensor& out);
+
+}  // namespace ember::fusion
