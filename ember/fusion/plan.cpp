@@ -9,6 +9,7 @@
 #include "ember/backends/cpu/jit/jit.h"
 #include "ember/fusion.h"
 #include "ember/fusion/library.h"
+#include "ember/fusion/multi.h"
 #include "ember/fusion/pointwise.h"
 #include "ember/fusion/row.h"
 #include "ember/fusion/stats.h"
@@ -73,12 +74,14 @@ struct Step {
   int32_t group = -1;  // a pointwise group, or
   int32_t row = -1;    // a row group
   int32_t epi = -1;    // the activation node a library call `node` applies as its epilogue
+  int32_t multi = -1;  // a multi-tensor group (pointwise groups sharing one body)
 };
 
 struct Plan {
   std::vector<Step> steps;
   std::vector<std::unique_ptr<PointwiseGroup>> groups;
   std::vector<std::unique_ptr<RowGroup>> rows;
+  std::vector<std::unique_ptr<MultiGroup>> multis;
   std::vector<char> stored;  // per value: written to memory (by its node, step or kernel)
   std::vector<char> live;    // per step: something outside the queue sees what it does
   // The nodes of a step, in program order.
@@ -89,8 +92,24 @@ struct Plan {
       n.push_back(rows[size_t(st.row)]->tail);
       return n;
     }
+    if (st.multi >= 0) {
+      std::vector<int32_t> n;
+      for (const PointwiseGroup* g : multis[size_t(st.multi)]->members)
+        n.insert(n.end(), g->chain.nodes.begin(), g->chain.nodes.end());
+      return n;
+    }
     if (st.epi >= 0) return {st.node, st.epi};
     return {st.node};
+  }
+  // The values a kernel step writes.
+  std::vector<int32_t> stores_of(const Step& st) const {
+    if (st.group >= 0) return groups[size_t(st.group)]->stores;
+    if (st.row >= 0) return rows[size_t(st.row)]->stores;
+    std::vector<int32_t> v;
+    if (st.multi >= 0)
+      for (const PointwiseGroup* g : multis[size_t(st.multi)]->members)
+        v.insert(v.end(), g->stores.begin(), g->stores.end());
+    return v;
   }
 };
 
@@ -229,6 +248,62 @@ void compile(std::vector<Compiled*> todo) {
     c->handle = e.first;
     c->fn = e.second;
   }
+}
+
+// Runs of live pointwise groups (dead steps between them do not count) whose bodies are one
+// multi-tensor kernel and which touch each other's memory nowhere become one step: the groups
+// of an optimizer step, one per parameter, run as one kernel. The groups after the first of a
+// run leave the step list (they run with it, earlier than their place, which independence
+// allows).
+void merge_multi(Plan& plan, const std::vector<char>& built, const std::vector<Node>& nodes,
+                 const std::vector<Value>& values) {
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
+  std::vector<char> absorbed(plan.steps.size(), 0);
+  std::unique_ptr<MultiGroup> open;
+  kl::Hash128 open_hash{};
+  size_t open_step = 0;
+  auto close = [&] {
+    if (open && open->members.size() > 1) {
+      plan.steps[open_step] = Step{};
+      plan.steps[open_step].multi = int32_t(plan.multis.size());
+      plan.multis.push_back(std::move(open));
+    }
+    open.reset();
+  };
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (!plan.live[si]) continue;
+    const Step& st = plan.steps[si];
+    kl::MultiTensorKey key;
+    kl::Kernel k;
+    if (st.group < 0 || !built[size_t(st.group)] ||
+        !multi_tensor_body(*plan.groups[size_t(st.group)], nodes, values, key, k)) {
+      close();
+      continue;
+    }
+    const PointwiseGroup* g = plan.groups[size_t(st.group)].get();
+    const kl::Hash128 h = kl::canonical_hash(k);
+    if (open && h == open_hash && multi_tensor_independent(*open, *g, nodes)) {
+      open->members.push_back(g);
+      absorbed[si] = 1;
+      continue;
+    }
+    close();
+    open = std::make_unique<MultiGroup>();
+    open->members.push_back(g);
+    open->key = std::move(key);
+    open->code.kernel = std::move(k);
+    open_hash = h;
+    open_step = si;
+  }
+  close();
+  size_t w = 0;
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (absorbed[si]) continue;
+    plan.steps[w] = plan.steps[si];
+    plan.live[w++] = plan.live[si];
+  }
+  plan.steps.resize(w);
+  plan.live.resize(w);
 }
 
 std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vector<Value>& values) {
@@ -452,16 +527,22 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     }
   }
   // Kernels.
-  std::vector<Compiled*> todo;
-  for (auto& g : plan->groups) {
-    for (int32_t ni : g->chain.nodes)
+  std::vector<char> built(plan->groups.size(), 0);
+  for (size_t gi = 0; gi < plan->groups.size(); ++gi) {
+    PointwiseGroup& g = *plan->groups[gi];
+    for (int32_t ni : g.chain.nodes)
       for (int32_t v : nodes[size_t(ni)].outputs)
-        if (plan->stored[size_t(v)]) g->stores.push_back(v);
-    if (g->stores.empty() && g->targets.empty()) continue;  // nothing reads what it makes
-    build_pointwise(*g, nodes, values);
-    todo.push_back(&g->code);
+        if (plan->stored[size_t(v)]) g.stores.push_back(v);
+    if (g.stores.empty() && g.targets.empty()) continue;  // nothing reads what it makes
+    build_pointwise(g, nodes, values);
+    built[gi] = 1;
   }
+  merge_multi(*plan, built, nodes, values);
+  std::vector<Compiled*> todo;
+  for (const Step& st : plan->steps)
+    if (st.group >= 0 && built[size_t(st.group)]) todo.push_back(&plan->groups[size_t(st.group)]->code);
   for (auto& r : plan->rows) todo.push_back(&r->code);
+  for (auto& m : plan->multis) todo.push_back(&m->code);
   compile(std::move(todo));
   if (debug_level() >= 1) {
     for (const auto& g : plan->groups) {
@@ -471,6 +552,14 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
                    g->code.kernel.name.c_str(), shape_str(g->shape).c_str(), ops.c_str(),
                    g->stores.size());
     }
+    for (const auto& m : plan->multis)
+      std::fprintf(stderr, "[fusion] multi-tensor %s: %zu groups of%s\n", m->code.kernel.name.c_str(),
+                   m->members.size(), [&] {
+                     std::string ops;
+                     for (int32_t ni : m->members[0]->chain.nodes)
+                       ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
+                     return ops;
+                   }().c_str());
     for (const auto& r : plan->rows) {
       std::string ops;
       for (int32_t ni : r->chain.nodes) ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
@@ -543,9 +632,10 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
   for (size_t si = 0; si < plan->steps.size(); ++si) {
     const Step& st = plan->steps[si];
     const std::vector<int32_t> ran = plan->nodes_of(st);
-    const Compiled* code = st.group >= 0 ? &plan->groups[size_t(st.group)]->code
-                           : st.row >= 0 ? &plan->rows[size_t(st.row)]->code
-                                         : nullptr;
+    const Compiled* code = st.group >= 0   ? &plan->groups[size_t(st.group)]->code
+                           : st.row >= 0   ? &plan->rows[size_t(st.row)]->code
+                           : st.multi >= 0 ? &plan->multis[size_t(st.multi)]->code
+                                           : nullptr;
     if (!plan->live[si] || (st.group >= 0 && plan->groups[size_t(st.group)]->stores.empty() &&
                             plan->groups[size_t(st.group)]->targets.empty())) {
       // dead: nothing it makes is stored or read
@@ -560,14 +650,16 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
                }()) {
       stats_kernel(2);
     } else if (code && code->ready(wait)) {
-      const std::vector<int32_t>& stores = st.group >= 0
-                                               ? plan->groups[size_t(st.group)]->stores
-                                               : plan->rows[size_t(st.row)]->stores;
-      for (int32_t v : stores)
+      for (int32_t v : plan->stores_of(st))
         vals[size_t(v)] = value_tensor(values[size_t(v)], nodes[size_t(values[size_t(v)].node)], b);
-      if (st.group >= 0) launch_pointwise(*plan->groups[size_t(st.group)], nodes, vals);
-      else launch_row(*plan->rows[size_t(st.row)], nodes, vals);
-      stats_kernel(int64_t(ran.size()));
+      if (st.multi >= 0) {
+        const int launches = launch_multi(*plan->multis[size_t(st.multi)], nodes, vals);
+        for (int k = 0; k < launches; ++k) stats_kernel(k == 0 ? int64_t(ran.size()) : 0);
+      } else {
+        if (st.group >= 0) launch_pointwise(*plan->groups[size_t(st.group)], nodes, vals);
+        else launch_row(*plan->rows[size_t(st.row)], nodes, vals);
+        stats_kernel(int64_t(ran.size()));
+      }
     } else {  // eager, or still compiling (or no compiler): the nodes run one by one meanwhile
       for (int32_t ni : ran) run_eager(nodes[size_t(ni)], values, vals, b);
       stats_eager(int64_t(ran.size()));
