@@ -12,6 +12,7 @@
 #include "ember/fusion/multi.h"
 #include "ember/fusion/pointwise.h"
 #include "ember/fusion/row.h"
+#include "ember/fusion/simplify.h"
 #include "ember/fusion/stats.h"
 #include "ember/kl/render.h"
 #include "ember/kl/serialize.h"
@@ -25,6 +26,8 @@ std::atomic<bool> g_wait{[] {
   return e && std::strcmp(e, "1") == 0;
 }()};
 std::atomic<bool> g_enabled{true};
+std::atomic<int> g_max_ops{GroupLimits{}.ops}, g_max_inputs{GroupLimits{}.inputs},
+    g_max_outputs{GroupLimits{}.outputs};
 
 int debug_level() {
   static const int level = [] {
@@ -129,6 +132,8 @@ class Signature {
 
 std::string signature(const std::vector<Node>& nodes, const std::vector<Value>& values) {
   Signature s;
+  s.add(uint64_t(g_max_ops.load()) | uint64_t(g_max_inputs.load()) << 20 |
+        uint64_t(g_max_outputs.load()) << 40);
   std::unordered_map<const TensorImpl*, uint64_t> ids;
   std::unordered_map<const Storage*, uint64_t> storages;
   for (const Node& n : nodes) {
@@ -320,6 +325,10 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
   std::vector<std::vector<Tensor>> reads;     // per group: the memory its nodes read
   std::vector<std::vector<int32_t>> copies;   // per group: its in-place copies
   std::vector<std::vector<Chain::Forward>> forwards;
+  std::vector<std::vector<int32_t>> outside;  // per group: values of other steps it reads
+  std::vector<int> writes;                    // per group: values held outside, and copies
+  const int max_ops = g_max_ops.load(), max_inputs = g_max_inputs.load(),
+            max_outputs = g_max_outputs.load();
   int32_t open = -1;
   auto close = [&] {
     if (open < 0) return;
@@ -386,9 +395,30 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
         return false;
     return true;
   };
+  // Whether node i keeps the open group under the limits on its size and operands.
+  auto fits = [&](size_t i) {
+    const Node& n = nodes[i];
+    if (int(members[size_t(open)].size()) >= max_ops) return false;
+    int in = int(reads[size_t(open)].size() + outside[size_t(open)].size());
+    for (const NodeInput& x : n.inputs) {
+      if (x.value >= 0) {
+        const std::vector<int32_t>& o = outside[size_t(open)];
+        in += step_of_value[size_t(x.value)] != int32_t(plan->steps.size() - 1) &&
+              std::find(o.begin(), o.end(), x.value) == o.end();
+      } else if (x.tensor.defined() && !x.tensor.impl()->is_constant) {
+        in += std::none_of(reads[size_t(open)].begin(), reads[size_t(open)].end(),
+                           [&](const Tensor& r) { return r.impl() == x.tensor.impl(); });
+      }
+    }
+    int out = writes[size_t(open)];
+    for (int32_t v : n.outputs) out += !values[size_t(v)].storage.expired();
+    return in <= max_inputs && out <= max_outputs;
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
-    if (on && n.target.defined() && copy_joins(i)) {
+    if (on && n.target.defined() && copy_joins(i) &&
+        int(members[size_t(open)].size()) < max_ops && writes[size_t(open)] < max_outputs) {
+      ++writes[size_t(open)];
       members[size_t(open)].push_back(int32_t(i));
       copies[size_t(open)].push_back(int32_t(i));
       continue;
@@ -409,7 +439,7 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     if (on && pointwise_node(n)) {
       const Shape& shape = n.meta.m[0].shape;
       std::vector<Chain::Forward> fwd;
-      bool join = open >= 0 && shapes[size_t(open)] == shape && joinable(i, fwd);
+      bool join = open >= 0 && shapes[size_t(open)] == shape && fits(i) && joinable(i, fwd);
       if (!join) {
         close();
         open = int32_t(members.size());
@@ -418,6 +448,8 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
         reads.emplace_back();
         copies.emplace_back();
         forwards.emplace_back();
+        outside.emplace_back();
+        writes.push_back(0);
         plan->steps.push_back(Step{-1, open, -1});
         fwd.clear();
       }
@@ -427,9 +459,17 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
         const bool forwarded = std::any_of(fwd.begin(), fwd.end(), [&](const Chain::Forward& f) {
           return f.input == int32_t(j);
         });
-        if (in.value < 0 && in.tensor.defined() && !in.tensor.impl()->is_constant && !forwarded)
-          reads[size_t(open)].push_back(in.tensor);
+        std::vector<Tensor>& rd = reads[size_t(open)];
+        if (in.value < 0 && in.tensor.defined() && !in.tensor.impl()->is_constant && !forwarded &&
+            std::none_of(rd.begin(), rd.end(),
+                         [&](const Tensor& r) { return r.impl() == in.tensor.impl(); }))
+          rd.push_back(in.tensor);
+        std::vector<int32_t>& o = outside[size_t(open)];
+        if (in.value >= 0 && step_of_value[size_t(in.value)] != int32_t(plan->steps.size() - 1) &&
+            std::find(o.begin(), o.end(), in.value) == o.end())
+          o.push_back(in.value);
       }
+      for (int32_t v : n.outputs) writes[size_t(open)] += !values[size_t(v)].storage.expired();
       forwards[size_t(open)].insert(forwards[size_t(open)].end(), fwd.begin(), fwd.end());
       mark(n);
       continue;
@@ -614,11 +654,18 @@ void run_eager(Node& n, const std::vector<Value>& values, std::vector<Tensor>& v
 
 void set_wait_for_kernels(bool on) { g_wait.store(on); }
 void set_enabled(bool on) { g_enabled.store(on); }
+void set_group_limits(const GroupLimits& l) {
+  g_max_ops.store(std::max(1, l.ops));
+  g_max_inputs.store(std::max(1, l.inputs));
+  g_max_outputs.store(std::max(1, l.outputs));
+}
+GroupLimits group_limits() { return {g_max_ops.load(), g_max_inputs.load(), g_max_outputs.load()}; }
 
 void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& values,
               size_t* done) {
   stats_flush();
   BackendImpl* b = backend_for(place.backend());
+  if (g_enabled.load(std::memory_order_relaxed)) simplify(nodes, values);
   std::shared_ptr<Plan> plan = plan_for(nodes, values);
   std::vector<Tensor> vals(values.size());
   // The step that reads a value last: the value goes when it is done.
