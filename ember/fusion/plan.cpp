@@ -91,8 +91,10 @@ struct Plan {
   std::vector<int32_t> nodes_of(const Step& st) const {
     if (st.group >= 0) return groups[size_t(st.group)]->chain.nodes;
     if (st.row >= 0) {
-      std::vector<int32_t> n = rows[size_t(st.row)]->chain.nodes;
-      n.push_back(rows[size_t(st.row)]->tail);
+      const RowGroup& r = *rows[size_t(st.row)];
+      std::vector<int32_t> n = r.chain.nodes;
+      n.push_back(r.tail);
+      n.insert(n.end(), r.epilogue.begin(), r.epilogue.end());
       return n;
     }
     if (st.multi >= 0) {
@@ -255,6 +257,47 @@ void compile(std::vector<Compiled*> todo) {
   }
 }
 
+// Removes the steps marked in `absorbed` (they run within another step now).
+void drop_steps(Plan& plan, const std::vector<char>& absorbed) {
+  size_t w = 0;
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (absorbed[si]) continue;
+    plan.steps[w] = plan.steps[si];
+    plan.live[w++] = plan.live[si];
+  }
+  plan.steps.resize(w);
+  plan.live.resize(w);
+}
+
+// A row group's sum or mean that only the pointwise group of the next live step reads: that
+// group becomes the row kernel's epilogue (the reduced value broadcast back over the row), and
+// leaves the step list.
+void merge_epilogues(Plan& plan, std::vector<char>& built,
+                     const std::vector<std::vector<int32_t>>& readers,
+                     const std::vector<Node>& nodes, const std::vector<Value>& values) {
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
+  std::vector<char> absorbed(plan.steps.size(), 0);
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (!plan.live[si] || plan.steps[si].row < 0) continue;
+    size_t pj = si + 1;
+    while (pj < plan.steps.size() && !plan.live[pj]) ++pj;
+    if (pj >= plan.steps.size() || plan.steps[pj].group < 0 ||
+        !built[size_t(plan.steps[pj].group)])
+      continue;
+    RowGroup& r = *plan.rows[size_t(plan.steps[si].row)];
+    const PointwiseGroup& p = *plan.groups[size_t(plan.steps[pj].group)];
+    const int32_t tv = nodes[size_t(r.tail)].outputs[0];
+    if (!values[size_t(tv)].storage.expired() || readers[size_t(tv)].empty()) continue;
+    bool only = true;
+    for (int32_t rd : readers[size_t(tv)])
+      only = only && std::find(p.chain.nodes.begin(), p.chain.nodes.end(), rd) != p.chain.nodes.end();
+    if (!only || !build_row_epilogue(r, p, nodes, values)) continue;
+    absorbed[pj] = 1;
+    built[size_t(plan.steps[pj].group)] = 0;
+  }
+  drop_steps(plan, absorbed);
+}
+
 // Runs of live pointwise groups (dead steps between them do not count) whose bodies are one
 // multi-tensor kernel and which touch each other's memory nowhere become one step: the groups
 // of an optimizer step, one per parameter, run as one kernel. The groups after the first of a
@@ -301,14 +344,7 @@ void merge_multi(Plan& plan, const std::vector<char>& built, const std::vector<N
     open_step = si;
   }
   close();
-  size_t w = 0;
-  for (size_t si = 0; si < plan.steps.size(); ++si) {
-    if (absorbed[si]) continue;
-    plan.steps[w] = plan.steps[si];
-    plan.live[w++] = plan.live[si];
-  }
-  plan.steps.resize(w);
-  plan.live.resize(w);
+  drop_steps(plan, absorbed);
 }
 
 std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vector<Value>& values) {
@@ -577,6 +613,7 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     build_pointwise(g, nodes, values);
     built[gi] = 1;
   }
+  merge_epilogues(*plan, built, readers, nodes, values);
   merge_multi(*plan, built, nodes, values);
   std::vector<Compiled*> todo;
   for (const Step& st : plan->steps)
@@ -585,7 +622,9 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
   for (auto& m : plan->multis) todo.push_back(&m->code);
   compile(std::move(todo));
   if (debug_level() >= 1) {
-    for (const auto& g : plan->groups) {
+    for (const Step& st : plan->steps) {
+      if (st.group < 0) continue;
+      const auto& g = plan->groups[size_t(st.group)];
       std::string ops;
       for (int32_t ni : g->chain.nodes) ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
       std::fprintf(stderr, "[fusion] pointwise %s over %s:%s (%zu stored)\n",
@@ -603,8 +642,11 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     for (const auto& r : plan->rows) {
       std::string ops;
       for (int32_t ni : r->chain.nodes) ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
-      std::fprintf(stderr, "[fusion] row %s over %s:%s -> %s%s\n", r->code.kernel.name.c_str(),
+      std::string epi;
+      for (int32_t ni : r->epilogue) epi += std::string(" ") + op_name(nodes[size_t(ni)].op);
+      std::fprintf(stderr, "[fusion] row %s over %s:%s -> %s%s%s%s\n", r->code.kernel.name.c_str(),
                    shape_str(r->shape).c_str(), ops.c_str(), op_name(nodes[size_t(r->tail)].op),
+                   epi.empty() ? "" : " ->", epi.c_str(),
                    r->split > 1 ? (" (split " + std::to_string(r->split) + ")").c_str() : "");
     }
   }

@@ -8,15 +8,12 @@
 
 #include "ember/ember.h"
 #include "ember/fusion.h"
+#include "fusion/fusion_helpers.h"
 #include "ember/optim/optimizers.h"
 
 namespace ember {
 namespace {
-
-struct WaitForKernels {
-  WaitForKernels() { fusion::set_wait_for_kernels(true); }
-  ~WaitForKernels() { fusion::set_wait_for_kernels(false); }
-};
+using fusion_test::WaitForKernels;
 
 using MakeOpt = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
 

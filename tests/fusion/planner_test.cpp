@@ -4,30 +4,18 @@
 
 #include "ember/ember.h"
 #include "ember/fusion.h"
+#include "fusion/fusion_helpers.h"
 
 namespace ember {
 namespace {
-
-struct WaitForKernels {
-  WaitForKernels() { fusion::set_wait_for_kernels(true); }
-  ~WaitForKernels() { fusion::set_wait_for_kernels(false); }
-};
+using fusion_test::WaitForKernels;
+using fusion_test::run_twice;
 
 struct Limits {
   explicit Limits(fusion::GroupLimits l) : old_(fusion::group_limits()) { fusion::set_group_limits(l); }
   ~Limits() { fusion::set_group_limits(old_); }
   fusion::GroupLimits old_;
 };
-
-template <class F>
-fusion::Stats run_twice(F&& f) {
-  f();
-  synchronize(Device::cpu());
-  fusion::reset_stats();
-  f();
-  synchronize(Device::cpu());
-  return fusion::stats();
-}
 
 TEST(Planner, ARepeatedSubexpressionRunsOnce) {
   WaitForKernels wait;
