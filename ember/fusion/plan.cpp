@@ -271,7 +271,8 @@ void drop_steps(Plan& plan, const std::vector<char>& absorbed) {
 
 // A row group's sum or mean that only the pointwise group of the next live step reads: that
 // group becomes the row kernel's epilogue (the reduced value broadcast back over the row), and
-// leaves the step list.
+// leaves the step list. A pointwise group of the step before, which makes the tail's input
+// and whose values only the tail and the epilogue read, becomes its prologue too.
 void merge_epilogues(Plan& plan, std::vector<char>& built,
                      const std::vector<std::vector<int32_t>>& readers,
                      const std::vector<Node>& nodes, const std::vector<Value>& values) {
@@ -286,12 +287,39 @@ void merge_epilogues(Plan& plan, std::vector<char>& built,
       continue;
     RowGroup& r = *plan.rows[size_t(plan.steps[si].row)];
     const PointwiseGroup& p = *plan.groups[size_t(plan.steps[pj].group)];
+    auto in_p = [&](int32_t n) {
+      return std::find(p.chain.nodes.begin(), p.chain.nodes.end(), n) != p.chain.nodes.end();
+    };
     const int32_t tv = nodes[size_t(r.tail)].outputs[0];
     if (!values[size_t(tv)].storage.expired() || readers[size_t(tv)].empty()) continue;
     bool only = true;
-    for (int32_t rd : readers[size_t(tv)])
-      only = only && std::find(p.chain.nodes.begin(), p.chain.nodes.end(), rd) != p.chain.nodes.end();
-    if (!only || !build_row_epilogue(r, p, nodes, values)) continue;
+    for (int32_t rd : readers[size_t(tv)]) only = only && in_p(rd);
+    if (!only) continue;
+    // The prologue candidate: the live step before, a pointwise group making the tail's input.
+    size_t bj = si;
+    while (bj > 0 && !plan.live[bj - 1]) --bj;
+    const PointwiseGroup* before = nullptr;
+    const int32_t xv = nodes[size_t(r.tail)].inputs[0].value;
+    if (bj > 0 && !absorbed[bj - 1] && r.chain.nodes.empty() && xv >= 0 &&
+        plan.steps[bj - 1].group >= 0 && built[size_t(plan.steps[bj - 1].group)]) {
+      const PointwiseGroup* q = plan.groups[size_t(plan.steps[bj - 1].group)].get();
+      bool fits = q->chain.makes(nodes, xv);
+      for (int32_t ni : q->chain.nodes)
+        for (int32_t v : nodes[size_t(ni)].outputs) {
+          fits = fits && values[size_t(v)].storage.expired();
+          for (int32_t rd : readers[size_t(v)])
+            fits = fits && (rd == r.tail || in_p(rd) ||
+                            std::find(q->chain.nodes.begin(), q->chain.nodes.end(), rd) !=
+                                q->chain.nodes.end());
+        }
+      if (fits) before = q;
+    }
+    if (before && build_row_epilogue(r, before, p, nodes, values)) {
+      absorbed[bj - 1] = 1;
+      built[size_t(plan.steps[bj - 1].group)] = 0;
+    } else if (!build_row_epilogue(r, nullptr, p, nodes, values)) {
+      continue;
+    }
     absorbed[pj] = 1;
     built[size_t(plan.steps[pj].group)] = 0;
   }

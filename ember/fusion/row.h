@@ -50,9 +50,13 @@ bool collect_prologue(RowGroup& g, const std::vector<Node>& nodes,
 /// epilogue of `g`, whose tail is a sum or mean keeping its dims and whose value only `p`
 /// reads: the kernel reduces each row, then broadcasts the result back over the row into `p`'s
 /// body (a softmax or log_softmax backward: g - exp(y) * sum(g)), so neither the reduced value
-/// nor a second pass over memory is needed. False (and `g` unchanged) when it does not fit.
-bool build_row_epilogue(RowGroup& g, const PointwiseGroup& p, const std::vector<Node>& nodes,
-                        const std::vector<Value>& values);
+/// nor a second pass over memory is needed. `before` (optional: a built pointwise group right
+/// before `g`, which has no prologue of its own, making the tail's input) becomes the prologue,
+/// and `p` may read its values too (they are computed again in the epilogue, never stored):
+/// cross-entropy's backward, a one-hot select and log_softmax's backward, is one kernel. False
+/// (and `g` unchanged) when it does not fit.
+bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const PointwiseGroup& p,
+                        const std::vector<Node>& nodes, const std::vector<Value>& values);
 /// Runs the compiled group (`vals`: every stored value's tensor; the stores' are allocated).
 void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals);
 

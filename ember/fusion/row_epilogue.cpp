@@ -6,11 +6,12 @@
 
 namespace ember::fusion {
 
-bool build_row_epilogue(RowGroup& g, const PointwiseGroup& p, const std::vector<Node>& nodes,
-                        const std::vector<Value>& values) {
+bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const PointwiseGroup& p,
+                        const std::vector<Node>& nodes, const std::vector<Value>& values) {
   const Node& t = nodes[size_t(g.tail)];
   if ((t.op != OpId::sum && t.op != OpId::mean) || g.split > 1 || !g.side.empty() ||
-      !g.epilogue.empty())
+      !g.epilogue.empty() || (before && (!g.chain.nodes.empty() || !before->targets.empty() ||
+                                         !before->chain.forwards.empty())))
     return false;
   const int64_t rank = int64_t(g.shape.size());
   if (int64_t(t.meta.m[0].shape.size()) != rank || p.shape != g.shape || !p.targets.empty() ||
@@ -23,7 +24,7 @@ bool build_row_epilogue(RowGroup& g, const PointwiseGroup& p, const std::vector<
   const DType acc = row_acc(t);
 
   RowGroup r;
-  r.chain.nodes = g.chain.nodes;
+  r.chain.nodes = before ? before->chain.nodes : g.chain.nodes;
   r.tail = g.tail;
   r.shape = g.shape;
   r.broadcast_back = true;
@@ -36,10 +37,16 @@ bool build_row_epilogue(RowGroup& g, const PointwiseGroup& p, const std::vector<
     s.fixed = acc == DType::F64 ? Scalar(double(row)) : Scalar(double(float(row)));
     n_scalar = r.ops.add_scalar(s, acc);
   }
-  // The epilogue's operands: the tail's value (computed, -1), or operands of this kernel.
+  // The epilogue's operands: the tail's value (computed, -1), a prologue value (computed again,
+  // -2 - value), or operands of this kernel.
   std::vector<int32_t> slot_of;
+  bool reads_chain = false;
   for (const MemOperand& m : p.ops.inputs) {
     if (m.value == tv) slot_of.push_back(-1);
+    else if (m.value >= 0 && r.chain.makes(nodes, m.value)) {
+      slot_of.push_back(-2 - m.value);
+      reads_chain = true;
+    }
     else if (m.value >= 0) slot_of.push_back(r.ops.add_value(m.value, nodes, values, r.shape));
     else slot_of.push_back(r.ops.add_tensor(nodes, m.node, m.input, r.shape));
   }
@@ -78,8 +85,11 @@ bool build_row_epilogue(RowGroup& g, const PointwiseGroup& p, const std::vector<
           std::span<const kl::Expr> sc) {
         kl::Expr y = t.op == OpId::mean ? red[0] / sc[size_t(n_scalar)] : red[0];
         y = kl::cast(y, tail_dtype);
+        std::vector<kl::Expr> chain;
+        if (reads_chain) chain = rr.chain.trace(nodes, nvalues, in, sc);
         std::vector<kl::Expr> loaded;
-        for (int32_t s : slot_of) loaded.push_back(s < 0 ? y : in[size_t(s)]);
+        for (int32_t s : slot_of)
+          loaded.push_back(s == -1 ? y : s < -1 ? chain[size_t(-2 - s)] : in[size_t(s)]);
         const std::vector<kl::Expr> val =
             p.chain.trace(nodes, nvalues, loaded, sc.subspan(first_scalar));
         std::vector<kl::Expr> outs;

@@ -57,5 +57,39 @@ TEST(RowEpilogue, LogSoftmaxBackwardIsOneKernel) {
   check_backward("log_softmax", [](const Tensor& t) { return log_softmax(t, 1); });
 }
 
+// Cross-entropy's backward: the per-row coefficients (one kernel over the batch), then the
+// one-hot select, the row sum and log_softmax's backward in one row kernel.
+TEST(RowEpilogue, CrossEntropyBackwardIsTwoKernels) {
+  WaitForKernels wait;
+  manual_seed(9);
+  Tensor xf = randn({64, 10});
+  Tensor yf = randint(0, 10, {64}, {.dtype = kI64});
+  yf = where(lt(arange(64, {kI64}), 5), Scalar(int64_t(-100)), yf);  // a few ignored rows
+  struct Case {
+    CrossEntropyOptions o;
+    int64_t kernels;
+  };
+  const Case cases[] = {{{}, 2},
+                        {{.reduction = "sum"}, 2},
+                        {{.reduction = "none"}, -1},
+                        {{.label_smoothing = 0.1}, -1}};
+  for (const Case& c : cases) {
+    Tensor xr = xf.clone().requires_grad_();
+    Tensor lr = cross_entropy(xr, yf, c.o);
+    Tensor want = xr.grad(c.o.reduction == "none" ? lr.backward({.grad_output = ones_like(lr)})
+                                                  : lr.backward());
+    Tensor x = xf.to(Device::cpu().autodiff()).requires_grad_(), y = yf.to(Device::cpu());
+    Tensor l = cross_entropy(x, y, c.o), got;
+    Tensor seed = ones_like(l.detach());
+    synchronize(Device::cpu());
+    const fusion::Stats s = run_twice([&] {
+      got = x.grad(l.backward({.grad_output = seed, .retain_graph = true}));
+    });
+    if (c.kernels >= 0) EXPECT_EQ(s.fused_kernels, c.kernels) << c.o.reduction;
+    EXPECT_TRUE(allclose(got.to(Device::flex()), want, 1e-5, 1e-6))
+        << c.o.reduction << " " << c.o.label_smoothing;
+  }
+}
+
 }  // namespace
 }  // namespace ember
