@@ -26,4 +26,15 @@ void set_wait_for_kernels(bool on);
 /// a result that changes with it points at a fused kernel.
 void set_enabled(bool on);
 
+/// The most one generated kernel takes: queued ops in a group, memory operands it reads and
+/// values it writes. A longer chain splits into several kernels instead of compiling a giant
+/// one (and staying under a target's argument limits).
+struct GroupLimits {
+  int ops = 256;
+  int inputs = 48;
+  int outputs = 24;
+};
+void set_group_limits(const GroupLimits& limits);
+GroupLimits group_limits();
+
 }  // namespace ember::fusion

@@ -118,7 +118,12 @@ TensorList vjp_nll_loss(const VjpCtx& c) {
     Tensor coef = neg(g * wt);
     // torch writes nothing for ignored targets, also when "mean" divides by a zero weight.
     if (mean_red) coef = where(valid, coef / c.output(1), 0.0);
-    gx = scatter(zeros_like(x), cd, tu, coef.unsqueeze(cd));
+    // A one-hot select rather than a scatter into zeros: elementwise, so a fused device makes it
+    // the prologue of the log_softmax backward that usually follows (cross-entropy).
+    Shape along(size_t(x.dim() - cd), 1);
+    along[0] = x.size(cd);
+    const Tensor classes = arange(x.size(cd), {DType::I64, x.device()}).reshape(along);
+    gx = where(eq(classes, tu), coef.unsqueeze(cd), 0.0);
   }
   if (weight.defined() && c.needs_grad(2)) {
     // Per target position: d loss / d w[t] and d total_weight / d w[t], added into w[t].

@@ -9,8 +9,10 @@
 #include "ember/backends/cpu/jit/jit.h"
 #include "ember/fusion.h"
 #include "ember/fusion/library.h"
+#include "ember/fusion/multi.h"
 #include "ember/fusion/pointwise.h"
 #include "ember/fusion/row.h"
+#include "ember/fusion/simplify.h"
 #include "ember/fusion/stats.h"
 #include "ember/kl/render.h"
 #include "ember/kl/serialize.h"
@@ -24,6 +26,8 @@ std::atomic<bool> g_wait{[] {
   return e && std::strcmp(e, "1") == 0;
 }()};
 std::atomic<bool> g_enabled{true};
+std::atomic<int> g_max_ops{GroupLimits{}.ops}, g_max_inputs{GroupLimits{}.inputs},
+    g_max_outputs{GroupLimits{}.outputs};
 
 int debug_level() {
   static const int level = [] {
@@ -73,24 +77,44 @@ struct Step {
   int32_t group = -1;  // a pointwise group, or
   int32_t row = -1;    // a row group
   int32_t epi = -1;    // the activation node a library call `node` applies as its epilogue
+  int32_t multi = -1;  // a multi-tensor group (pointwise groups sharing one body)
 };
 
 struct Plan {
   std::vector<Step> steps;
   std::vector<std::unique_ptr<PointwiseGroup>> groups;
   std::vector<std::unique_ptr<RowGroup>> rows;
+  std::vector<std::unique_ptr<MultiGroup>> multis;
   std::vector<char> stored;  // per value: written to memory (by its node, step or kernel)
   std::vector<char> live;    // per step: something outside the queue sees what it does
   // The nodes of a step, in program order.
   std::vector<int32_t> nodes_of(const Step& st) const {
     if (st.group >= 0) return groups[size_t(st.group)]->chain.nodes;
     if (st.row >= 0) {
-      std::vector<int32_t> n = rows[size_t(st.row)]->chain.nodes;
-      n.push_back(rows[size_t(st.row)]->tail);
+      const RowGroup& r = *rows[size_t(st.row)];
+      std::vector<int32_t> n = r.chain.nodes;
+      n.push_back(r.tail);
+      n.insert(n.end(), r.epilogue.begin(), r.epilogue.end());
+      return n;
+    }
+    if (st.multi >= 0) {
+      std::vector<int32_t> n;
+      for (const PointwiseGroup* g : multis[size_t(st.multi)]->members)
+        n.insert(n.end(), g->chain.nodes.begin(), g->chain.nodes.end());
       return n;
     }
     if (st.epi >= 0) return {st.node, st.epi};
     return {st.node};
+  }
+  // The values a kernel step writes.
+  std::vector<int32_t> stores_of(const Step& st) const {
+    if (st.group >= 0) return groups[size_t(st.group)]->stores;
+    if (st.row >= 0) return rows[size_t(st.row)]->stores;
+    std::vector<int32_t> v;
+    if (st.multi >= 0)
+      for (const PointwiseGroup* g : multis[size_t(st.multi)]->members)
+        v.insert(v.end(), g->stores.begin(), g->stores.end());
+    return v;
   }
 };
 
@@ -110,6 +134,8 @@ class Signature {
 
 std::string signature(const std::vector<Node>& nodes, const std::vector<Value>& values) {
   Signature s;
+  s.add(uint64_t(g_max_ops.load()) | uint64_t(g_max_inputs.load()) << 20 |
+        uint64_t(g_max_outputs.load()) << 40);
   std::unordered_map<const TensorImpl*, uint64_t> ids;
   std::unordered_map<const Storage*, uint64_t> storages;
   for (const Node& n : nodes) {
@@ -231,6 +257,124 @@ void compile(std::vector<Compiled*> todo) {
   }
 }
 
+// Removes the steps marked in `absorbed` (they run within another step now).
+void drop_steps(Plan& plan, const std::vector<char>& absorbed) {
+  size_t w = 0;
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (absorbed[si]) continue;
+    plan.steps[w] = plan.steps[si];
+    plan.live[w++] = plan.live[si];
+  }
+  plan.steps.resize(w);
+  plan.live.resize(w);
+}
+
+// A row group's sum or mean that only the pointwise group of the next live step reads: that
+// group becomes the row kernel's epilogue (the reduced value broadcast back over the row), and
+// leaves the step list. A pointwise group of the step before, which makes the tail's input
+// and whose values only the tail and the epilogue read, becomes its prologue too.
+void merge_epilogues(Plan& plan, std::vector<char>& built,
+                     const std::vector<std::vector<int32_t>>& readers,
+                     const std::vector<Node>& nodes, const std::vector<Value>& values) {
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
+  std::vector<char> absorbed(plan.steps.size(), 0);
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (!plan.live[si] || plan.steps[si].row < 0) continue;
+    size_t pj = si + 1;
+    while (pj < plan.steps.size() && !plan.live[pj]) ++pj;
+    if (pj >= plan.steps.size() || plan.steps[pj].group < 0 ||
+        !built[size_t(plan.steps[pj].group)])
+      continue;
+    RowGroup& r = *plan.rows[size_t(plan.steps[si].row)];
+    const PointwiseGroup& p = *plan.groups[size_t(plan.steps[pj].group)];
+    auto in_p = [&](int32_t n) {
+      return std::find(p.chain.nodes.begin(), p.chain.nodes.end(), n) != p.chain.nodes.end();
+    };
+    const int32_t tv = nodes[size_t(r.tail)].outputs[0];
+    if (!values[size_t(tv)].storage.expired() || readers[size_t(tv)].empty()) continue;
+    bool only = true;
+    for (int32_t rd : readers[size_t(tv)]) only = only && in_p(rd);
+    if (!only) continue;
+    // The prologue candidate: the live step before, a pointwise group making the tail's input.
+    size_t bj = si;
+    while (bj > 0 && !plan.live[bj - 1]) --bj;
+    const PointwiseGroup* before = nullptr;
+    const int32_t xv = nodes[size_t(r.tail)].inputs[0].value;
+    if (bj > 0 && !absorbed[bj - 1] && r.chain.nodes.empty() && xv >= 0 &&
+        plan.steps[bj - 1].group >= 0 && built[size_t(plan.steps[bj - 1].group)]) {
+      const PointwiseGroup* q = plan.groups[size_t(plan.steps[bj - 1].group)].get();
+      bool fits = q->chain.makes(nodes, xv);
+      for (int32_t ni : q->chain.nodes)
+        for (int32_t v : nodes[size_t(ni)].outputs) {
+          fits = fits && values[size_t(v)].storage.expired();
+          for (int32_t rd : readers[size_t(v)])
+            fits = fits && (rd == r.tail || in_p(rd) ||
+                            std::find(q->chain.nodes.begin(), q->chain.nodes.end(), rd) !=
+                                q->chain.nodes.end());
+        }
+      if (fits) before = q;
+    }
+    if (before && build_row_epilogue(r, before, p, nodes, values)) {
+      absorbed[bj - 1] = 1;
+      built[size_t(plan.steps[bj - 1].group)] = 0;
+    } else if (!build_row_epilogue(r, nullptr, p, nodes, values)) {
+      continue;
+    }
+    absorbed[pj] = 1;
+    built[size_t(plan.steps[pj].group)] = 0;
+  }
+  drop_steps(plan, absorbed);
+}
+
+// Runs of live pointwise groups (dead steps between them do not count) whose bodies are one
+// multi-tensor kernel and which touch each other's memory nowhere become one step: the groups
+// of an optimizer step, one per parameter, run as one kernel. The groups after the first of a
+// run leave the step list (they run with it, earlier than their place, which independence
+// allows).
+void merge_multi(Plan& plan, const std::vector<char>& built, const std::vector<Node>& nodes,
+                 const std::vector<Value>& values) {
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
+  std::vector<char> absorbed(plan.steps.size(), 0);
+  std::unique_ptr<MultiGroup> open;
+  kl::Hash128 open_hash{};
+  size_t open_step = 0;
+  auto close = [&] {
+    if (open && open->members.size() > 1) {
+      plan.steps[open_step] = Step{};
+      plan.steps[open_step].multi = int32_t(plan.multis.size());
+      plan.multis.push_back(std::move(open));
+    }
+    open.reset();
+  };
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (!plan.live[si]) continue;
+    const Step& st = plan.steps[si];
+    kl::MultiTensorKey key;
+    kl::Kernel k;
+    if (st.group < 0 || !built[size_t(st.group)] ||
+        !multi_tensor_body(*plan.groups[size_t(st.group)], nodes, values, key, k)) {
+      close();
+      continue;
+    }
+    const PointwiseGroup* g = plan.groups[size_t(st.group)].get();
+    const kl::Hash128 h = kl::canonical_hash(k);
+    if (open && h == open_hash && multi_tensor_independent(*open, *g, nodes)) {
+      open->members.push_back(g);
+      absorbed[si] = 1;
+      continue;
+    }
+    close();
+    open = std::make_unique<MultiGroup>();
+    open->members.push_back(g);
+    open->key = std::move(key);
+    open->code.kernel = std::move(k);
+    open_hash = h;
+    open_step = si;
+  }
+  close();
+  drop_steps(plan, absorbed);
+}
+
 std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vector<Value>& values) {
   auto plan = std::make_unique<Plan>();
   const size_t nv = values.size();
@@ -245,6 +389,10 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
   std::vector<std::vector<Tensor>> reads;     // per group: the memory its nodes read
   std::vector<std::vector<int32_t>> copies;   // per group: its in-place copies
   std::vector<std::vector<Chain::Forward>> forwards;
+  std::vector<std::vector<int32_t>> outside;  // per group: values of other steps it reads
+  std::vector<int> writes;                    // per group: values held outside, and copies
+  const int max_ops = g_max_ops.load(), max_inputs = g_max_inputs.load(),
+            max_outputs = g_max_outputs.load();
   int32_t open = -1;
   auto close = [&] {
     if (open < 0) return;
@@ -311,9 +459,30 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
         return false;
     return true;
   };
+  // Whether node i keeps the open group under the limits on its size and operands.
+  auto fits = [&](size_t i) {
+    const Node& n = nodes[i];
+    if (int(members[size_t(open)].size()) >= max_ops) return false;
+    int in = int(reads[size_t(open)].size() + outside[size_t(open)].size());
+    for (const NodeInput& x : n.inputs) {
+      if (x.value >= 0) {
+        const std::vector<int32_t>& o = outside[size_t(open)];
+        in += step_of_value[size_t(x.value)] != int32_t(plan->steps.size() - 1) &&
+              std::find(o.begin(), o.end(), x.value) == o.end();
+      } else if (x.tensor.defined() && !x.tensor.impl()->is_constant) {
+        in += std::none_of(reads[size_t(open)].begin(), reads[size_t(open)].end(),
+                           [&](const Tensor& r) { return r.impl() == x.tensor.impl(); });
+      }
+    }
+    int out = writes[size_t(open)];
+    for (int32_t v : n.outputs) out += !values[size_t(v)].storage.expired();
+    return in <= max_inputs && out <= max_outputs;
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
-    if (on && n.target.defined() && copy_joins(i)) {
+    if (on && n.target.defined() && copy_joins(i) &&
+        int(members[size_t(open)].size()) < max_ops && writes[size_t(open)] < max_outputs) {
+      ++writes[size_t(open)];
       members[size_t(open)].push_back(int32_t(i));
       copies[size_t(open)].push_back(int32_t(i));
       continue;
@@ -334,7 +503,7 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     if (on && pointwise_node(n)) {
       const Shape& shape = n.meta.m[0].shape;
       std::vector<Chain::Forward> fwd;
-      bool join = open >= 0 && shapes[size_t(open)] == shape && joinable(i, fwd);
+      bool join = open >= 0 && shapes[size_t(open)] == shape && fits(i) && joinable(i, fwd);
       if (!join) {
         close();
         open = int32_t(members.size());
@@ -343,6 +512,8 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
         reads.emplace_back();
         copies.emplace_back();
         forwards.emplace_back();
+        outside.emplace_back();
+        writes.push_back(0);
         plan->steps.push_back(Step{-1, open, -1});
         fwd.clear();
       }
@@ -352,9 +523,17 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
         const bool forwarded = std::any_of(fwd.begin(), fwd.end(), [&](const Chain::Forward& f) {
           return f.input == int32_t(j);
         });
-        if (in.value < 0 && in.tensor.defined() && !in.tensor.impl()->is_constant && !forwarded)
-          reads[size_t(open)].push_back(in.tensor);
+        std::vector<Tensor>& rd = reads[size_t(open)];
+        if (in.value < 0 && in.tensor.defined() && !in.tensor.impl()->is_constant && !forwarded &&
+            std::none_of(rd.begin(), rd.end(),
+                         [&](const Tensor& r) { return r.impl() == in.tensor.impl(); }))
+          rd.push_back(in.tensor);
+        std::vector<int32_t>& o = outside[size_t(open)];
+        if (in.value >= 0 && step_of_value[size_t(in.value)] != int32_t(plan->steps.size() - 1) &&
+            std::find(o.begin(), o.end(), in.value) == o.end())
+          o.push_back(in.value);
       }
+      for (int32_t v : n.outputs) writes[size_t(open)] += !values[size_t(v)].storage.expired();
       forwards[size_t(open)].insert(forwards[size_t(open)].end(), fwd.begin(), fwd.end());
       mark(n);
       continue;
@@ -452,30 +631,50 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     }
   }
   // Kernels.
-  std::vector<Compiled*> todo;
-  for (auto& g : plan->groups) {
-    for (int32_t ni : g->chain.nodes)
+  std::vector<char> built(plan->groups.size(), 0);
+  for (size_t gi = 0; gi < plan->groups.size(); ++gi) {
+    PointwiseGroup& g = *plan->groups[gi];
+    for (int32_t ni : g.chain.nodes)
       for (int32_t v : nodes[size_t(ni)].outputs)
-        if (plan->stored[size_t(v)]) g->stores.push_back(v);
-    if (g->stores.empty() && g->targets.empty()) continue;  // nothing reads what it makes
-    build_pointwise(*g, nodes, values);
-    todo.push_back(&g->code);
+        if (plan->stored[size_t(v)]) g.stores.push_back(v);
+    if (g.stores.empty() && g.targets.empty()) continue;  // nothing reads what it makes
+    build_pointwise(g, nodes, values);
+    built[gi] = 1;
   }
+  merge_epilogues(*plan, built, readers, nodes, values);
+  merge_multi(*plan, built, nodes, values);
+  std::vector<Compiled*> todo;
+  for (const Step& st : plan->steps)
+    if (st.group >= 0 && built[size_t(st.group)]) todo.push_back(&plan->groups[size_t(st.group)]->code);
   for (auto& r : plan->rows) todo.push_back(&r->code);
+  for (auto& m : plan->multis) todo.push_back(&m->code);
   compile(std::move(todo));
   if (debug_level() >= 1) {
-    for (const auto& g : plan->groups) {
+    for (const Step& st : plan->steps) {
+      if (st.group < 0) continue;
+      const auto& g = plan->groups[size_t(st.group)];
       std::string ops;
       for (int32_t ni : g->chain.nodes) ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
       std::fprintf(stderr, "[fusion] pointwise %s over %s:%s (%zu stored)\n",
                    g->code.kernel.name.c_str(), shape_str(g->shape).c_str(), ops.c_str(),
                    g->stores.size());
     }
+    for (const auto& m : plan->multis)
+      std::fprintf(stderr, "[fusion] multi-tensor %s: %zu groups of%s\n", m->code.kernel.name.c_str(),
+                   m->members.size(), [&] {
+                     std::string ops;
+                     for (int32_t ni : m->members[0]->chain.nodes)
+                       ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
+                     return ops;
+                   }().c_str());
     for (const auto& r : plan->rows) {
       std::string ops;
       for (int32_t ni : r->chain.nodes) ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
-      std::fprintf(stderr, "[fusion] row %s over %s:%s -> %s%s\n", r->code.kernel.name.c_str(),
+      std::string epi;
+      for (int32_t ni : r->epilogue) epi += std::string(" ") + op_name(nodes[size_t(ni)].op);
+      std::fprintf(stderr, "[fusion] row %s over %s:%s -> %s%s%s%s\n", r->code.kernel.name.c_str(),
                    shape_str(r->shape).c_str(), ops.c_str(), op_name(nodes[size_t(r->tail)].op),
+                   epi.empty() ? "" : " ->", epi.c_str(),
                    r->split > 1 ? (" (split " + std::to_string(r->split) + ")").c_str() : "");
     }
   }
@@ -525,11 +724,18 @@ void run_eager(Node& n, const std::vector<Value>& values, std::vector<Tensor>& v
 
 void set_wait_for_kernels(bool on) { g_wait.store(on); }
 void set_enabled(bool on) { g_enabled.store(on); }
+void set_group_limits(const GroupLimits& l) {
+  g_max_ops.store(std::max(1, l.ops));
+  g_max_inputs.store(std::max(1, l.inputs));
+  g_max_outputs.store(std::max(1, l.outputs));
+}
+GroupLimits group_limits() { return {g_max_ops.load(), g_max_inputs.load(), g_max_outputs.load()}; }
 
 void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& values,
               size_t* done) {
   stats_flush();
   BackendImpl* b = backend_for(place.backend());
+  if (g_enabled.load(std::memory_order_relaxed)) simplify(nodes, values);
   std::shared_ptr<Plan> plan = plan_for(nodes, values);
   std::vector<Tensor> vals(values.size());
   // The step that reads a value last: the value goes when it is done.
@@ -543,9 +749,10 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
   for (size_t si = 0; si < plan->steps.size(); ++si) {
     const Step& st = plan->steps[si];
     const std::vector<int32_t> ran = plan->nodes_of(st);
-    const Compiled* code = st.group >= 0 ? &plan->groups[size_t(st.group)]->code
-                           : st.row >= 0 ? &plan->rows[size_t(st.row)]->code
-                                         : nullptr;
+    const Compiled* code = st.group >= 0   ? &plan->groups[size_t(st.group)]->code
+                           : st.row >= 0   ? &plan->rows[size_t(st.row)]->code
+                           : st.multi >= 0 ? &plan->multis[size_t(st.multi)]->code
+                                           : nullptr;
     if (!plan->live[si] || (st.group >= 0 && plan->groups[size_t(st.group)]->stores.empty() &&
                             plan->groups[size_t(st.group)]->targets.empty())) {
       // dead: nothing it makes is stored or read
@@ -560,14 +767,16 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
                }()) {
       stats_kernel(2);
     } else if (code && code->ready(wait)) {
-      const std::vector<int32_t>& stores = st.group >= 0
-                                               ? plan->groups[size_t(st.group)]->stores
-                                               : plan->rows[size_t(st.row)]->stores;
-      for (int32_t v : stores)
+      for (int32_t v : plan->stores_of(st))
         vals[size_t(v)] = value_tensor(values[size_t(v)], nodes[size_t(values[size_t(v)].node)], b);
-      if (st.group >= 0) launch_pointwise(*plan->groups[size_t(st.group)], nodes, vals);
-      else launch_row(*plan->rows[size_t(st.row)], nodes, vals);
-      stats_kernel(int64_t(ran.size()));
+      if (st.multi >= 0) {
+        const int launches = launch_multi(*plan->multis[size_t(st.multi)], nodes, vals);
+        for (int k = 0; k < launches; ++k) stats_kernel(k == 0 ? int64_t(ran.size()) : 0);
+      } else {
+        if (st.group >= 0) launch_pointwise(*plan->groups[size_t(st.group)], nodes, vals);
+        else launch_row(*plan->rows[size_t(st.row)], nodes, vals);
+        stats_kernel(int64_t(ran.size()));
+      }
     } else {  // eager, or still compiling (or no compiler): the nodes run one by one meanwhile
       for (int32_t ni : ran) run_eager(nodes[size_t(ni)], values, vals, b);
       stats_eager(int64_t(ran.size()));

@@ -16,8 +16,10 @@ bool reducing(OpId op) {
 }
 bool norm(OpId op) { return op == OpId::layer_norm || op == OpId::rms_norm; }
 
+}  // namespace
+
 // The dims the tail reduces, over its input's rank.
-Shape reduced_dims(const Node& n, int64_t rank) {
+Shape row_reduced_dims(const Node& n, int64_t rank) {
   switch (n.op) {
     case OpId::softmax: case OpId::log_softmax:
       return {wrap_dim(n.attrs.i[0], rank, op_name(n.op))};
@@ -31,10 +33,12 @@ Shape reduced_dims(const Node& n, int64_t rank) {
   }
 }
 
-DType acc_of(const Node& n) {
+DType row_acc(const Node& n) {
   return n.inputs[0].dtype == DType::F64 || n.meta.m[0].dtype == DType::F64 ? DType::F64
                                                                               : DType::F32;
 }
+
+namespace {
 
 // Partial rows for a whole-tensor reduction: a divisor of `n` leaving rows of >= 4096.
 int64_t split_of(int64_t n) {
@@ -63,26 +67,33 @@ bool row_tail(const Node& n) {
   return true;
 }
 
-bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values) {
-  const Node& t = nodes[size_t(g.tail)];
-  const int64_t rank = int64_t(g.shape.size());
-  const int64_t numel = numel_of(g.shape);
-  if (numel == 0) return false;
-  const Shape dims = reduced_dims(t, rank);
-  int64_t row = 1;
-  for (int64_t d : dims) row *= g.shape[size_t(d)];
-  if (row == 0) return false;
-  const DType acc = acc_of(t);
-  const DType out = t.meta.m[0].dtype;
-  g.broadcast_back = !reducing(t.op);
-
+bool collect_prologue(RowGroup& g, const std::vector<Node>& nodes,
+                      const std::vector<Value>& values) {
   g.chain.collect(g.ops, nodes, values, g.shape);
-  const NodeInput& x = t.inputs[0];
+  const NodeInput& x = nodes[size_t(g.tail)].inputs[0];
   const bool x_in_chain = x.value >= 0 && g.chain.makes(nodes, x.value);
   if (!x_in_chain)
     g.x_slot = x.value >= 0 ? g.ops.add_value(x.value, nodes, values, g.shape)
                             : g.ops.add_tensor(nodes, g.tail, 0, g.shape);
   g.prologue_inputs = int(g.ops.inputs.size());
+  return x_in_chain;
+}
+
+bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values) {
+  const Node& t = nodes[size_t(g.tail)];
+  const int64_t rank = int64_t(g.shape.size());
+  const int64_t numel = numel_of(g.shape);
+  if (numel == 0) return false;
+  const Shape dims = row_reduced_dims(t, rank);
+  int64_t row = 1;
+  for (int64_t d : dims) row *= g.shape[size_t(d)];
+  if (row == 0) return false;
+  const DType acc = row_acc(t);
+  const DType out = t.meta.m[0].dtype;
+  g.broadcast_back = !reducing(t.op);
+
+  const bool x_in_chain = collect_prologue(g, nodes, values);
+  const NodeInput& x = t.inputs[0];
   int32_t w_slot = -1, b_slot = -1;
   for (size_t j = 1; j < t.inputs.size() && j < 3; ++j) {
     const NodeInput& in = t.inputs[j];
@@ -216,7 +227,7 @@ void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::ve
   const Tensor& dst = vals[size_t(g.stores[0])];
   Tensor partial;
   if (g.split > 1) {
-    partial = detail::empty_tensor({g.split}, acc_of(t), t.device.without_layers());
+    partial = detail::empty_tensor({g.split}, row_acc(t), t.device.without_layers());
     bufs.push_back(partial.impl()->data());
   } else {
     bufs.push_back(dst.impl()->data());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ember/fusion/chain.h"
+#include "ember/fusion/pointwise.h"
 #include "ember/kl/templates/row_reduce.h"
 
 namespace ember::fusion {
@@ -23,7 +24,9 @@ struct RowGroup {
   bool broadcast_back = false;
   int64_t split = 1;   // > 1: rows of partial results (see above)
   std::vector<int32_t> side;    // prologue values it writes too (broadcast-back tails only)
-  std::vector<int32_t> stores;  // the tail's output, then the side values
+  std::vector<int32_t> stores;  // the tail's output, then the side values (with an epilogue:
+                                // the epilogue's stored values)
+  std::vector<int32_t> epilogue;  // pointwise nodes after a sum/mean that read it broadcast back
   kl::RowLayout layout;
   kl::RowReduceKey key;
   Compiled code;
@@ -36,6 +39,24 @@ bool row_broadcasts_back(const Node& n);
 /// Builds the group (chain nodes, tail and shape filled in); false when the kernel cannot walk
 /// the reduced dims (the tail then runs on its own).
 bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values);
+/// The dims tail `n` reduces, over its input's rank, and the dtype it accumulates in.
+Shape row_reduced_dims(const Node& n, int64_t rank);
+DType row_acc(const Node& n);
+/// Collects the prologue's operands and the tail's input (`x_slot` when no chain value makes
+/// it); returns whether the chain makes it.
+bool collect_prologue(RowGroup& g, const std::vector<Node>& nodes,
+                      const std::vector<Value>& values);
+/// Makes the pointwise group `p` (built, right after the row group `g`, over `g`'s shape) the
+/// epilogue of `g`, whose tail is a sum or mean keeping its dims and whose value only `p`
+/// reads: the kernel reduces each row, then broadcasts the result back over the row into `p`'s
+/// body (a softmax or log_softmax backward: g - exp(y) * sum(g)), so neither the reduced value
+/// nor a second pass over memory is needed. `before` (optional: a built pointwise group right
+/// before `g`, which has no prologue of its own, making the tail's input) becomes the prologue,
+/// and `p` may read its values too (they are computed again in the epilogue, never stored):
+/// cross-entropy's backward, a one-hot select and log_softmax's backward, is one kernel. False
+/// (and `g` unchanged) when it does not fit.
+bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const PointwiseGroup& p,
+                        const std::vector<Node>& nodes, const std::vector<Value>& values);
 /// Runs the compiled group (`vals`: every stored value's tensor; the stores' are allocated).
 void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals);
 

@@ -56,11 +56,14 @@ TEST(KernelCount, MlpTrainingStepWithAdamW) {
     Gradients g = loss.backward();
     opt.step(g);
   });
-  // log_softmax; the loss's backward (7 ops, one kernel); softmax's backward (3 + a row sum);
-  // two ReLU backwards (2 ops each) and the three bias gradients (row sums); one AdamW kernel per
-  // parameter (20 ops: its decay, both moments, the step, and the four in-place stores).
-  EXPECT_EQ(c.kernels, 15);
-  EXPECT_EQ(c.fused_ops, 139);
+  // log_softmax; the loss's backward (7 ops, one kernel); its one-hot select and log_softmax's
+  // backward (a row sum with the select as its prologue, the 3 elementwise ops after it as its
+  // epilogue: one kernel);
+  // two ReLU backwards (2 ops each) and the three bias gradients (row sums); one multi-tensor
+  // AdamW kernel over all six parameters (20 ops each: its decay, both moments, the step, and
+  // the four in-place stores).
+  EXPECT_EQ(c.kernels, 9);
+  EXPECT_EQ(c.fused_ops, 141);
   // The 8 matrix products (3 forward, 5 backward: the tape keeps each ReLU's input, so none is an
   // epilogue) are library calls; 2 more queued ops no kernel covers.
   EXPECT_EQ(c.eager_ops, 10);
