@@ -39,8 +39,10 @@ ember::Device device() {
   if (n.empty() || n == "flex") return ember::Device::flex();
   if (n == "cpu") return ember::Device::cpu();
   if (n == "cpu_eager") return ember::Device::cpu().eager();
+  if (n == "cuda") return ember::Device::cuda(0);
+  if (n == "cuda_eager") return ember::Device::cuda(0).eager();
   ember::detail::throw_value("ember_bench",
-                             "expected --device flex, cpu or cpu_eager, found '" + n + "'");
+                             "expected --device flex, cpu, cpu_eager, cuda or cuda_eager, found '" + n + "'");
 }
 }  // namespace ember::bench
 
@@ -112,7 +114,7 @@ int main(int argc, char** argv) {
       ts.push_back(now_ms(cpu_clock) - t0);
     }
     std::sort(ts.begin(), ts.end());
-    double med = ts[ts.size() / 2];
+    double med = ts[ts.size() / 2] / w.calls;
     std::printf("%-36s %-6s %10.3f ms", w.name.c_str(), dev_name.c_str(), med);
     if (w.flops > 0) std::printf("  %.0f GFLOP/s", w.flops / med / 1e6);
     if (ember::profile::enabled()) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ember/fusion/chain.h"
+#include "ember/fusion/executor.h"
 #include "ember/kl/templates/row_reduce.h"
 
 namespace ember::fusion {
@@ -35,8 +36,10 @@ bool row_tail(const Node& n);
 bool row_broadcasts_back(const Node& n);
 /// Builds the group (chain nodes, tail and shape filled in); false when the kernel cannot walk
 /// the reduced dims (the tail then runs on its own).
-bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values);
+bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values,
+               const kl::Target& target);
 /// Runs the compiled group (`vals`: every stored value's tensor; the stores' are allocated).
-void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals);
+void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
+                Executor& exec, Device place);
 
 }  // namespace ember::fusion
