@@ -86,6 +86,7 @@ Device Device::cuda(int index) {
                                              " requested, but this build of ember has no CUDA "
                                              "backend (configure with EMBER_CUDA=ON on a machine "
                                              "with the CUDA toolkit)");
+  backend_for(Backend::Cuda)->check_device(index, "Device::cuda");
   return Device(Backend::Cuda, int16_t(index), lazy_stack());  // lazy, as the cpu
 }
 
