@@ -16,10 +16,14 @@ struct Workload {
   int warmup = 3, iters = 10;
   double flops = 0;  // per call, for GFLOP/s
   bool on_request = false;  // long rows: run only when the filter names them exactly
+  bool gpu = false;  // rows sized for a GPU (rows of torch_gpu.py): run only on --device cuda
+  /// Calls per timed sample (the sample's time / reps is one call): on an asynchronous device a
+  /// call then costs its launches and device work, not a host round trip each time.
+  int reps = 1;
 };
 std::vector<Workload>& workloads();
 /// The device the rows run on: `--device NAME` on the command line, else $EMBER_BENCH_DEVICE,
-/// else flex ("flex", "cpu" or "cpu_eager"). main() makes it the default device before any row
+/// else flex ("flex", "cpu", "cpu_eager", "cuda" or "cuda_eager"). main() makes it the default device before any row
 /// is set up, and times each call until the device has run its queued work.
 ember::Device device();
 /// Keeps a row's result alive until its call has run (on a lazy device a result nobody holds is

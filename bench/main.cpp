@@ -1,6 +1,7 @@
 // Runs every registered workload (or those whose name contains the filter argument) and prints
 // the median time per call, one line each with the device it ran on, plus JSON to
-// $OUT/ember_cpu.json (or /tmp). Usage: ember_bench [--device flex|cpu|cpu_eager] [FILTER]
+// $OUT/ember_cpu.json (or /tmp). Usage: ember_bench [--device flex|cpu|cpu_eager|cuda|cuda_eager] [FILTER]
+// Rows marked `gpu` (bench/gpu.cpp: the rows of ../shared/peers/torch_gpu.py) run only on cuda.
 // With EMBER_PROFILE=1 each line also gives the share of the timed calls' wall time spent inside
 // backend kernels (see ember/profile.h) and the kernel calls per call; EMBER_PROFILE=ops adds the
 // ops that took the most kernel time.
@@ -39,8 +40,10 @@ ember::Device device() {
   if (n.empty() || n == "flex") return ember::Device::flex();
   if (n == "cpu") return ember::Device::cpu();
   if (n == "cpu_eager") return ember::Device::cpu().eager();
-  ember::detail::throw_value("ember_bench",
-                             "expected --device flex, cpu or cpu_eager, found '" + n + "'");
+  if (n == "cuda") return ember::Device::cuda(0);
+  if (n == "cuda_eager") return ember::Device::cuda(0).eager();
+  ember::detail::throw_value(
+      "ember_bench", "expected --device flex, cpu, cpu_eager, cuda or cuda_eager, found '" + n + "'");
 }
 }  // namespace ember::bench
 
@@ -96,10 +99,11 @@ int main(int argc, char** argv) {
   for (auto& w : workloads()) {
     if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
     if (w.on_request && w.name != filter) continue;
+    if (w.gpu && dev.backend() != ember::Backend::Cuda) continue;
     auto body = w.setup();
     // A lazy device queues the row's ops; each call is timed until its work has run.
     auto run = [&] {
-      body();
+      for (int r = 0; r < w.reps; ++r) body();
       ember::synchronize(dev);
       kept().clear();
     };
@@ -109,7 +113,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < w.iters; ++i) {
       const double t0 = now_ms(cpu_clock);
       run();
-      ts.push_back(now_ms(cpu_clock) - t0);
+      ts.push_back((now_ms(cpu_clock) - t0) / w.reps);
     }
     std::sort(ts.begin(), ts.end());
     double med = ts[ts.size() / 2];
@@ -117,12 +121,12 @@ int main(int argc, char** argv) {
     if (w.flops > 0) std::printf("  %.0f GFLOP/s", w.flops / med / 1e6);
     if (ember::profile::enabled()) {
       double total = 0;
-      for (double t : ts) total += t;
+      for (double t : ts) total += t * w.reps;
       std::printf("  kernels %.1f%% (%.1f calls)", 100 * ember::profile::kernel_ns() / 1e6 / total,
-                  double(ember::profile::kernel_calls()) / w.iters);
+                  double(ember::profile::kernel_calls()) / (w.iters * w.reps));
     }
     std::printf("\n");
-    if (per_op) print_ops(w.iters);
+    if (per_op) print_ops(w.iters * w.reps);
     std::fflush(stdout);
     js << (first ? "" : ",") << "\n \"" << w.name << "\": " << med;
     first = false;

@@ -1,0 +1,42 @@
+#!/usr/bin/python3
+"""Prints ember's GPU rows beside PyTorch's (torch_gpu.py) from one scripts/gpu-check.sh run, with
+the targets of the CUDA issue. Usage: gpu_table.py DIR (holding ember_cuda.json, ember_cuda_eager.json
+and torch_gpu.json). Ratios are ember/peer times (lower is better); `target` is what the row must meet:
+a time in ms, or a ratio to the peer's eager time."""
+import json, os, sys
+
+d = sys.argv[1]
+def load(name):
+    p = os.path.join(d, name)
+    return json.load(open(p)) if os.path.exists(p) else {}
+ours, eager, peer = load("ember_cuda.json"), load("ember_cuda_eager.json"), load("torch_gpu.json")
+# row: (peer eager row, peer compiled row, target kind, target value)
+rows = {
+    "gemm_float32_4096": ("gemm_float32_4096", None, "ratio", 1 / 0.97),
+    "gemm_bfloat16_8192": ("gemm_bfloat16_8192", None, "ratio", 1 / 0.97),
+    "gemm_float16_8192": ("gemm_float16_8192", None, "ratio", 1 / 0.97),
+    "copy_1GiB": ("copy_1GiB", None, "ratio", 1.05),
+    "elementwise_chain_64M": ("elementwise_chain_64M_eager", "elementwise_chain_64M_compiled", "ms", 0.22),
+    "softmax_8192x4096": ("softmax_8192x4096", None, "ms", 0.10),
+    "layernorm_8192x4096": ("layernorm_8192x4096", None, "ms", 0.10),
+    "sum_rows_8192x4096": ("sum_rows_8192x4096", None, "ratio", 1.0),
+    "conv3x3_64c_56_b64_f32": ("conv3x3_64c_56_b64_f32", None, "ratio", 1.0),
+    "mlp_train_step_b128": ("mlp_train_step_b128_eager", None, "ms", 0.20),
+    "tiny_add_dispatch": (None, None, "ms", 5.0),  # 1000 tiny adds: <= 5 us each
+}
+print("%-28s %10s %10s %10s %8s %10s %5s" % ("workload (cuda)", "ember ms", "torch ms", "compiled", "ratio", "target", "met"))
+for name, (pe, pc, kind, tv) in rows.items():
+    for label, src in (("", ours), (" eager", eager)):
+        if name not in src:
+            continue
+        o = src[name]
+        p = peer.get(pe) if pe else None
+        c = peer.get(pc) if pc else None
+        ratio = o / p if p else None
+        if kind == "ms":
+            met, tgt = o <= tv, "%.3g ms" % tv
+        else:
+            met, tgt = (ratio is not None and ratio <= tv), "x%.3g" % tv
+        print("%-28s %10.4f %10s %10s %8s %10s %5s" % (
+            name + label, o, "%.4f" % p if p else "-", "%.4f" % c if c else "-",
+            "%.2f" % ratio if ratio else "-", tgt, "yes" if met else "NO"))

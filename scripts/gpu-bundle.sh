@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Packs a CUDA build of ember for a GPU machine that lacks the build's Debian packages:
+#   scripts/gpu-bundle.sh [BUNDLE.tgz]      (default .gpu/bundle.tgz; build dir: $BUILD or build)
+# The bundle holds the test and benchmark programs, libember, the non-system libraries they
+# link (oneDNN, ...; never the CUDA driver or toolkit libraries, which the GPU machine has), the
+# goldens and the peer script, gzip'd (the device tool carries at most 64 MiB). On the GPU
+# machine: scripts/gpu-check.sh BUNDLE.tgz.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tgz="${1:-.gpu/bundle.tgz}"
+out="$(mktemp -d)/bundle"; trap 'rm -rf "$(dirname "$out")"' EXIT
+build="${BUILD:-build}"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=ON >/dev/null
+cmake --build "$build" -j "$(nproc)" --target ember_tests ember_bench
+grep -q '^EMBER_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu-bundle: $build has no CUDA backend" >&2; exit 1; }
+mkdir -p "$out/bin" "$out/lib" "$out/src/tests" "$out/bench"
+cp "$build/tests/ember_tests" "$build/bench/ember_bench" "$out/bin/"
+cp -L "$build/libember.so.0" "$out/lib/"
+# Libraries outside glibc, the C++ runtime and CUDA: the GPU machine may not have them.
+for lib in $(ldd "$build/libember.so.0" "$build/tests/ember_tests" | awk '/=> \//{print $3}' | sort -u); do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|libstdc++*|libgcc_s*|ld-linux*|libember*) ;;
+    libcuda*|libnvrtc*|libcublas*|libcudnn*|libnccl*|libcudart*) ;;
+    *) cp -L "$lib" "$out/lib/" ;;
+  esac
+done
+strip "$out"/bin/* "$out"/lib/* 2>/dev/null || true
+cp -r tests/data "$out/src/tests/"
+cp bench/gpu_table.py "$out/bench/"
+peer=../shared/peers/torch_gpu.py
+[ -f "$peer" ] && cp "$peer" "$out/bench/"
+# The test binary finds its goldens under the source path it was built from.
+grep -m1 '^CMAKE_HOME_DIRECTORY' "$build/CMakeCache.txt" | cut -d= -f2 > "$out/src_path"
+mkdir -p "$(dirname "$tgz")"
+tar czf "$tgz.tmp" -C "$(dirname "$out")" bundle && mv "$tgz.tmp" "$tgz"
+du -sh "$tgz"

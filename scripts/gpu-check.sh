@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU: builds ember with CUDA (or takes a bundle made by
+# scripts/gpu-bundle.sh, a .tgz), runs the cuda tests, then ember's GPU benchmark beside PyTorch's
+# ../shared/peers/torch_gpu.py in the same run, and prints the side-by-side table last.
+#   scripts/gpu-check.sh [BUNDLE.tgz]
+# Environment: GPU_CHECK_TESTS (gtest filter, default the cuda tests), GPU_CHECK_BENCH=0 skips
+# the benchmarks, GPU_CHECK_PEER=0 skips the peer, OUT (logs and JSON; default /tmp/gpu-check).
+set -uo pipefail
+bundle=""
+if [ $# -ge 1 ]; then
+  bundle="$(mktemp -d)"; tar xzf "$1" -C "$bundle" || exit 1; bundle="$bundle/bundle"
+fi
+cd "$(dirname "$0")/.."
+out="${OUT:-/tmp/gpu-check}"; mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader || true
+if [ -n "$bundle" ]; then
+  b="$bundle"
+  export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  src="$(cat "$b/src_path")"
+  if [ ! -d "$src/tests/data" ]; then mkdir -p "$(dirname "$src")"; ln -sfn "$b/src" "$src"; fi
+  tests="$b/bin/ember_tests"; bench="$b/bin/ember_bench"; peer="$b/bench/torch_gpu.py"
+  table="$b/bench/gpu_table.py"
+else
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=ON >/dev/null &&
+    cmake --build build-gpu -j "$(nproc)" --target ember_tests ember_bench || exit 1
+  tests=build-gpu/tests/ember_tests; bench=build-gpu/bench/ember_bench
+  peer=../shared/peers/torch_gpu.py; table=bench/gpu_table.py
+fi
+status=0
+echo "== cuda tests"
+"$tests" --gtest_filter="${GPU_CHECK_TESTS:-*Cuda*:*cuda*:*CUDA*}" --gtest_brief=1 >"$out/tests.log" 2>&1
+rc=$?; [ $rc -ne 0 ] && status=1
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|tests? ran" "$out/tests.log" | tail -40
+if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
+  echo "== ember benchmark (cuda)"
+  OUT="$out" "$bench" --device cuda "${GPU_CHECK_FILTER:-}" 2>&1 | tee "$out/bench_cuda.log"
+  cp "$out/ember_cpu.json" "$out/ember_cuda.json" 2>/dev/null || true
+  OUT="$out" "$bench" --device cuda_eager tiny_add_dispatch 2>&1 | tee "$out/bench_cuda_eager.log"
+  cp "$out/ember_cpu.json" "$out/ember_cuda_eager.json" 2>/dev/null || true
+  if [ "${GPU_CHECK_PEER:-1}" != 0 ] && [ -f "$peer" ]; then
+    echo "== peer: torch_gpu.py"
+    OUT="$out" python3 "$peer" >"$out/peer.log" 2>&1 || { status=1; tail -5 "$out/peer.log"; }
+  fi
+  python3 "$table" "$out"
+fi
+exit $status
