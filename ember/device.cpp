@@ -60,16 +60,23 @@ Device g_default_device;
 
 Device Device::flex() { return Device(Backend::Flex, 0, 0); }
 
-Device Device::cpu() {
-  detail::init();
-  if (!backend_for(Backend::Cpu)) detail::throw_device("Device::cpu", "the cpu backend was not built");
-  // Lazy by default: ops queue and run fused at a sync point. EMBER_FUSION=0 makes it eager.
+namespace {
+// The layers of a lazy device (cpu, cuda): ops queue and run fused at a sync point.
+// EMBER_FUSION=0 makes them eager.
+uint16_t lazy_stack() {
   static const uint16_t stack = [] {
     const char* env = std::getenv("EMBER_FUSION");
     if (env && std::string(env) == "0") return uint16_t(0);
     return stacks().intern({fusion::fusion_layer()});
   }();
-  return Device(Backend::Cpu, 0, stack);
+  return stack;
+}
+}  // namespace
+
+Device Device::cpu() {
+  detail::init();
+  if (!backend_for(Backend::Cpu)) detail::throw_device("Device::cpu", "the cpu backend was not built");
+  return Device(Backend::Cpu, 0, lazy_stack());
 }
 
 Device Device::cuda(int index) {
@@ -79,7 +86,8 @@ Device Device::cuda(int index) {
                                              " requested, but this build of ember has no CUDA "
                                              "backend (configure with EMBER_CUDA=ON on a machine "
                                              "with the CUDA toolkit)");
-  return Device(Backend::Cuda, int16_t(index), 0);
+  backend_for(Backend::Cuda)->check_device(index, "Device::cuda");
+  return Device(Backend::Cuda, int16_t(index), lazy_stack());  // lazy, as the cpu
 }
 
 Device Device::remote(const std::string& url) {

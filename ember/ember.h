@@ -1,6 +1,7 @@
 #pragma once
 // The common set: tensors, devices, dtypes, errors and every op.
 #include "ember/autodiff.h"
+#include "ember/cuda.h"
 #include "ember/device.h"
 #include "ember/dtype.h"
 #include "ember/error.h"

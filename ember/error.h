@@ -22,6 +22,10 @@ class IndexError : public Error { using Error::Error; };
 class ValueError : public Error { using Error::Error; };
 /// An op with no kernel on a backend and no decomposition to fall back to.
 class NotImplementedError : public Error { using Error::Error; };
+/// A device allocation that failed after the allocator's cache was freed and the allocation
+/// retried; the message names the op, the bytes requested and the bytes free. The process can
+/// go on (free tensors, or use smaller ones).
+class OutOfMemory : public Error { using Error::Error; };
 
 namespace detail {
 [[noreturn]] void throw_shape(const char* op, const std::string& msg);

@@ -5,6 +5,9 @@
 #include "ember/autodiff/rules.h"
 #include "ember/backends/cpu/cpu.h"
 #include "ember/backends/flex/flex.h"
+#ifdef EMBER_CUDA
+#include "ember/backends/cuda/runtime.h"
+#endif
 
 namespace ember::ops {
 void register_creation_ops();
@@ -45,6 +48,10 @@ void init() {
     autodiff::register_rules_nn();
     register_backend(Backend::Flex, flex::make_flex_backend(Backend::Flex));
     register_backend(Backend::Cpu, cpu::make_cpu_backend());
+#ifdef EMBER_CUDA
+    // Registered even without a GPU: Device::cuda(i) then explains what is missing.
+    register_backend(Backend::Cuda, cuda::make_cuda_backend());
+#endif
     kl::detail::register_user_op_family();  // after the backends: it sets their kernels
     done.store(true, std::memory_order_release);
   });

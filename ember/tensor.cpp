@@ -167,17 +167,27 @@ Tensor Tensor::to(Device d) const {
   if (!backend_for(d.backend()))
     detail::throw_device("to", std::string("backend '") + backend_name(d.backend()) +
                                    "' is not built into this binary");
-  // Different backends: stage through host memory.
+  // Different places: a contiguous copy moves; the host side is read or written in place.
   Tensor src = contiguous();
   Tensor out = detail::empty_tensor(i.shape, i.dtype, d);
   if (i.numel == 0) return out;
-  std::vector<uint8_t> host(nbytes());
   detail::ready(*src.impl_->storage);
   BackendImpl* from = backend_for(src.device().backend());
-  from->copy_to_host(host.data(), *src.impl_->storage, size_t(src.offset()) * itemsize(),
-                     host.size());
   BackendImpl* to_b = backend_for(d.backend());
-  to_b->copy_from_host(*out.impl_->storage, 0, host.data(), host.size());
+  Storage& from_s = *src.impl_->storage;
+  Storage& to_s = *out.impl_->storage;
+  const size_t off = size_t(src.offset()) * itemsize(), n = nbytes();
+  if (from == to_b) {  // two devices of one backend (cuda:0 -> cuda:1)
+    from->copy_device(to_s, 0, from_s, off, n, nullptr);
+  } else if (to_b->is_host()) {
+    from->copy_to_host(to_s.data, from_s, off, n);
+  } else if (from->is_host()) {
+    to_b->copy_from_host(to_s, 0, static_cast<const char*>(from_s.data) + off, n);
+  } else {
+    std::vector<uint8_t> host(n);
+    from->copy_to_host(host.data(), from_s, off, n);
+    to_b->copy_from_host(to_s, 0, host.data(), n);
+  }
   return out;
 }
 

@@ -46,6 +46,9 @@ class BackendImpl {
   virtual bool is_host() const = 0;
   /// Devices of this backend present (host backends: 1).
   virtual int device_count() const { return 1; }
+  /// Throws DeviceError naming `op` unless device `index` of this backend can be used (no driver,
+  /// no hardware, an index past the last device). Host backends accept any index.
+  virtual void check_device(int index, const char* op) const {}
   /// Fresh storage of `nbytes` on device `place` (contents undefined), usable on `stream`.
   virtual std::shared_ptr<Storage> allocate(size_t nbytes, Device place) = 0;
   /// Synchronous copies between host memory and storage (host backends use memcpy).
@@ -102,6 +105,9 @@ BackendImpl* backend_for(Backend b);
 void register_backend(Backend b, std::unique_ptr<BackendImpl> impl);
 
 namespace detail {
+/// The op the backend is running on this thread (null outside a kernel): allocators name it in
+/// their out-of-memory errors.
+const char* current_op();
 /// Kernels that run asynchronously report errors (an index out of range found on the device)
 /// here; the next synchronisation of `d` rethrows the first one, whose message names the op.
 void defer_error(Device d, std::exception_ptr e);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "ember/backends/cpu/jit/launch.h"
 
 namespace ember::fusion {
 namespace {
@@ -37,7 +36,8 @@ bool meets(const std::vector<const Storage*>& a, const std::vector<const Storage
 }  // namespace
 
 bool multi_tensor_body(const PointwiseGroup& g, const std::vector<Node>& nodes,
-                       const std::vector<Value>& values, kl::MultiTensorKey& key, kl::Kernel& k) {
+                       const std::vector<Value>& values, kl::MultiTensorKey& key, kl::Kernel& k,
+                       const kl::Target& target) {
   if (g.targets.empty() && g.stores.empty()) return false;
   for (const std::vector<int64_t>& s : g.ops.strides)
     if (!contiguous_over(s, g.shape)) return false;
@@ -53,7 +53,7 @@ bool multi_tensor_body(const PointwiseGroup& g, const std::vector<Node>& nodes,
     slots.push_back({dst.dtype(), kl::Access::Write});
   }
   key = kl::multi_tensor_key(std::move(slots), g.ops.scalar_dtypes, DType::Bool,
-                             kl::cpp_host_target());
+                             target);
   k = kl::multi_tensor_kernel(
       "k", key, [&](std::span<const kl::Expr> loaded, std::span<const kl::Expr> sc) {
         const std::vector<kl::Expr> val = g.chain.trace(nodes, values.size(), loaded, sc);
@@ -83,7 +83,7 @@ bool multi_tensor_independent(const MultiGroup& m, const PointwiseGroup& g,
 }
 
 int launch_multi(const MultiGroup& m, const std::vector<Node>& nodes,
-                 const std::vector<Tensor>& vals) {
+                 const std::vector<Tensor>& vals, Executor& exec, Device place) {
   // Members with equal scalar parameters share a launch (a handful of distinct sets at most).
   std::vector<std::pair<std::vector<Scalar>, std::vector<const PointwiseGroup*>>> by_scalars;
   for (const PointwiseGroup* g : m.members) {
@@ -111,7 +111,7 @@ int launch_multi(const MultiGroup& m, const std::vector<Node>& nodes,
     if (numels.empty()) continue;
     const kl::MultiTensorPlan plan = kl::multi_tensor_plan(numels, std::move(ptrs));
     const kl::ArgPack args = kl::multi_tensor_args(m.code.kernel, m.key, plan, scalars);
-    cpu::jit::launch(fn, args.data(), plan.items(), 1);
+    exec.launch(place, m.code.kernel, fn, args, plan.items(), 1, "fusion");
     ++launches;
   }
   return launches;

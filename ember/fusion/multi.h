@@ -9,6 +9,7 @@
 // (the usual case: one parameter group, one learning rate) share a launch, others get one each.
 #include <vector>
 
+#include "ember/fusion/executor.h"
 #include "ember/fusion/pointwise.h"
 #include "ember/kl/serialize.h"
 #include "ember/kl/templates/multi_tensor.h"
@@ -24,7 +25,8 @@ struct MultiGroup {
 /// The multi-tensor kernel of a built pointwise group's body (its canonical hash tells which
 /// groups share one), or false when an operand is not contiguous over the group's shape.
 bool multi_tensor_body(const PointwiseGroup& g, const std::vector<Node>& nodes,
-                       const std::vector<Value>& values, kl::MultiTensorKey& key, kl::Kernel& k);
+                       const std::vector<Value>& values, kl::MultiTensorKey& key, kl::Kernel& k,
+                       const kl::Target& target);
 /// Whether `g` may run at the same time as `m`'s members: it reads nothing they make or write,
 /// and writes nothing they read or write.
 bool multi_tensor_independent(const MultiGroup& m, const PointwiseGroup& g,
@@ -32,6 +34,6 @@ bool multi_tensor_independent(const MultiGroup& m, const PointwiseGroup& g,
 /// Runs the compiled group (`vals`: every stored value's tensor; the stores' are allocated).
 /// Returns the number of launches.
 int launch_multi(const MultiGroup& m, const std::vector<Node>& nodes,
-                 const std::vector<Tensor>& vals);
+                 const std::vector<Tensor>& vals, Executor& exec, Device place);
 
 }  // namespace ember::fusion

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "ember/backends/cpu/jit/jit.h"
 #include "ember/fusion.h"
+#include "ember/fusion/executor.h"
 #include "ember/fusion/library.h"
 #include "ember/fusion/multi.h"
 #include "ember/fusion/pointwise.h"
@@ -222,10 +222,11 @@ std::string kernel_name(const kl::Kernel& k) {
 }
 
 // Finds or compiles the kernels of a new plan: one source for those this process has not seen.
-void compile(std::vector<Compiled*> todo) {
+void compile(std::vector<Compiled*> todo, Executor& exec, Device place) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::pair<kl::KernelHandle, int>> known;
-  static const std::unique_ptr<kl::Renderer> renderer = kl::cpp_renderer();
+  const kl::Renderer* renderer = &exec.renderer(place);
+  const std::string target = renderer->cache_id() + "/";
   std::vector<kl::Kernel> batch;
   std::vector<std::string> names;
   std::vector<Compiled*> waiting;
@@ -233,7 +234,7 @@ void compile(std::vector<Compiled*> todo) {
     std::lock_guard lock(mu);
     for (Compiled* c : todo) {
       c->kernel.name = kernel_name(c->kernel);
-      auto it = known.find(c->kernel.name);
+      auto it = known.find(target + c->kernel.name);
       if (it != known.end()) {
         c->handle = it->second.first;
         c->fn = it->second.second;
@@ -247,15 +248,16 @@ void compile(std::vector<Compiled*> todo) {
     }
   }
   if (batch.empty()) return;
+  for (const kl::Kernel& k : batch) notify_kernel(k);
   std::string source = renderer->render(batch);
   std::string key = "fusion-v1-" + renderer->cache_id();
   for (const std::string& nm : names) key += "-" + nm;
-  kl::KernelHandle h = cpu::jit::host_kernel_cache().request(key, source, names);
+  kl::KernelHandle h = exec.cache(place).request(key, source, names);
   if (debug_level() >= 2) std::fprintf(stderr, "[fusion] source:\n%s\n", source.c_str());
   std::lock_guard lock(mu);
-  for (size_t k = 0; k < names.size(); ++k) known[names[k]] = {h, int(k)};
+  for (size_t k = 0; k < names.size(); ++k) known[target + names[k]] = {h, int(k)};
   for (Compiled* c : waiting) {
-    const auto& e = known[c->kernel.name];
+    const auto& e = known[target + c->kernel.name];
     c->handle = e.first;
     c->fn = e.second;
   }
@@ -279,7 +281,8 @@ void drop_steps(Plan& plan, const std::vector<char>& absorbed) {
 // and whose values only the tail and the epilogue read, becomes its prologue too.
 void merge_epilogues(Plan& plan, std::vector<char>& built,
                      const std::vector<std::vector<int32_t>>& readers,
-                     const std::vector<Node>& nodes, const std::vector<Value>& values) {
+                     const std::vector<Node>& nodes, const std::vector<Value>& values,
+                     const kl::Target& target) {
   if (!g_enabled.load(std::memory_order_relaxed)) return;
   std::vector<char> absorbed(plan.steps.size(), 0);
   for (size_t si = 0; si < plan.steps.size(); ++si) {
@@ -318,10 +321,10 @@ void merge_epilogues(Plan& plan, std::vector<char>& built,
         }
       if (fits) before = q;
     }
-    if (before && build_row_epilogue(r, before, p, nodes, values)) {
+    if (before && build_row_epilogue(r, before, p, nodes, values, target)) {
       absorbed[bj - 1] = 1;
       built[size_t(plan.steps[bj - 1].group)] = 0;
-    } else if (!build_row_epilogue(r, nullptr, p, nodes, values)) {
+    } else if (!build_row_epilogue(r, nullptr, p, nodes, values, target)) {
       continue;
     }
     absorbed[pj] = 1;
@@ -336,7 +339,7 @@ void merge_epilogues(Plan& plan, std::vector<char>& built,
 // run leave the step list (they run with it, earlier than their place, which independence
 // allows).
 void merge_multi(Plan& plan, const std::vector<char>& built, const std::vector<Node>& nodes,
-                 const std::vector<Value>& values) {
+                 const std::vector<Value>& values, const kl::Target& target) {
   if (!g_enabled.load(std::memory_order_relaxed)) return;
   std::vector<char> absorbed(plan.steps.size(), 0);
   std::unique_ptr<MultiGroup> open;
@@ -356,7 +359,7 @@ void merge_multi(Plan& plan, const std::vector<char>& built, const std::vector<N
     kl::MultiTensorKey key;
     kl::Kernel k;
     if (st.group < 0 || !built[size_t(st.group)] ||
-        !multi_tensor_body(*plan.groups[size_t(st.group)], nodes, values, key, k)) {
+        !multi_tensor_body(*plan.groups[size_t(st.group)], nodes, values, key, k, target)) {
       close();
       continue;
     }
@@ -379,8 +382,11 @@ void merge_multi(Plan& plan, const std::vector<char>& built, const std::vector<N
   drop_steps(plan, absorbed);
 }
 
-std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vector<Value>& values) {
+std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vector<Value>& values,
+                                Executor& exec, Device place) {
   auto plan = std::make_unique<Plan>();
+  const kl::Target& target = exec.target(place);
+  const bool single = exec.single_op_kernels();
   const size_t nv = values.size();
   const bool on = g_enabled.load(std::memory_order_relaxed);
   std::vector<std::vector<int32_t>> readers(nv);
@@ -400,7 +406,7 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
   int32_t open = -1;
   auto close = [&] {
     if (open < 0) return;
-    if (members[size_t(open)].size() == 1) {  // one op: its own kernel is as good
+    if (members[size_t(open)].size() == 1 && !single) {  // one op: its own kernel is as good
       plan->steps.back() = Step{members[size_t(open)][0], -1, -1};
       members[size_t(open)].clear();
     }
@@ -551,7 +557,7 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
                                 nodes, values, readers, r->side);
       if (take) r->chain.nodes = members[size_t(open)];
       else r->side.clear();
-      if (build_row(*r, nodes, values)) {
+      if (build_row(*r, nodes, values, target)) {
         if (take) {  // the open group becomes this row group's prologue
           members[size_t(open)].clear();
           open = -1;
@@ -642,17 +648,17 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
       for (int32_t v : nodes[size_t(ni)].outputs)
         if (plan->stored[size_t(v)]) g.stores.push_back(v);
     if (g.stores.empty() && g.targets.empty()) continue;  // nothing reads what it makes
-    build_pointwise(g, nodes, values);
+    build_pointwise(g, nodes, values, target);
     built[gi] = 1;
   }
-  merge_epilogues(*plan, built, readers, nodes, values);
-  merge_multi(*plan, built, nodes, values);
+  merge_epilogues(*plan, built, readers, nodes, values, target);
+  merge_multi(*plan, built, nodes, values, target);
   std::vector<Compiled*> todo;
   for (const Step& st : plan->steps)
     if (st.group >= 0 && built[size_t(st.group)]) todo.push_back(&plan->groups[size_t(st.group)]->code);
   for (auto& r : plan->rows) todo.push_back(&r->code);
   for (auto& m : plan->multis) todo.push_back(&m->code);
-  compile(std::move(todo));
+  compile(std::move(todo), exec, place);
   if (debug_level() >= 1) {
     for (const Step& st : plan->steps) {
       if (st.group < 0) continue;
@@ -685,10 +691,12 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
   return plan;
 }
 
-std::shared_ptr<Plan> plan_for(const std::vector<Node>& nodes, const std::vector<Value>& values) {
+std::shared_ptr<Plan> plan_for(const std::vector<Node>& nodes, const std::vector<Value>& values,
+                               Executor& exec, Device place) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::shared_ptr<Plan>> cache;
-  std::string sig = signature(nodes, values);
+  // Plans are per target: the device kind and the target's name.
+  std::string sig = signature(nodes, values) + exec.target(place).name + char(place.backend());
   {
     std::lock_guard lock(mu);
     auto it = cache.find(sig);
@@ -697,7 +705,7 @@ std::shared_ptr<Plan> plan_for(const std::vector<Node>& nodes, const std::vector
       return it->second;
     }
   }
-  std::shared_ptr<Plan> p = make_plan(nodes, values);
+  std::shared_ptr<Plan> p = make_plan(nodes, values, exec, place);
   stats_plan(false);
   std::lock_guard lock(mu);
   if (cache.size() >= 1024) cache.clear();  // a program that never repeats itself
@@ -740,7 +748,8 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
   stats_flush();
   BackendImpl* b = backend_for(place.backend());
   if (g_enabled.load(std::memory_order_relaxed)) simplify(nodes, values);
-  std::shared_ptr<Plan> plan = plan_for(nodes, values);
+  Executor& exec = executor_for(place);
+  std::shared_ptr<Plan> plan = plan_for(nodes, values, exec, place);
   std::vector<Tensor> vals(values.size());
   // The step that reads a value last: the value goes when it is done.
   std::vector<int32_t> last(values.size(), -1);
@@ -748,7 +757,7 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
     for (int32_t ni : plan->nodes_of(plan->steps[si]))
       for (const NodeInput& in : nodes[size_t(ni)].inputs)
         if (in.value >= 0) last[size_t(in.value)] = int32_t(si);
-  const bool wait = g_wait.load();
+  const bool wait = g_wait.load() || exec.waits_for_kernels();
   size_t finished = 0;
   for (size_t si = 0; si < plan->steps.size(); ++si) {
     const Step& st = plan->steps[si];
@@ -774,11 +783,11 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
       for (int32_t v : plan->stores_of(st))
         vals[size_t(v)] = value_tensor(values[size_t(v)], nodes[size_t(values[size_t(v)].node)], b);
       if (st.multi >= 0) {
-        const int launches = launch_multi(*plan->multis[size_t(st.multi)], nodes, vals);
+        const int launches = launch_multi(*plan->multis[size_t(st.multi)], nodes, vals, exec, place);
         for (int k = 0; k < launches; ++k) stats_kernel(k == 0 ? int64_t(ran.size()) : 0);
       } else {
-        if (st.group >= 0) launch_pointwise(*plan->groups[size_t(st.group)], nodes, vals);
-        else launch_row(*plan->rows[size_t(st.row)], nodes, vals);
+        if (st.group >= 0) launch_pointwise(*plan->groups[size_t(st.group)], nodes, vals, exec, place);
+        else launch_row(*plan->rows[size_t(st.row)], nodes, vals, exec, place);
         stats_kernel(int64_t(ran.size()));
       }
     } else {  // eager, or still compiling (or no compiler): the nodes run one by one meanwhile

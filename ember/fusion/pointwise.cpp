@@ -1,6 +1,5 @@
 #include "ember/fusion/pointwise.h"
 
-#include "ember/backends/cpu/jit/launch.h"
 #include "ember/kl/trace_op.h"
 
 namespace ember::fusion {
@@ -17,7 +16,7 @@ bool pointwise_node(const Node& n) {
 }
 
 void build_pointwise(PointwiseGroup& g, const std::vector<Node>& nodes,
-                     const std::vector<Value>& values) {
+                     const std::vector<Value>& values, const kl::Target& target) {
   g.chain.collect(g.ops, nodes, values, g.shape);
   std::vector<DType> out_dtypes;
   std::vector<std::vector<int64_t>> strides = g.ops.strides;
@@ -33,8 +32,7 @@ void build_pointwise(PointwiseGroup& g, const std::vector<Node>& nodes,
     strides.push_back(dst.strides().vec());
   }
   g.layout = kl::collapse(std::span<const int64_t>(g.shape.data(), g.shape.size()), strides);
-  g.key = kl::pointwise_key(g.layout, g.ops.in_dtypes, out_dtypes, g.ops.scalar_dtypes,
-                            kl::cpp_host_target());
+  g.key = kl::pointwise_key(g.layout, g.ops.in_dtypes, out_dtypes, g.ops.scalar_dtypes, target);
   g.code.kernel = kl::pointwise_kernel(
       "k", g.key, [&](std::span<const kl::Expr> loaded, std::span<const kl::Expr> sc) {
         const std::vector<kl::Expr> val = g.chain.trace(nodes, values.size(), loaded, sc);
@@ -50,7 +48,7 @@ void build_pointwise(PointwiseGroup& g, const std::vector<Node>& nodes,
 }
 
 void launch_pointwise(const PointwiseGroup& g, const std::vector<Node>& nodes,
-                      const std::vector<Tensor>& vals) {
+                      const std::vector<Tensor>& vals, Executor& exec, Device place) {
   const int64_t items = kl::pointwise_items(g.layout);
   if (items == 0) return;
   std::vector<const void*> bufs;
@@ -60,8 +58,8 @@ void launch_pointwise(const PointwiseGroup& g, const std::vector<Node>& nodes,
   for (int32_t ni : g.targets) bufs.push_back(nodes[size_t(ni)].target.impl()->data());
   const std::vector<Scalar> scalars = g.ops.scalar_values(nodes);
   const kl::ArgPack args = kl::pointwise_args(g.code.kernel, g.key, g.layout, bufs, scalars);
-  cpu::jit::launch(g.code.handle.get().fns[size_t(g.code.fn)], args.data(), items,
-                   kl::kPointwiseGrain);
+  exec.launch(place, g.code.kernel, g.code.handle.get().fns[size_t(g.code.fn)], args, items,
+              kl::pointwise_grain(g.key, exec.target(place)), "fusion");
 }
 
 }  // namespace ember::fusion

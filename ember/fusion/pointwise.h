@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ember/fusion/chain.h"
+#include "ember/fusion/executor.h"
 #include "ember/kl/templates/pointwise.h"
 
 namespace ember::fusion {
@@ -23,10 +24,10 @@ struct PointwiseGroup {
 bool pointwise_node(const Node& n);
 /// Builds the group's operands, key and kernel IR (chain nodes, shape and stores filled in).
 void build_pointwise(PointwiseGroup& g, const std::vector<Node>& nodes,
-                     const std::vector<Value>& values);
-/// Runs the compiled group: `vals` holds every stored value's tensor (inputs read from it,
-/// outputs written into it).
+                     const std::vector<Value>& values, const kl::Target& target);
+/// Runs the compiled group with `exec` on `place`: `vals` holds every stored value's tensor
+/// (inputs read from it, outputs written into it).
 void launch_pointwise(const PointwiseGroup& g, const std::vector<Node>& nodes,
-                      const std::vector<Tensor>& vals);
+                      const std::vector<Tensor>& vals, Executor& exec, Device place);
 
 }  // namespace ember::fusion

@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "ember/backends/cpu/jit/launch.h"
 #include "ember/error.h"
 #include "ember/kl/render.h"
 #include "ember/ops/common.h"
@@ -79,7 +78,8 @@ bool collect_prologue(RowGroup& g, const std::vector<Node>& nodes,
   return x_in_chain;
 }
 
-bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values) {
+bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values,
+               const kl::Target& target) {
   const Node& t = nodes[size_t(g.tail)];
   const int64_t rank = int64_t(g.shape.size());
   const int64_t numel = numel_of(g.shape);
@@ -171,7 +171,7 @@ bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Va
   std::vector<DType> out_dtypes{store};
   for (int32_t v : g.side) out_dtypes.push_back(nodes[size_t(values[size_t(v)].node)].meta.m[values[size_t(v)].out].dtype);
   g.key = kl::row_reduce_key(g.layout, g.ops.in_dtypes, g.prologue_inputs, {{c, acc}}, out_dtypes,
-                             g.broadcast_back, g.ops.scalar_dtypes, kl::cpp_host_target());
+                             g.broadcast_back, g.ops.scalar_dtypes, target);
 
   const size_t nvalues = values.size();
   const int32_t xv = x_in_chain ? x.value : -1;
@@ -220,7 +220,8 @@ bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Va
   return true;
 }
 
-void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals) {
+void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
+                Executor& exec, Device place) {
   const Node& t = nodes[size_t(g.tail)];
   std::vector<const void*> bufs;
   g.ops.buffers(nodes, vals, bufs);
@@ -235,14 +236,14 @@ void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::ve
   }
   const std::vector<Scalar> scalars = g.ops.scalar_values(nodes);
   const kl::ArgPack args = kl::row_reduce_args(g.code.kernel, g.key, g.layout, bufs, scalars);
-  cpu::jit::launch(g.code.handle.get().fns[size_t(g.code.fn)], args.data(),
-                   kl::row_reduce_items(g.key, g.layout), kl::row_reduce_grain(g.key, g.layout));
+  exec.launch(place, g.code.kernel, g.code.handle.get().fns[size_t(g.code.fn)], args,
+              kl::row_reduce_items(g.key, g.layout), kl::row_reduce_grain(g.key, g.layout), "fusion");
   if (g.split > 1) {
     // The partial results (means already divided by the whole count) combined.
     Tensor r = t.op == OpId::amax   ? amax(partial)
                : t.op == OpId::amin ? amin(partial)
                                     : sum(partial);
-    std::memcpy(dst.impl()->data(), r.impl()->data(), itemsize(r.dtype()));
+    exec.copy(place, dst.impl()->data(), r.impl()->data(), itemsize(r.dtype()));
   }
 }
 

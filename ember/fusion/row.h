@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ember/fusion/chain.h"
+#include "ember/fusion/executor.h"
 #include "ember/fusion/pointwise.h"
 #include "ember/kl/templates/row_reduce.h"
 
@@ -38,7 +39,8 @@ bool row_tail(const Node& n);
 bool row_broadcasts_back(const Node& n);
 /// Builds the group (chain nodes, tail and shape filled in); false when the kernel cannot walk
 /// the reduced dims (the tail then runs on its own).
-bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values);
+bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Value>& values,
+               const kl::Target& target);
 /// The dims tail `n` reduces, over its input's rank, and the dtype it accumulates in.
 Shape row_reduced_dims(const Node& n, int64_t rank);
 DType row_acc(const Node& n);
@@ -56,8 +58,10 @@ bool collect_prologue(RowGroup& g, const std::vector<Node>& nodes,
 /// cross-entropy's backward, a one-hot select and log_softmax's backward, is one kernel. False
 /// (and `g` unchanged) when it does not fit.
 bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const PointwiseGroup& p,
-                        const std::vector<Node>& nodes, const std::vector<Value>& values);
+                        const std::vector<Node>& nodes, const std::vector<Value>& values,
+                        const kl::Target& target);
 /// Runs the compiled group (`vals`: every stored value's tensor; the stores' are allocated).
-void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals);
+void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
+                Executor& exec, Device place);
 
 }  // namespace ember::fusion

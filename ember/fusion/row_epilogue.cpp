@@ -7,7 +7,8 @@
 namespace ember::fusion {
 
 bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const PointwiseGroup& p,
-                        const std::vector<Node>& nodes, const std::vector<Value>& values) {
+                        const std::vector<Node>& nodes, const std::vector<Value>& values,
+                        const kl::Target& target) {
   const Node& t = nodes[size_t(g.tail)];
   if ((t.op != OpId::sum && t.op != OpId::mean) || g.split > 1 || !g.side.empty() ||
       !g.epilogue.empty() || (before && (!g.chain.nodes.empty() || !before->targets.empty() ||
@@ -69,7 +70,7 @@ bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const Pointwi
   }
   r.key = kl::row_reduce_key(r.layout, r.ops.in_dtypes, r.prologue_inputs,
                              {{kl::Combiner::Sum, acc}}, out_dtypes, true, r.ops.scalar_dtypes,
-                             kl::cpp_host_target());
+                             target);
   const size_t nvalues = values.size();
   const int32_t xv = x_in_chain ? x.value : -1;
   const DType tail_dtype = t.meta.m[0].dtype;

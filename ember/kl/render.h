@@ -1,7 +1,7 @@
 #pragma once
 // Renderers turn kernels into source for one target: a target description, the legalisation
-// passes every renderer shares, and the printer interface. This issue ships the C++ renderer
-// (kl/cpp/); CUDA, GLSL and WGSL renderers implement the same interface.
+// passes every renderer shares, and the printer interface. The C++ renderer (kl/cpp/) and the CUDA
+// renderer (kl/cuda/) ship; GLSL and WGSL renderers would implement the same interface.
 #include <memory>
 #include <span>
 #include <string>
@@ -64,5 +64,23 @@ class Renderer {
 /// cpu::jit::HostToolchain does: the source sets FP contraction itself (a pragma, from
 /// Target::fp_contract), so results match ember's eager kernels bit for bit where the IR says.
 std::unique_ptr<Renderer> cpp_renderer(Target t = cpp_host_target());
+
+/// An NVIDIA GPU of compute capability sm_major.sm_minor with `shared_bytes` of shared memory
+/// per block: 16-byte vectors, planes of 32 lanes (warps) with native shuffles, f16/bf16
+/// computed in f32 (lower_half). Its name is "cuda-sm<major><minor>".
+Target cuda_target(int sm_major, int sm_minor, int64_t shared_bytes = 48 << 10);
+/// The CUDA renderer: CUDA C for NVRTC (no #include) with entry points
+///   extern "C" __global__ void NAME(const kl_args_NAME args, long long begin, long long end,
+///                                   long long grain)
+/// taking abi.h's argument pack by value (a struct of its 8-byte slots). A launch over items
+/// [begin, end) runs cuda_grid_blocks() blocks of cuda_block_threads() threads; workgroup g
+/// covers items [begin + g*grain, begin + (g+1)*grain) clipped to end. A kernel of workgroup
+/// size 1 runs one workgroup per thread (128 a block); of workgroup size W > 1 (a multiple of
+/// 32, at most 1024), one per block of W threads. See docs/kernels.md.
+std::unique_ptr<Renderer> cuda_renderer(Target t);
+/// Threads per block for kernel k on the CUDA target.
+int64_t cuda_block_threads(const Kernel& k);
+/// Blocks for a launch of k over `items` work items, `grain` per workgroup.
+int64_t cuda_grid_blocks(const Kernel& k, int64_t items, int64_t grain);
 
 }  // namespace ember::kl

@@ -42,6 +42,14 @@ struct CompileResult {
   bool toolchain_broken = false;
 };
 
+/// A failed compile with `log`; `broken` when the toolchain itself failed.
+inline CompileResult compile_failure(std::string log, bool broken) {
+  CompileResult r;
+  r.log = std::move(log);
+  r.toolchain_broken = broken;
+  return r;
+}
+
 /// Where and how one compile runs.
 struct CompileJob {
   std::string work_dir;                       // a private, writable scratch directory

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "ember/backends/backend.h"
+#include "ember/backends/fallback.h"
 #include "ember/error.h"
 #include "ember/ops/profile_hook.h"
 
@@ -32,7 +33,18 @@ struct BypassGuard {
 };
 // Set while a layer expands a decomposition itself: dispatch starts at that layer.
 thread_local const Layer* t_floor = nullptr;
+// The op a backend kernel runs (outermost), for allocators' out-of-memory messages.
+thread_local const char* t_current_op = nullptr;
+struct CurrentOp {
+  const char* prev;
+  explicit CurrentOp(const char* op) : prev(t_current_op) {
+    if (!prev) t_current_op = op;
+  }
+  ~CurrentOp() { t_current_op = prev; }
+};
 }  // namespace
+
+const char* detail::current_op() { return t_current_op; }
 
 bool Attrs::operator==(const Attrs& o) const {
   return ints == o.ints && ints2 == o.ints2 && ints3 == o.ints3 && ints4 == o.ints4 && i == o.i &&
@@ -100,11 +112,14 @@ TensorList run_on_backend(const OpCall& call) {
                                                "' is not built into this binary");
   // Ops a kernel or decomposition runs internally are part of this op: no layer sees them.
   BypassGuard guard;
+  CurrentOp current(op_def(call.op).name);
   TensorList outs;
   if (b->supports(call)) {
     const Kernel fn = b->kernel(call.op).fn;
     if (profile::detail::g_enabled) [[unlikely]] outs = profile::detail::timed_kernel(fn, call);
     else outs = fn(call);
+  } else if (!b->is_host() && detail::host_fallback_applies(call)) {
+    outs = detail::run_host_fallback(call);  // no device kernel yet: flex's, on host copies
   } else {
     const OpDef& def = op_def(call.op);
     if (!def.decompose)

@@ -22,7 +22,7 @@ std::string MultiTensorKey::str() const {
     s += "]";
   }
   if (partial != DType::Bool) s += " partial:" + type_name({partial, 1});
-  return s + " v" + std::to_string(lanes);
+  return s + " v" + std::to_string(lanes) + (workgroup > 1 ? " wg" + std::to_string(workgroup) : "");
 }
 
 MultiTensorKey multi_tensor_key(std::vector<MultiTensorSlot> slots, std::vector<DType> scalars, DType partial,
@@ -34,6 +34,7 @@ MultiTensorKey multi_tensor_key(std::vector<MultiTensorSlot> slots, std::vector<
   key.slots = std::move(slots);
   key.scalars = std::move(scalars);
   key.partial = partial;
+  if (t.plane_size > 1) key.workgroup = 256;
   return key;
 }
 
@@ -49,6 +50,9 @@ Kernel multi_tensor_kernel(const std::string& name, const MultiTensorKey& key, c
   std::vector<Expr> scalars;
   for (DType d : key.scalars) scalars.push_back(kb.scalar(d));
   const int L = key.lanes;
+  const int W = key.workgroup;
+  if (W > 1) kb.set_workgroup_size(W);
+  const Expr lid = W > 1 ? local_id() : Expr(0);
   for_range(kb.work_begin(), kb.work_end(), [&](Expr item) {
     const Expr t = kb.load(table, item * Expr(3)), off = kb.load(table, item * Expr(3) + Expr(1));
     const Expr len = kb.load(table, item * Expr(3) + Expr(2));
@@ -77,8 +81,9 @@ Kernel multi_tensor_kernel(const std::string& name, const MultiTensorKey& key, c
       }
     };
     const Expr nvec = len / Expr(L) * Expr(L);
-    if (L > 1) for_range(Expr(0), nvec, [&](Expr j) { step(j, L); }, L);
-    for_range(L > 1 ? nvec : Expr(0), len, [&](Expr j) { step(j, 1); });
+    // Each of the W threads starts one vector further and strides over the others' (W = 1: all).
+    if (L > 1) for_range(lid * Expr(L), nvec, [&](Expr j) { step(j, L); }, int64_t(W) * L);
+    for_range((L > 1 ? nvec : Expr(0)) + lid, len, [&](Expr j) { step(j, 1); }, W);
     if (reduce) {
       Expr v = acc_vec.get();
       std::vector<Expr> lanes;
@@ -89,7 +94,18 @@ Kernel multi_tensor_kernel(const std::string& name, const MultiTensorKey& key, c
         if (lanes.size() % 2) next.push_back(lanes.back());
         lanes = std::move(next);
       }
-      kb.store(partials, item, lanes[0] + acc_tail.get());
+      Expr total = lanes[0] + acc_tail.get();
+      if (W == 1) return kb.store(partials, item, total);
+      total = plane_reduce(total, ReduceKind::Sum);
+      Array planes = kb.array(Type{key.partial, 1}, W / 32, Space::Shared);
+      if_(lane_id() == Expr(0), [&] { planes.store(lid / Expr(32), total); });
+      barrier();
+      if_(lid == Expr(0), [&] {
+        Expr sum = planes.load(Expr(0));
+        for (int w = 1; w < W / 32; ++w) sum = sum + planes.load(Expr(w));
+        kb.store(partials, item, sum);
+      });
+      barrier();  // the array is read before the next item writes it
     }
   });
   return kb.finish();

@@ -6,7 +6,10 @@
 // of tensors; hyper-parameters are scalar parameters, so it serves every step too.
 //
 // Work split: a work item is one chunk of one tensor (a table built on the host maps items to
-// (tensor, offset, length)); inside it, vectors and a scalar tail.
+// (tensor, offset, length)); inside it, vectors and a scalar tail. On a GPU target
+// (plane_size > 1) a workgroup of `workgroup` threads takes one item, its threads striding
+// through the chunk one vector apart (coalesced), partials summed by a plane reduction and
+// shared memory. The plan's pointer arrays and table must then be in device memory.
 #include <functional>
 #include <span>
 #include <string>
@@ -28,6 +31,7 @@ struct MultiTensorKey {
   std::vector<DType> scalars;
   DType partial = DType::Bool;  // Bool: no reduction; else the dtype of per-item partial sums
   int lanes = 1;
+  int workgroup = 1;  // > 1: the GPU form (see above)
   std::string str() const;
   bool operator==(const MultiTensorKey&) const = default;
 };

@@ -6,7 +6,8 @@
 //
 // Work split: a work item is one element of the output, in row-major order; the kernel walks
 // rows of the innermost dim, with `lanes`-wide vectors and a scalar tail when every operand is
-// contiguous (or broadcast) along it.
+// contiguous (or broadcast) along it. The same kernel serves a GPU with a grain of one vector per
+// thread (pointwise_grain): each thread one 16-byte chunk, coalesced.
 #include <functional>
 #include <span>
 #include <string>
@@ -55,5 +56,10 @@ ArgPack pointwise_args(const Kernel& k, const PwKey& key, const PwLayout& l,
 /// Work items (elements) and a grain for the thread pool.
 inline int64_t pointwise_items(const PwLayout& l) { return l.numel(); }
 inline constexpr int64_t kPointwiseGrain = int64_t(1) << 15;
+/// The grain for target t: on a GPU (plane_size > 1) a thread takes one vector's worth of
+/// elements (16 bytes of the widest operand), so neighbouring threads read neighbouring chunks.
+inline int64_t pointwise_grain(const PwKey& key, const Target& t) {
+  return t.plane_size > 1 ? key.lanes : kPointwiseGrain;
+}
 
 }  // namespace ember::kl

@@ -72,6 +72,7 @@ class RowEmitter {
         if (outer_param(key_, k, d)) ostride_[k][size_t(d)] = kb_.index("ostride" + std::to_string(k) + "_" + std::to_string(d));
       if (row_param(key_, k)) rstride_[k] = kb_.index("rstride" + std::to_string(k));
     }
+    if (key_.gpu && key_.mode == Mode::Row) return gpu_rows();
     for_range(kb_.work_begin(), kb_.work_end(), [&](Expr item) {
       if (key_.mode == Mode::Row) return row_item(item);
       col_item(item);
@@ -204,6 +205,76 @@ class RowEmitter {
     finish_row(base, reduce_row(base));
   }
 
+  // GPU Row mode: `group` threads per row, workgroup / group rows per workgroup. Every thread
+  // takes part in the shuffles and barriers: one past the last row reduces the first row again
+  // and writes nothing.
+  void gpu_rows() {
+    const int T = key_.group, W = key_.workgroup, L = key_.lanes;
+    kb_.set_workgroup_size(W);
+    const Expr lid = local_id();
+    const Expr wb = kb_.work_begin(), we = kb_.work_end();
+    const Expr mine = wb + lid / Expr(T);
+    const Expr valid = mine < we;
+    const Expr sub = lid % Expr(T);
+    std::vector<Expr> base = row_offsets(select(valid, mine, wb), outer_, ostride_);
+    std::vector<State> part;
+    const Expr nvec = L > 1 ? row_ / Expr(L) * Expr(L) : Expr(0);
+    if (L > 1) {
+      auto vec = fresh(L), tail = fresh(1);
+      reduce_range(base, vec, sub * Expr(L), nvec, L, int64_t(T) * L, false);
+      reduce_range(base, tail, nvec + sub, row_, 1, T, false);
+      std::vector<State> v = read(vec), t = read(tail);
+      for (size_t r = 0; r < v.size(); ++r)
+        part.push_back(combine_merge(key_.reductions[r], combine_lanes(key_.reductions[r], v[r]), t[r]));
+    } else {
+      auto s = fresh(1);
+      reduce_range(base, s, sub, row_, 1, T, false);
+      part = read(s);
+    }
+    const int planes = T / 32;
+    std::vector<Expr> reduced;
+    for (size_t r = 0; r < part.size(); ++r) {
+      State st = part[r];
+      for (int off = 16; off >= 1; off /= 2) {
+        State o;
+        for (const Expr& e : st) o.push_back(plane_shuffle_xor(e, off));
+        st = combine_merge(key_.reductions[r], st, o);
+      }
+      // Lanes may differ in rounding (merges need not commute bit for bit): plane lane 0's.
+      for (Expr& e : st) e = plane_broadcast(e, Expr(0));
+      if (planes > 1) {
+        const Expr lane = lane_id(), plane = lid / Expr(32);
+        std::vector<Array> arr;
+        for (const Expr& e : st) arr.push_back(kb_.array(e.type(), W / 32, Space::Shared));
+        if_(lane == Expr(0), [&] {
+          for (size_t i = 0; i < st.size(); ++i) arr[i].store(plane, st[i]);
+        });
+        barrier();
+        const Expr first = lid / Expr(T) * Expr(planes);
+        auto at = [&](int w) {
+          State x;
+          for (const Array& a : arr) x.push_back(a.load(first + Expr(w)));
+          return x;
+        };
+        st = at(0);
+        for (int w = 1; w < planes; ++w) st = combine_merge(key_.reductions[r], st, at(w));
+      }
+      for (Expr& e : st) reduced.push_back(e);
+    }
+    if (!key_.broadcast_back) {
+      if_(valid && sub == Expr(0), [&] { write_reduced(base, reduced, 1); });
+      return;
+    }
+    if_(valid, [&] {
+      if (L > 1) {
+        write_full(base, reduced, sub * Expr(L), nvec, L, int64_t(T) * L, false);
+        write_full(base, reduced, nvec + sub, row_, 1, T, false);
+      } else {
+        write_full(base, reduced, sub, row_, 1, T, false);
+      }
+    });
+  }
+
   // Col mode: `lanes` neighbouring rows along the innermost outer dim, one per lane.
   void col_item(const Expr& item) {
     const int L = key_.lanes;
@@ -310,6 +381,7 @@ std::string RowReduceKey::str() const {
     for (size_t i = 0; i < scalars.size(); ++i) s += (i ? " " : "") + type_name({scalars[i], 1});
     s += "]";
   }
+  if (gpu) s += " gpu" + (mode == Mode::Row ? " g" + std::to_string(group) + "/" + std::to_string(workgroup) : "");
   return s;
 }
 
@@ -345,6 +417,17 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
   }
   if (row_vec) key.mode = RowReduceKey::Mode::Row, key.lanes = lanes;
   else if (col_vec) key.mode = RowReduceKey::Mode::Col, key.lanes = lanes;
+  if (t.plane_size > 1) {
+    key.gpu = true;
+    if (key.mode == RowReduceKey::Mode::Col) {
+      key.lanes = 1;  // one thread per row: neighbouring threads, neighbouring rows
+    } else {
+      // About four vectors per thread, 32..1024 threads per row, 256 or more per workgroup.
+      key.group = 32;
+      while (key.group < 1024 && int64_t(key.group) * key.lanes * 4 < l.row) key.group *= 2;
+      key.workgroup = std::max(key.group, 256);
+    }
+  }
   key.inputs = std::move(inputs);
   key.outputs = std::move(outputs);
   key.reductions = std::move(reductions);
@@ -386,6 +469,7 @@ int64_t row_reduce_items(const RowReduceKey& key, const RowLayout& l) {
 }
 
 int64_t row_reduce_grain(const RowReduceKey& key, const RowLayout& l) {
+  if (key.gpu) return key.mode == Mode::Row ? key.workgroup / key.group : 1;
   return row_template_grain(key.mode, key.lanes, l, (int64_t(1) << 16));
 }
 

@@ -8,6 +8,13 @@
 // combined at the end), or a block of `lanes` neighbouring rows (Col mode, when the reduced dim
 // is not the contiguous one: each lane reduces its own row, so results do not depend on the
 // vector width; a partial last block runs row by row).
+//
+// On a GPU target (Target::plane_size > 1) the Row mode is cooperative: `group` threads (a
+// power of two, 32..1024) reduce one row together, each walking the row in strides of
+// group * lanes, their states merged by plane shuffles and, across planes, through shared
+// memory; a workgroup of `workgroup` threads takes workgroup / group neighbouring rows (so
+// short rows share a block). The Col mode runs one thread per row (lanes = 1): neighbouring
+// threads read neighbouring addresses.
 #include <functional>
 #include <span>
 #include <string>
@@ -57,6 +64,9 @@ struct RowReduceKey {
   std::vector<uint32_t> broadcast;  // per operand: bit d: outer dim d has stride 0; bit 31: the row
   enum class Mode : uint8_t { Row, Col } mode = Mode::Row;
   int lanes = 1;
+  bool gpu = false;   // the GPU forms (see above)
+  int group = 1;      // GPU Row mode: threads per row
+  int workgroup = 1;  // GPU Row mode: threads per workgroup (rows per workgroup = workgroup / group)
   std::string str() const;
   bool operator==(const RowReduceKey&) const = default;
 };
@@ -79,7 +89,7 @@ ArgPack row_reduce_args(const Kernel& k, const RowReduceKey& key, const RowLayou
                         std::span<const void* const> buffers, std::span<const Scalar> scalars);
 /// Work items: rows (Row mode) or row blocks (Col mode).
 int64_t row_reduce_items(const RowReduceKey& key, const RowLayout& l);
-/// A grain of about 64k elements per task.
+/// A grain of about 64k elements per task (GPU forms: the rows of one workgroup).
 int64_t row_reduce_grain(const RowReduceKey& key, const RowLayout& l);
 
 }  // namespace ember::kl

@@ -36,13 +36,6 @@ std::string head(const std::string& text, size_t lines = 6) {
   return h;
 }
 
-kl::CompileResult failure(std::string log, bool broken) {
-  kl::CompileResult r;
-  r.log = std::move(log);
-  r.toolchain_broken = broken;
-  return r;
-}
-
 }  // namespace
 
 HostToolchain::HostToolchain(HostToolchainOptions options) {
@@ -127,10 +120,10 @@ kl::ToolchainIdentity HostToolchain::identify(const std::atomic<bool>* cancel) {
 }
 
 kl::CompileResult HostToolchain::compile(std::string_view source, const kl::CompileJob& job) {
-  if (path_.empty()) return failure("no C++ compiler", true);
+  if (path_.empty()) return kl::compile_failure("no C++ compiler", true);
   const std::string src = job.work_dir + "/kernels.cpp", out = job.work_dir + "/kernels.so";
   if (!kl::cache::write_whole_file(src, source))
-    return failure("cannot write " + src + ": " + kl::cache::errno_text(), true);
+    return kl::compile_failure("cannot write " + src + ": " + kl::cache::errno_text(), true);
   std::vector<std::string> argv{path_};
   argv.insert(argv.end(), flags_.begin(), flags_.end());
   argv.insert(argv.end(), {"-o", out, src});
@@ -149,7 +142,7 @@ kl::CompileResult HostToolchain::compile(std::string_view source, const kl::Comp
     // Diagnostics with a clean exit status mean this source is at fault; anything else (could
     // not start, crashed, hung) means the compiler is.
     bool broken = !r.started || r.timed_out || r.signal != 0;
-    if (r.cancelled) return failure("the compile was cancelled", false);
+    if (r.cancelled) return kl::compile_failure("the compile was cancelled", false);
     // The first error on the first line (warnings show one line), the whole output after it.
     std::string log = who + r.describe();
     size_t err = r.output.find("error");
@@ -159,11 +152,11 @@ kl::CompileResult HostToolchain::compile(std::string_view source, const kl::Comp
       log += ": " + r.output.substr(b, e == std::string::npos ? e : e - b);
     }
     if (!r.output.empty()) log += "\n" + head(r.output, 20);
-    return failure(log, broken);
+    return kl::compile_failure(log, broken);
   }
-  if (!have_output) return failure(who + "exited 0 but wrote no " + out, true);
+  if (!have_output) return kl::compile_failure(who + "exited 0 but wrote no " + out, true);
   if (!looks_like_shared_object(image))
-    return failure(who + "wrote " + std::to_string(image.size()) +
+    return kl::compile_failure(who + "wrote " + std::to_string(image.size()) +
                        " bytes that are not a shared object for this machine",
                    true);
   res.ok = true;

@@ -1,0 +1,23 @@
+#pragma once
+// The cuda backend's kernel families (private) and the helpers they share.
+#include "ember/backends/backend.h"
+
+namespace ember::cuda {
+
+/// copy, contiguous, cast, empty and full (copy_ops.cpp).
+void register_copy_kernels(BackendImpl& b);
+/// mm, bmm, matmul and linear through cuBLASLt (cublas_matmul.cpp).
+void register_cublas_kernels(BackendImpl& b);
+/// The elementwise ops, reductions, softmax/log_softmax and layer/RMS norm as generated kl
+/// kernels, one per call (executor.cpp): what Device::cuda(i).eager() runs.
+void register_kl_kernels(BackendImpl& b);
+
+/// Writes `src` into `dst` on dst's device: src broadcasts to dst's shape, is cast to dst's dtype,
+/// and both may have any strides (a graph constant src fills dst). Ordered on dst's default
+/// stream; `op` names the caller in errors.
+void copy_into(const Tensor& dst, const Tensor& src, const char* op);
+
+/// The device address of `t`'s first element (after queued work that writes it has run).
+inline void* device_ptr(const Tensor& t) { return t.impl()->data(); }
+
+}  // namespace ember::cuda

@@ -1,0 +1,119 @@
+// The cuda executor of the fusion layer: kernels rendered as CUDA C for the
+// device's architecture, compiled to cubins by NVRTC (cached on disk like the
+// host JIT's objects) and launched on the device's default stream. A flush
+// waits for its compiles (the eager path would be the host fallback), and a
+// group of one op is a kernel too, so every fusable op runs as a generated
+// kernel on the GPU.
+#include "ember/fusion/executor.h"
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "ember/backends/cuda/cuda_kernels.h"
+#include "ember/backends/cuda/nvrtc.h"
+#include "ember/backends/cuda/runtime.h"
+#include "ember/backends/fallback.h"
+#include "ember/fusion/library.h"
+#include "ember/fusion/queue.h"
+
+namespace ember::cuda {
+namespace {
+
+struct PerArch {
+  kl::Target target;
+  std::unique_ptr<kl::Renderer> renderer;
+};
+
+class CudaExecutor final : public fusion::Executor {
+ public:
+  const kl::Target& target(Device d) override { return arch(d).target; }
+  const kl::Renderer& renderer(Device d) override { return *arch(d).renderer; }
+  kl::KernelCache& cache(Device d) override {
+    const DeviceInfo& info = device_info(d.index());
+    return nvrtc_kernel_cache(info.major, info.minor);
+  }
+  bool waits_for_kernels() const override { return true; }
+  bool single_op_kernels() const override { return true; }
+
+  void launch(Device d, const kl::Kernel& k, kl::KernelFn fn, const kl::ArgPack& args,
+              int64_t items, int64_t grain, const char* op) override {
+    if (items <= 0) return;
+    const int dev = d.index();
+    set_device(dev);
+    const int64_t blocks = kl::cuda_grid_blocks(k, items, grain);
+    const int64_t threads = kl::cuda_block_threads(k);
+    static const uint64_t no_args = 0;  // a kernel without parameters still takes one slot
+    long long begin = 0, end = items, g = grain;
+    void* params[] = {const_cast<void*>(args.slots() ? args.data() : &no_args), &begin, &end, &g};
+    auto stream = static_cast<cudaStream_t>(stream_handle(nullptr, dev));
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(unsigned(blocks)),
+                           dim3(unsigned(threads)), params, 0, stream),
+          op, "cudaLaunchKernel");
+    after_launch(op, dev);
+  }
+
+  void copy(Device d, void* dst, const void* src, size_t bytes) override {
+    set_device(d.index());
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                          static_cast<cudaStream_t>(stream_handle(nullptr, d.index()))),
+          "fusion", "cudaMemcpyAsync");
+  }
+
+ private:
+  PerArch& arch(Device d) {
+    const DeviceInfo& info = device_info(d.index());
+    std::lock_guard lock(mu_);
+    auto& a = by_arch_[info.major * 10 + info.minor];
+    if (!a) {
+      a = std::make_unique<PerArch>();
+      a->target = kl::cuda_target(info.major, info.minor, info.smem_per_block_optin);
+      a->renderer = kl::cuda_renderer(a->target);
+    }
+    return *a;
+  }
+  std::mutex mu_;
+  std::map<int, std::unique_ptr<PerArch>> by_arch_;
+};
+
+// Registered at load: Device::cuda(i)'s flushes run here.
+const bool registered = [] {
+  fusion::register_executor(Backend::Cuda, new CudaExecutor());
+  return true;
+}();
+
+// An op on the eager device: a queue of that one op, run at once, so it is a generated kernel
+// like the same op in a fused program. Calls the queue itself runs one by one (no kernel fits
+// them: integer division, a reduction without a recipe) and calls with placed outputs or a
+// stream take the host fallback.
+thread_local bool t_inside = false;
+TensorList kl_op(const OpCall& c) {
+  bool dynamic = false;
+  for (int k = 0; k < c.meta.n; ++k)
+    for (int64_t d : c.meta.m[k].shape) dynamic = dynamic || d < 0;
+  if (t_inside || !c.out.empty() || c.stream || c.meta.variadic || dynamic)
+    return detail::run_host_fallback(c);
+  t_inside = true;
+  struct Reset {
+    ~Reset() { t_inside = false; }
+  } reset;
+  fusion::Queue q(c.device);
+  TensorList outs = q.record(c);
+  q.flush();
+  return outs;
+}
+
+}  // namespace
+
+void register_kl_kernels(BackendImpl& b) {
+  const BackendImpl* flex = backend_for(Backend::Flex);
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpId op = OpId(i);
+    if (!flex || !fusion::queued_op(op) || fusion::library_op(op) || b.kernel(op).fn) continue;
+    if (flex->kernel(op).fn) b.set_kernel(op, kl_op, flex->kernel(op).dtypes);
+  }
+}
+
+}  // namespace ember::cuda

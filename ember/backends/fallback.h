@@ -1,0 +1,20 @@
+#pragma once
+// The host fallback (private): an op that a non-host backend has no kernel for runs flex's kernel
+// on host copies of its inputs, and its results are copied back to the device. Correct on every
+// backend while kernels land; the per-op counts show what is left.
+#include "ember/backends/backend.h"
+
+namespace ember::detail {
+
+/// Whether the fallback can run `call` (flex has a kernel for it and the fallback is enabled for
+/// the call's backend). Throws NotImplementedError naming the op when it is disabled
+/// (EMBER_CUDA_FALLBACK=error) and the op has no decomposition either.
+bool host_fallback_applies(const OpCall& call);
+/// Runs `call` through flex and returns device tensors (outputs that alias an input alias the
+/// same device storage, and the storage is written back).
+TensorList run_host_fallback(const OpCall& call);
+/// Counts of fallback runs of backend `b`, per op.
+int64_t fallback_count(Backend b, OpId op);
+void reset_fallback_counts(Backend b);
+
+}  // namespace ember::detail
