@@ -88,6 +88,21 @@ TEST(RowLoss, NoneMatchesTheUnmergedKernels) {
   EXPECT_TRUE(allclose(got.to(Device::flex()), want.to(Device::flex()), 1e-6, 1e-7));
 }
 
+// A target the same queue computes and a transposed input: still one loss kernel.
+TEST(RowLoss, PendingTargetAndStridedInput) {
+  WaitForKernels wait;
+  manual_seed(14);
+  Tensor xf = randn({10, 40}), yf = randint(0, 10, {40}, {.dtype = kI64});
+  const Device ref = Device::cpu().eager();
+  Tensor want = cross_entropy(xf.to(ref).t(), yf.to(ref), {.reduction = "sum"});
+  Tensor x = xf.to(Device::cpu()), y = yf.to(Device::cpu()), got;
+  const fusion::Stats s = run_twice([&] {
+    got = cross_entropy(x.t(), (y + 1) - 1, {.reduction = "sum"});
+  });
+  EXPECT_EQ(s.eager_ops, 0);
+  EXPECT_NEAR(got.item<float>(), want.item<float>(), 1e-4);
+}
+
 TEST(RowLoss, ABadTargetFails) {
   WaitForKernels wait;
   Tensor x = randn({4, 5}, {.device = Device::cpu()});
