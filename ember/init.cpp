@@ -1,4 +1,5 @@
 // Start-up: registers every op family and every built backend, once, explicitly.
+#include <atomic>
 #include <mutex>
 
 #include "ember/autodiff/rules.h"
@@ -23,6 +24,10 @@ void register_user_op_family();
 namespace ember::detail {
 
 void init() {
+  // Every op calls this: after the first time it is one load, not call_once's TLS and locking.
+  static std::atomic<bool> done{false};
+  if (done.load(std::memory_order_acquire)) [[likely]]
+    return;
   static std::once_flag once;
   std::call_once(once, [] {
     ops::register_creation_ops();
@@ -41,6 +46,7 @@ void init() {
     register_backend(Backend::Flex, flex::make_flex_backend(Backend::Flex));
     register_backend(Backend::Cpu, cpu::make_cpu_backend());
     kl::detail::register_user_op_family();  // after the backends: it sets their kernels
+    done.store(true, std::memory_order_release);
   });
 }
 

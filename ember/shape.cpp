@@ -1,5 +1,6 @@
 #include "ember/shape.h"
 
+#include <limits>
 #include <ostream>
 
 #include "ember/error.h"
@@ -37,11 +38,15 @@ int64_t checked_add(int64_t a, int64_t b, const char* op, const char* what) {
 }
 
 Shape contiguous_strides(std::span<const int64_t> shape) {
+  // Callers may ask before they check the shape (a view's target, say), and a shape beyond the
+  // limits can describe more elements than int64 counts: a stride that would overflow saturates
+  // at INT64_MAX rather than wrapping, and the outermost size is never multiplied in at all.
   Shape st(shape.size());
   int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     st[i] = s;
-    s *= std::max<int64_t>(shape[i], 1);
+    if (i > 0 && __builtin_mul_overflow(s, std::max<int64_t>(shape[i], 1), &s))
+      s = std::numeric_limits<int64_t>::max();
   }
   return st;
 }

@@ -3,6 +3,7 @@
 #   scripts/fuzz.sh TARGET SECONDS   one target for SECONDS on its corpus
 #   scripts/fuzz.sh all SECONDS      every target in turn, SECONDS each
 #   scripts/fuzz.sh --seeds          rewrite the seed corpora (tests/fuzz/corpus) with ember's writers
+#   scripts/fuzz.sh --build          only build the targets (installs clang and libFuzzer if missing)
 #   scripts/fuzz.sh --list           the targets
 # Environment: FUZZ_RUNS=N stops each run after N inputs instead of (or before) SECONDS;
 # FUZZ_JOBS=N runs N processes per target; FUZZ_FLAGS adds libFuzzer flags; EMBER_FUZZ_TMP
@@ -12,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(safetensors safetensors_header safetensors_load idx csv state checkpoint metric_log)
-usage() { sed -n '2,11p' "$0"; exit 2; }
+usage() { sed -n '2,13p' "$0"; exit 2; }
 [ $# -ge 1 ] || usage
 
 build() {
@@ -28,6 +29,7 @@ build() {
 
 case "$1" in
   --list) printf '%s\n' "${targets[@]}"; exit 0 ;;
+  --build) build; exit 0 ;;
   --seeds)
     build
     rm -rf tests/fuzz/corpus
@@ -55,7 +57,11 @@ for t in "${run[@]}"; do
   extra=(${FUZZ_FLAGS:-})
   echo "== fuzz_$t for ${seconds}s"
   log=build-fuzz/fuzz_$t.log
-  if ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
+  # Leaks are findings too (libFuzzer checks each input that allocates more than it frees). Any
+  # single allocation over -malloc_limit_mb is a finding; under it, an allocation the allocator
+  # cannot serve returns null (allocator_may_return_null), which ember must turn into its error.
+  if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+      LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
       "build-fuzz/tests/fuzz/fuzz_$t" "${flags[@]}" "${extra[@]}" "$work" "tests/fuzz/corpus/$t" \
       >"$log" 2>&1; then
     grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|Done [0-9]+ runs" "$log" | tr '\n' ' '

@@ -127,7 +127,9 @@ class Signature {
     add(s.size());
     for (int64_t d : s) add(uint64_t(d));
   }
+  void reserve(size_t n) { bytes_.reserve(n); }
   const std::string& bytes() const { return bytes_; }
+  std::string take() && { return std::move(bytes_); }
 
  private:
   std::string bytes_;
@@ -135,6 +137,7 @@ class Signature {
 
 std::string signature(const std::vector<Node>& nodes, const std::vector<Value>& values) {
   Signature s;
+  s.reserve(nodes.size() * 64);
   s.add(uint64_t(g_max_ops.load()) | uint64_t(g_max_inputs.load()) << 20 |
         uint64_t(g_max_outputs.load()) << 40);
   std::unordered_map<const TensorImpl*, uint64_t> ids;
@@ -153,19 +156,20 @@ std::string signature(const std::vector<Node>& nodes, const std::vector<Value>& 
       s.add(uint64_t(in.defined) | uint64_t(in.dtype) << 8 | uint64_t(uint32_t(in.value)) << 32);
       if (in.value >= 0 || !in.defined) continue;
       const TensorImpl* t = in.tensor.impl();
-      auto [it, fresh] = ids.emplace(t, ids.size());
+      // try_emplace: a tensor met before (most inputs, in a loop) allocates no map node.
+      auto [it, fresh] = ids.try_emplace(t, ids.size());
       s.add(it->second << 1 | uint64_t(t->is_constant));
       if (t->is_constant) continue;
       s.add_shape(t->shape);
       s.add_shape(t->strides);
       // Which tensors share memory decides what a kernel may read after it writes.
-      auto [sit, sfresh] = storages.emplace(t->storage.get(), storages.size());
+      auto [sit, sfresh] = storages.try_emplace(t->storage.get(), storages.size());
       s.add(sit->second);
       s.add(uint64_t(t->offset));
     }
     for (int32_t v : n.outputs) s.add(values[size_t(v)].storage.expired() ? 0 : 1);
   }
-  return s.bytes();
+  return std::move(s).take();
 }
 
 // --- planning

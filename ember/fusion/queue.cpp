@@ -75,6 +75,8 @@ TensorList Queue::record(const OpCall& c) {
   n.meta = c.meta;
   n.device = c.device;
   const bool inplace = c.op == OpId::copy && c.inputs.size() == 2;
+  n.inputs.reserve(c.inputs.size());
+  n.outputs.reserve(size_t(n.meta.n));
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     NodeInput in;
     in.defined = c.inputs[i].defined();
@@ -193,6 +195,10 @@ void Queue::flush_locked() {
   std::vector<std::function<void()>> after = std::move(after_);
   nodes_.clear();
   values_.clear();
+  // The next flush is likely as long as this one: one allocation instead of regrowing (and
+  // moving every recorded node) a dozen times.
+  nodes_.reserve(nodes.size());
+  values_.reserve(values.size());
   by_storage_.clear();
   after_.clear();
   flushing_ = std::this_thread::get_id();

@@ -64,6 +64,13 @@ Kind kind_of(OpId op) {
 }
 
 Shape broadcast_all(std::span<const Tensor> in, const char* op) {
+  // Most calls combine two operands of one shape (or a tensor and a scalar): nothing to check.
+  if (in.size() == 2 && in[0].defined() && in[1].defined()) {
+    const Shape& a = in[0].impl()->shape;
+    const Shape& b = in[1].impl()->shape;
+    if (a == b || b.empty()) return a;
+    if (a.empty()) return b;
+  }
   Shape s;
   for (const Tensor& t : in)
     if (t.defined()) s = broadcast_shapes(s, t.shape(), op);
@@ -145,7 +152,10 @@ void infer_ternary(OpId op, const Attrs&, std::span<const Tensor> in, MetaList& 
   }
 }
 
-Tensor bin(OpId op, const Tensor& a, const Tensor& b, const Attrs& at = {}) {
+// Binary ops without attributes share one (an Attrs is a few hundred bytes to clear per call).
+const Attrs kNoAttrs{};
+
+Tensor bin(OpId op, const Tensor& a, const Tensor& b, const Attrs& at = kNoAttrs) {
   return dispatch1(op, at, {a, b});
 }
 

@@ -64,6 +64,28 @@ TEST(DnnlSkinny, ProductsOfFewRowsRunFlexsKernels) {
   EXPECT_TRUE(allclose(z.to(Device::flex()), linear(xl, w, b), 1e-4, 1e-4));
 }
 
+// A weight gradient of a small step (a^T @ g, short inner dim: an RNN's h^T @ dgates) runs
+// flex's GEMM too; the same product with a larger output, or a^T not being a transposed view,
+// stays with oneDNN.
+TEST(DnnlSkinny, SmallTransposedProductsRunFlexsKernels) {
+  if (!cpu::dnnl_available()) GTEST_SKIP() << "built without oneDNN";
+  const Device cpu = Device::cpu().eager();
+  const Tensor h = rnd({32, 128}), g = rnd({32, 512});
+  int64_t before = cpu::dnnl_stats().served;
+  Tensor dw = mm(h.to(cpu).t(), g.to(cpu));
+  EXPECT_EQ(cpu::dnnl_stats().served, before);
+  EXPECT_TRUE(allclose(dw.to(Device::flex()), mm(h.t(), g), 1e-4, 1e-4));
+  before = cpu::dnnl_stats().served;
+  Tensor dc = mm(h.to(cpu).t().contiguous(), g.to(cpu));
+  EXPECT_EQ(cpu::dnnl_stats().served, before + 1);
+  EXPECT_TRUE(allclose(dc.to(Device::flex()), mm(h.t(), g), 1e-4, 1e-4));
+  const Tensor hl = rnd({32, 1024}), gl = rnd({32, 512});
+  before = cpu::dnnl_stats().served;
+  Tensor big = mm(hl.to(cpu).t(), gl.to(cpu));
+  EXPECT_EQ(cpu::dnnl_stats().served, before + 1);
+  EXPECT_TRUE(allclose(big.to(Device::flex()), mm(hl.t(), gl), 1e-4, 1e-4));
+}
+
 TEST_F(DnnlOps, LinearBiasActivationResidual) {
   const Tensor x = rnd({24, 40}), w = rnd({32, 40}), b = rnd({32}), r = rnd({24, 32});
   const Tensor lin = linear(x, w, b);  // flex, unfused

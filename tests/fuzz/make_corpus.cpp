@@ -49,7 +49,7 @@ void safetensors_seeds() {
   std::vector<std::pair<std::string, store::TensorMap>> files = {
       {"one", {{"w", base}}},
       {"dtypes",
-       {{"b", base.gt(2)},
+       {{"b", base > 2},
         {"u8", base.to(kU8)},
         {"i8", base.to(kI8)},
         {"i16", base.to(kI16)},
@@ -68,9 +68,11 @@ void safetensors_seeds() {
         {"model.encoder.0.bias", ones({2})},
         {"model.head.weight", ones({3, 2}, {kBF16})}}},
   };
-  for (const auto& [name, tensors] : files) {
+  for (const auto& file : files) {
+    // clang 14 cannot capture structured bindings in a lambda, hence file.first / file.second.
+    const std::string& name = file.first;
     std::string bytes = written([&](const std::string& p) {
-      store::save_safetensors(p, tensors,
+      store::save_safetensors(p, file.second,
                               name == "one" ? store::Metadata{{"epoch", "3"}} : store::Metadata{});
     });
     put("safetensors", name + ".safetensors", bytes);

@@ -50,6 +50,16 @@ TEST(HostileShapes, RandintWideRanges) {
   EXPECT_GE(ember::min(s).item<int64_t>(), kMax - 2);
 }
 
+// Views compute their target's strides before checking its size; under UBSan an overflow there
+// was a report (reshape({0, 2^62, 2^62})).
+TEST(HostileShapes, ContiguousStridesSaturateInsteadOfWrapping) {
+  EXPECT_EQ(contiguous_strides(Shape{k62, k62}), Shape({k62, 1}));
+  EXPECT_EQ(contiguous_strides(Shape{k62, k62, k62}), Shape({kMax, k62, 1}));
+  EXPECT_EQ(contiguous_strides(Shape{0, k62 / 4, 4}), Shape({k62, 4, 1}));
+  EXPECT_EQ(contiguous_strides(Shape{0, k62, 4}), Shape({kMax, 4, 1}));
+  EXPECT_EQ(contiguous_strides(Shape{kMax, kMax, kMax, 2}), Shape({kMax, kMax, 2, 1}));
+}
+
 TEST(HostileShapes, ViewsCheckTheirResults) {
   Tensor e = zeros({0});
   EXPECT_ERROR(e.reshape({0, k62, k62}), ValueError, "reshape");

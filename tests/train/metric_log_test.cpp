@@ -42,7 +42,10 @@ void expect_same(const std::vector<EpochRecord>& got, const std::vector<EpochRec
   };
   auto check = [&](const MetricValues& g, const MetricValues& w, size_t e) {
     ASSERT_EQ(g.size(), w.size()) << "epoch " << e;
-    for (const auto& [name, v] : w) {
+    for (const auto& entry : w) {
+      // clang 14 cannot capture a structured binding, hence entry's parts by name.
+      const auto& name = entry.first;
+      const auto& v = entry.second;
       auto it = std::find_if(g.begin(), g.end(), [&](const auto& p) { return p.first == name; });
       ASSERT_NE(it, g.end()) << name;
       EXPECT_TRUE(same(it->second, v)) << name << ": " << it->second << " vs " << v;

@@ -41,15 +41,31 @@ size_t size_class(size_t n) {
   return (n + kMiB - 1) / kMiB * kMiB;
 }
 
+// Size classes below 1 MiB (powers of two from kAlign) index an array of free lists: taking and
+// giving back a small block, which every tiny op does, is a lock and a vector end, no hashing.
+constexpr int kSmallClasses = 14;  // 64 B ... 512 KiB
+int small_index(size_t cls) {
+  if (kExact || cls >= (size_t(1) << 20)) return -1;
+  return __builtin_ctzll(cls) - 6;  // kAlign = 2^6
+}
+
 struct Cache {
   std::mutex mu;
-  std::unordered_map<size_t, std::vector<void*>> free;
+  std::vector<void*> small[kSmallClasses];
+  std::unordered_map<size_t, std::vector<void*>> large;
   size_t held = 0;
   size_t limit = [] {
     if (const char* e = std::getenv("EMBER_FLEX_CACHE_MB")) return size_t(std::atoll(e)) << 20;
     return size_t(4096) << 20;
   }();
 
+  std::vector<void*>* list(size_t cls, bool create) {
+    const int i = small_index(cls);
+    if (i >= 0) return &small[i];
+    if (create) return &large[cls];
+    auto it = large.find(cls);
+    return it == large.end() ? nullptr : &it->second;
+  }
   // Size classes are multiples of kAlign, as aligned_alloc wants; exact sizes need not be.
   static void* alloc(size_t n) {
     if (!kExact) return std::aligned_alloc(kAlign, n);
@@ -59,10 +75,10 @@ struct Cache {
   void* take(size_t cls) {
     {
       std::lock_guard lock(mu);
-      auto it = free.find(cls);
-      if (it != free.end() && !it->second.empty()) {
-        void* p = it->second.back();
-        it->second.pop_back();
+      std::vector<void*>* l = list(cls, false);
+      if (l && !l->empty()) {
+        void* p = l->back();
+        l->pop_back();
         held -= cls;
         return p;
       }
@@ -81,7 +97,7 @@ struct Cache {
     {
       std::lock_guard lock(mu);
       if (!kExact && held + cls <= limit) {
-        free[cls].push_back(p);
+        list(cls, true)->push_back(p);
         held += cls;
         return;
       }
@@ -90,9 +106,13 @@ struct Cache {
   }
   void release_all() {
     std::lock_guard lock(mu);
-    for (auto& [c, v] : free)
+    for (auto& v : small) {
       for (void* p : v) std::free(p);
-    free.clear();
+      v.clear();
+    }
+    for (auto& [c, v] : large)
+      for (void* p : v) std::free(p);
+    large.clear();
     held = 0;
   }
 };

@@ -8,33 +8,51 @@ Plan make_plan(const Tensor& out, std::span<const Tensor> ins) {
   Plan p;
   p.nops = int(ins.size()) + 1;
   if (p.nops > kMaxOperands) ember::detail::throw_value("flex", "too many operands");
-  const Shape& os = out.shape();
+  const TensorImpl& oi = *out.impl();
+  const Shape& os = oi.shape;
   const size_t nd = os.size();
-  p.numel = out.numel();
+  p.numel = oi.numel;
   // Byte strides of every operand over out's dims (0 where an input broadcasts).
-  std::array<Shape, kMaxOperands> st;
-  st[0] = Shape(nd);
-  for (size_t d = 0; d < nd; ++d) st[0][d] = out.strides()[d] * int64_t(out.itemsize());
-  p.base[0] = out.impl()->data();
+  int64_t st[kMaxOperands][kMaxDims];
+  const int64_t osz = int64_t(itemsize(oi.dtype));
+  for (size_t d = 0; d < nd; ++d) st[0][d] = oi.strides[d] * osz;
+  p.base[0] = oi.data();
+  // The common case, contiguous operands of out's shape, is one flat run (no coalescing).
+  bool flat = oi.contiguous;
+  for (size_t k = 0; flat && k < ins.size(); ++k) {
+    const TensorImpl& t = *ins[k].impl();
+    flat = t.contiguous && t.shape == os;
+  }
+  if (flat) {
+    p.shape.push_back(p.numel);
+    p.strides[0].push_back(p.numel > 1 ? osz : 0);
+    for (size_t k = 0; k < ins.size(); ++k) {
+      const TensorImpl& t = *ins[k].impl();
+      p.strides[k + 1].push_back(p.numel > 1 ? int64_t(itemsize(t.dtype)) : 0);
+      p.base[k + 1] = t.numel ? t.data() : nullptr;
+    }
+    return p;
+  }
   for (size_t k = 0; k < ins.size(); ++k) {
-    const Tensor& t = ins[k];
-    const Shape& ts = t.shape();
-    st[k + 1] = Shape(nd);
-    size_t off = nd - ts.size();
+    const TensorImpl& t = *ins[k].impl();
+    const Shape& ts = t.shape;
+    const int64_t tsz = int64_t(itemsize(t.dtype));
+    const size_t off = nd - ts.size();
+    for (size_t d = 0; d < off; ++d) st[k + 1][d] = 0;
     for (size_t d = 0; d < ts.size(); ++d)
-      st[k + 1][off + d] = ts[d] == 1 ? 0 : t.strides()[d] * int64_t(t.itemsize());
-    p.base[k + 1] = t.numel() ? t.impl()->data() : nullptr;
+      st[k + 1][off + d] = ts[d] == 1 ? 0 : t.strides[d] * tsz;
+    p.base[k + 1] = t.numel ? t.data() : nullptr;
   }
   // Drop size-1 dims, then merge neighbours that are contiguous for every operand.
-  Shape shape;
-  std::array<Shape, kMaxOperands> ms;
+  PlanDims& shape = p.shape;
+  auto& ms = p.strides;
   for (size_t d = 0; d < nd; ++d) {
     if (os[d] == 1) continue;
     bool merge = !shape.empty();
     for (int k = 0; merge && k < p.nops; ++k) merge = ms[k].back() == st[k][d] * os[d];
     if (merge) {
-      shape[shape.size() - 1] *= os[d];
-      for (int k = 0; k < p.nops; ++k) ms[k][ms[k].size() - 1] = st[k][d];
+      shape.back() *= os[d];
+      for (int k = 0; k < p.nops; ++k) ms[k].back() = st[k][d];
     } else {
       shape.push_back(os[d]);
       for (int k = 0; k < p.nops; ++k) ms[k].push_back(st[k][d]);
@@ -44,8 +62,6 @@ Plan make_plan(const Tensor& out, std::span<const Tensor> ins) {
     shape.push_back(1);
     for (int k = 0; k < p.nops; ++k) ms[k].push_back(0);
   }
-  p.shape = std::move(shape);
-  p.strides = std::move(ms);
   return p;
 }
 
@@ -56,6 +72,12 @@ void run_plan(const Plan& p, InnerLoop loop, const void* ctx, int64_t grain) {
   const int nops = p.nops;
   int64_t inner_strides[kMaxOperands];
   for (int k = 0; k < nops; ++k) inner_strides[k] = p.strides[k][nd - 1];
+  if (nd == 1 && p.numel <= grain) {  // one run, on this thread (tiny ops)
+    char* ptrs[kMaxOperands];
+    for (int k = 0; k < nops; ++k) ptrs[k] = p.base[k];
+    loop(ptrs, inner_strides, p.numel, ctx);
+    return;
+  }
   parallel_for(p.numel, grain, [&](int64_t begin, int64_t end) {
     // Position of `begin` as a multi-index over the outer dims plus an inner offset.
     int64_t idx[kMaxDims] = {0};

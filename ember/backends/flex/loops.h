@@ -16,11 +16,24 @@ inline constexpr int kMaxOperands = 5;
 /// Innermost loop: ptrs[i] points at operand i's first element, strides[i] is its byte stride.
 using InnerLoop = void (*)(char** ptrs, const int64_t* strides, int64_t n, const void* ctx);
 
+/// Sizes or byte strides over at most kMaxDims dims, held inline: a plan is made for every
+/// elementwise call, so building one must not allocate or clear kilobytes (tiny ops).
+struct PlanDims {
+  int64_t v[kMaxDims];
+  size_t n = 0;
+  size_t size() const { return n; }
+  bool empty() const { return n == 0; }
+  int64_t& operator[](size_t i) { return v[i]; }
+  int64_t operator[](size_t i) const { return v[i]; }
+  int64_t& back() { return v[n - 1]; }
+  void push_back(int64_t x) { v[n++] = x; }
+};
+
 /// Geometry of one elementwise launch: operand 0 is the output.
 struct Plan {
   int nops = 0;
-  Shape shape;                                   // coalesced iteration shape
-  std::array<Shape, kMaxOperands> strides;       // bytes, per operand, per dim
+  PlanDims shape;                                // coalesced iteration shape
+  std::array<PlanDims, kMaxOperands> strides;    // bytes, per operand, per dim
   std::array<char*, kMaxOperands> base{};
   int64_t numel = 0;
 };
