@@ -21,6 +21,7 @@ class FusionLayer final : public Layer {
       // The backend would lower it anyway: lower it here, so its pieces queue and fuse (and
       // its checks wait for the queue instead of reading data now).
       LayerFloor floor(this);
+      OriginScope origin(op_name(c.op));
       return def.decompose(c.attrs, c.inputs);
     }
     if ((!inplace && !queued_op(c.op)) || !c.out.empty() || c.stream || c.meta.variadic)

@@ -95,6 +95,7 @@ struct Plan {
       std::vector<int32_t> n = r.chain.nodes;
       n.push_back(r.tail);
       n.insert(n.end(), r.epilogue.begin(), r.epilogue.end());
+      if (r.sibling >= 0) n.push_back(r.sibling);
       return n;
     }
     if (st.multi >= 0) {
@@ -275,6 +276,13 @@ void drop_steps(Plan& plan, const std::vector<char>& absorbed) {
   plan.live.resize(w);
 }
 
+// The first live step after step `si` (or the step count).
+size_t next_live(const Plan& plan, size_t si) {
+  size_t j = si + 1;
+  while (j < plan.steps.size() && !plan.live[j]) ++j;
+  return j;
+}
+
 // A row group's sum or mean that only the pointwise group of the next live step reads: that
 // group becomes the row kernel's epilogue (the reduced value broadcast back over the row), and
 // leaves the step list. A pointwise group of the step before, which makes the tail's input
@@ -287,8 +295,7 @@ void merge_epilogues(Plan& plan, std::vector<char>& built,
   std::vector<char> absorbed(plan.steps.size(), 0);
   for (size_t si = 0; si < plan.steps.size(); ++si) {
     if (!plan.live[si] || plan.steps[si].row < 0) continue;
-    size_t pj = si + 1;
-    while (pj < plan.steps.size() && !plan.live[pj]) ++pj;
+    const size_t pj = next_live(plan, si);
     if (pj >= plan.steps.size() || plan.steps[pj].group < 0 ||
         !built[size_t(plan.steps[pj].group)])
       continue;
@@ -330,6 +337,57 @@ void merge_epilogues(Plan& plan, std::vector<char>& built,
     absorbed[pj] = 1;
     built[size_t(plan.steps[pj].group)] = 0;
   }
+  drop_steps(plan, absorbed);
+}
+
+// A row group's log_softmax that only the nll_loss of the next live step reads (held nowhere):
+// the loss joins the row kernel, which then never writes the log-probabilities.
+void merge_losses(Plan& plan, const std::vector<std::vector<int32_t>>& readers,
+                  const std::vector<Node>& nodes, const std::vector<Value>& values,
+                  const kl::Target& target) {
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
+  std::vector<char> absorbed(plan.steps.size(), 0);
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (!plan.live[si] || plan.steps[si].row < 0) continue;
+    const size_t pj = next_live(plan, si);
+    if (pj >= plan.steps.size() || plan.steps[pj].node < 0 || plan.steps[pj].epi >= 0 ||
+        plan.steps[pj].group >= 0 || plan.steps[pj].row >= 0 || plan.steps[pj].multi >= 0)
+      continue;
+    RowGroup& r = *plan.rows[size_t(plan.steps[si].row)];
+    const int32_t nll = plan.steps[pj].node;
+    const int32_t tv = nodes[size_t(r.tail)].outputs[0];
+    if (!values[size_t(tv)].storage.expired() || readers[size_t(tv)].size() != 1 ||
+        readers[size_t(tv)][0] != nll)
+      continue;
+    if (!build_row_loss(r, nll, nodes, values, target)) continue;
+    absorbed[pj] = 1;
+  }
+  drop_steps(plan, absorbed);
+}
+
+// Consecutive live row groups reducing the same rows (a norm's affine gradients) become one
+// kernel with two combiners.
+void merge_siblings(Plan& plan, const std::vector<Node>& nodes, const std::vector<Value>& values,
+                    const kl::Target& target) {
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
+  std::vector<char> absorbed(plan.steps.size(), 0);
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (!plan.live[si] || absorbed[si] || plan.steps[si].row < 0) continue;
+    const size_t pj = next_live(plan, si);
+    if (pj >= plan.steps.size() || plan.steps[pj].row < 0) continue;
+    RowGroup& a = *plan.rows[size_t(plan.steps[si].row)];
+    const RowGroup& b = *plan.rows[size_t(plan.steps[pj].row)];
+    if (build_row_sibling(a, b, nodes, values, target)) absorbed[pj] = 1;
+  }
+  // An absorbed row group is compiled no more.
+  std::vector<std::unique_ptr<RowGroup>> rows;
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    if (plan.steps[si].row < 0) continue;
+    if (absorbed[si]) continue;
+    rows.push_back(std::move(plan.rows[size_t(plan.steps[si].row)]));
+    plan.steps[si].row = int32_t(rows.size() - 1);
+  }
+  plan.rows = std::move(rows);
   drop_steps(plan, absorbed);
 }
 
@@ -652,6 +710,9 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     built[gi] = 1;
   }
   merge_epilogues(*plan, built, readers, nodes, values, target);
+  // The loss kernel checks targets and adds its rows up on the host: host devices only.
+  if (backend_for(place.backend())->is_host()) merge_losses(*plan, readers, nodes, values, target);
+  merge_siblings(*plan, nodes, values, target);
   merge_multi(*plan, built, nodes, values, target);
   std::vector<Compiled*> todo;
   for (const Step& st : plan->steps)
@@ -682,6 +743,7 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
       for (int32_t ni : r->chain.nodes) ops += std::string(" ") + op_name(nodes[size_t(ni)].op);
       std::string epi;
       for (int32_t ni : r->epilogue) epi += std::string(" ") + op_name(nodes[size_t(ni)].op);
+      if (r->sibling >= 0) epi += std::string(" +") + op_name(nodes[size_t(r->sibling)].op);
       std::fprintf(stderr, "[fusion] row %s over %s:%s -> %s%s%s%s\n", r->code.kernel.name.c_str(),
                    shape_str(r->shape).c_str(), ops.c_str(), op_name(nodes[size_t(r->tail)].op),
                    epi.empty() ? "" : " ->", epi.c_str(),

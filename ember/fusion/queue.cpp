@@ -11,6 +11,33 @@
 namespace ember::fusion {
 namespace {
 
+thread_local const char* t_origin = nullptr;
+
+// `err` raised by a node of this flush that came from a composite op's lowering, renamed after
+// that op: "[nll_loss] target 7 ..." from cross_entropy becomes "[cross_entropy] target 7 ...".
+std::exception_ptr named_for_caller(std::exception_ptr err, const std::vector<Node>& nodes,
+                                    size_t done) {
+  try {
+    std::rethrow_exception(err);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    const bool index = dynamic_cast<const IndexError*>(&e) != nullptr;
+    if (!index && dynamic_cast<const ValueError*>(&e) == nullptr) return err;
+    for (size_t i = done; i < nodes.size(); ++i) {
+      const std::string tag = std::string("[") + op_name(nodes[i].op) + "] ";
+      if (!nodes[i].origin || what.rfind(tag, 0) != 0) continue;
+      try {
+        if (index) detail::throw_index(nodes[i].origin, what.substr(tag.size()));
+        detail::throw_value(nodes[i].origin, what.substr(tag.size()));
+      } catch (...) {
+        return std::current_exception();
+      }
+    }
+  } catch (...) {
+  }
+  return err;
+}
+
 // A storage whose writer failed: every read rethrows the error that stopped the queue.
 class Poison final : public PendingWrite {
  public:
@@ -90,6 +117,7 @@ TensorList Queue::record(const OpCall& c) {
       outs.emplace_back(std::move(impl));
     }
   }
+  n.origin = t_origin;
   nodes_.push_back(std::move(n));
   stats_recorded(1);
   if (nodes_.size() >= kMaxNodes) flush_locked();
@@ -185,9 +213,10 @@ void Queue::flush_locked() {
   try {
     run_plan(place_, nodes, values, &done);
   } catch (...) {
-    poison(writes, done, std::current_exception());
+    const std::exception_ptr err = named_for_caller(std::current_exception(), nodes, done);
+    poison(writes, done, err);
     flushing_ = {};
-    throw;
+    std::rethrow_exception(err);
   }
   for (const auto& w : writes)
     for (Storage* s : w) {
@@ -204,6 +233,11 @@ void Queue::flush_locked() {
   }
 }
 
+OriginScope::OriginScope(const char* name) : prev_(t_origin) {
+  if (!t_origin) t_origin = name;
+}
+OriginScope::~OriginScope() { t_origin = prev_; }
+
 bool queued_op(OpId op) {
   switch (op_def(op).category) {
     case OpCategory::Unary: case OpCategory::Binary: case OpCategory::Ternary:
@@ -211,7 +245,7 @@ bool queued_op(OpId op) {
       return true;
     default:
       return op == OpId::softmax || op == OpId::log_softmax || op == OpId::layer_norm ||
-             op == OpId::rms_norm || library_op(op);
+             op == OpId::rms_norm || op == OpId::nll_loss || library_op(op);
   }
 }
 

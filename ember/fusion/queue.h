@@ -35,6 +35,21 @@ struct Node {
   std::vector<NodeInput> inputs;
   std::vector<int32_t> outputs;  // value ids
   Tensor target;                 // copy(dst, src): the destination (written in place)
+  const char* origin = nullptr;  // the composite op whose lowering queued it (errors name it)
+};
+
+/// While alive, the ops this thread queues come from the lowering of composite op `name` (the
+/// outermost one counts): an error a queued op raises when its queue runs names `name`, the op
+/// the program called, as the eager lowering does.
+class OriginScope {
+ public:
+  explicit OriginScope(const char* name);
+  ~OriginScope();
+  OriginScope(const OriginScope&) = delete;
+  OriginScope& operator=(const OriginScope&) = delete;
+
+ private:
+  const char* prev_;
 };
 
 /// A value a node produces: its storage (alive while something holds it) and geometry.

@@ -222,6 +222,7 @@ bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Va
 
 void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
                 Executor& exec, Device place) {
+  if (g.loss) return launch_row_loss(g, nodes, vals, exec, place);
   const Node& t = nodes[size_t(g.tail)];
   std::vector<const void*> bufs;
   g.ops.buffers(nodes, vals, bufs);

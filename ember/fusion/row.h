@@ -27,7 +27,11 @@ struct RowGroup {
   std::vector<int32_t> side;    // prologue values it writes too (broadcast-back tails only)
   std::vector<int32_t> stores;  // the tail's output, then the side values (with an epilogue:
                                 // the epilogue's stored values)
-  std::vector<int32_t> epilogue;  // pointwise nodes after a sum/mean that read it broadcast back
+  std::vector<int32_t> epilogue;  // pointwise nodes after a sum/mean that read it broadcast back,
+                                  // or the nll_loss node after a log_softmax (see build_row_loss)
+  bool loss = false;   // per-row losses and weights, combined by launch_row_loss
+  int32_t sibling = -1;  // a second reduction over the same rows (see build_row_sibling); its
+                         // prologue's nodes are in `chain` too
   kl::RowLayout layout;
   kl::RowReduceKey key;
   Compiled code;
@@ -60,6 +64,22 @@ bool collect_prologue(RowGroup& g, const std::vector<Node>& nodes,
 bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const PointwiseGroup& p,
                         const std::vector<Node>& nodes, const std::vector<Value>& values,
                         const kl::Target& target);
+/// Makes the nll_loss node `nll`, which alone reads the log_softmax of `g` (over the class dim,
+/// its value held nowhere), part of `g`: cross-entropy's forward as one row kernel that never
+/// writes the log-probabilities. Per row it reduces the online-softmax pair (max, sum of exp),
+/// the logit of the target class and its weight (sums of select(class == target, ., 0): exact),
+/// and writes the row's loss and weight; `launch_row_loss` adds the rows up (mean, sum) or
+/// copies them (none). False (and `g` unchanged) when it does not fit.
+bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
+                    const std::vector<Value>& values, const kl::Target& target);
+/// Makes the row group `b` (the next step after `a`) part of `a`: two plain reductions (sum,
+/// mean, amax, amin; not split) over the same shape and dims, `b` reading nothing `a` writes,
+/// become one kernel with two combiners. False (and `a` unchanged) when they do not fit.
+bool build_row_sibling(RowGroup& a, const RowGroup& b, const std::vector<Node>& nodes,
+                       const std::vector<Value>& values, const kl::Target& target);
+/// Host devices only (merge_losses makes such groups only there).
+void launch_row_loss(const RowGroup& g, const std::vector<Node>& nodes,
+                     const std::vector<Tensor>& vals, Executor& exec, Device place);
 /// Runs the compiled group (`vals`: every stored value's tensor; the stores' are allocated).
 void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
                 Executor& exec, Device place);

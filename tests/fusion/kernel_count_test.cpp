@@ -61,12 +61,35 @@ TEST(KernelCount, MlpTrainingStepWithAdamW) {
   // epilogue: one kernel);
   // two ReLU backwards (2 ops each) and the three bias gradients (row sums); one multi-tensor
   // AdamW kernel over all six parameters (20 ops each: its decay, both moments, the step, and
-  // the four in-place stores).
-  EXPECT_EQ(c.kernels, 9);
-  EXPECT_EQ(c.fused_ops, 141);
-  // The 8 matrix products (3 forward, 5 backward: the tape keeps each ReLU's input, so none is an
-  // epilogue) are library calls; 2 more queued ops no kernel covers.
-  EXPECT_EQ(c.eager_ops, 10);
+  // the four in-place stores); the two hidden layers' products with their ReLUs as epilogues
+  // (2 ops each: the whole step is one queue now that nll_loss queues too, and the tape keeps
+  // the ReLUs' outputs, not the products).
+  EXPECT_EQ(c.kernels, 11);
+  EXPECT_EQ(c.fused_ops, 145);
+  // The other 6 matrix products (1 forward, 5 backward) are library calls; nll_loss runs on its
+  // own (the tape keeps log_softmax's output, so it is no loss kernel), as does 1 more op.
+  EXPECT_EQ(c.eager_ops, 7);
+}
+
+TEST(KernelCount, MlpEvaluationLoss) {
+  WaitForKernels wait;
+  manual_seed(0);
+  Mlp net;
+  net.to(Device::cpu());
+  Tensor x = randn({128, 784}, {.device = Device::cpu()});
+  Tensor y = randint(0, 10, {128}, {.dtype = kI64, .device = Device::cpu()});
+  float loss = 0;
+  const Counts c = count([&] {
+    NoGradGuard no_grad;  // parameters that require grad would keep the log-probabilities
+    loss = nn::functional::cross_entropy(net.forward(x), y).item<float>();
+  });
+  // The two hidden products with their ReLUs as epilogues (2 ops each); the cross-entropy
+  // (log_softmax and nll_loss) is one row kernel that never writes the log-probabilities; the
+  // last product is a library call of its own.
+  EXPECT_EQ(c.kernels, 3);
+  EXPECT_EQ(c.fused_ops, 6);
+  EXPECT_EQ(c.eager_ops, 1);
+  EXPECT_GT(loss, 0);
 }
 
 TEST(KernelCount, TransformerBlockForward) {

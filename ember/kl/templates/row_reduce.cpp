@@ -53,7 +53,7 @@ bool row_param(const RowReduceKey& key, size_t k) {
 
 class RowEmitter {
  public:
-  RowEmitter(Builder& kb, const RowReduceKey& key, const RowPrologue& pro, const RowEpilogue& epi)
+  RowEmitter(Builder& kb, const RowReduceKey& key, const RowPrologueAt& pro, const RowEpilogue& epi)
       : kb_(kb), key_(key), pro_(pro), epi_(epi) {}
 
   void build() {
@@ -98,8 +98,8 @@ class RowEmitter {
     for (size_t k = 0; k < n; ++k) v.push_back(load(k, base[k], j, lanes, across));
     return v;
   }
-  std::vector<Expr> prologue(std::span<const Expr> in) {
-    std::vector<Expr> v = pro_(in, scalars_);
+  std::vector<Expr> prologue(std::span<const Expr> in, const Expr& pos) {
+    std::vector<Expr> v = pro_(in, scalars_, pos);
     if (v.size() != key_.reductions.size())
       ember::detail::throw_value("kl", "row-reduce prologue returned " + std::to_string(v.size()) + " values for " +
                                     std::to_string(key_.reductions.size()) + " reductions");
@@ -110,9 +110,11 @@ class RowEmitter {
   void reduce_range(const std::vector<Expr>& base, std::vector<std::vector<Var>>& states, const Expr& j0,
                     const Expr& j1, int lanes, int64_t step, bool across) {
     for_range(j0, j1, [&](Expr j) {
-      std::vector<Expr> v = prologue(loads(base, j, size_t(key_.prologue_inputs), lanes, across));
       Expr idx = j;
       if (lanes > 1 && !across) idx = broadcast(j, lanes) + iota(DType::I64, lanes);
+      // Across rows every lane is at the same position.
+      const Expr pos = lanes > 1 && across ? broadcast(j, lanes) : idx;
+      std::vector<Expr> v = prologue(loads(base, j, size_t(key_.prologue_inputs), lanes, across), pos);
       for (size_t r = 0; r < states.size(); ++r) {
         State s;
         for (const Var& x : states[r]) s.push_back(x.get());
@@ -315,7 +317,7 @@ class RowEmitter {
 
   Builder& kb_;
   const RowReduceKey& key_;
-  const RowPrologue& pro_;
+  const RowPrologueAt& pro_;
   const RowEpilogue& epi_;
   std::vector<Expr> scalars_, outer_;
   Expr row_;
@@ -437,6 +439,14 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
 
 Kernel row_reduce_kernel(const std::string& name, const RowReduceKey& key, const RowPrologue& prologue,
                          const RowEpilogue& epilogue) {
+  return row_reduce_kernel_at(
+      name, key,
+      [&](std::span<const Expr> in, std::span<const Expr> sc, const Expr&) { return prologue(in, sc); },
+      epilogue);
+}
+
+Kernel row_reduce_kernel_at(const std::string& name, const RowReduceKey& key, const RowPrologueAt& prologue,
+                            const RowEpilogue& epilogue) {
   if (key.mode == Mode::Col && key.outer_rank == 0)
     ember::detail::throw_value("kl", "row-reduce: Col mode needs an outer dim");
   Builder kb(name);

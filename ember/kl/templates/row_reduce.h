@@ -82,6 +82,13 @@ using RowEpilogue = std::function<std::vector<Expr>(std::span<const Expr> reduce
                                                     std::span<const Expr> scalars)>;
 Kernel row_reduce_kernel(const std::string& name, const RowReduceKey& key, const RowPrologue& prologue,
                          const RowEpilogue& epilogue);
+/// A prologue that also sees the element's position along the row (I64, as many lanes as the
+/// loaded values): a gather of one element per row, e.g. a loss's target class, is a Sum of
+/// select(pos == index, x, 0), exact since every other term is zero.
+using RowPrologueAt = std::function<std::vector<Expr>(std::span<const Expr> in, std::span<const Expr> scalars,
+                                                      const Expr& pos)>;
+Kernel row_reduce_kernel_at(const std::string& name, const RowReduceKey& key, const RowPrologueAt& prologue,
+                            const RowEpilogue& epilogue);
 
 /// Buffers (inputs then outputs), scalars, then outer extents, row length and the strides the
 /// key did not specialise.
