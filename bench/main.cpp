@@ -1,4 +1,5 @@
-// Runs every registered workload (or those whose name contains the filter argument) and prints
+// Runs every registered workload (or those whose name contains the filter argument, or one of its
+// '|'-separated alternatives: "gemm|softmax") and prints
 // the median time per call, one line each with the device it ran on, plus JSON to
 // $OUT/ember_cpu.json (or /tmp). Usage: ember_bench [--device flex|cpu|cpu_eager|cuda|cuda_eager] [FILTER]
 // Rows marked `gpu` (bench/gpu.cpp: the rows of ../shared/peers/torch_gpu.py) run only on cuda.
@@ -60,6 +61,18 @@ double now_ms(bool cpu_clock) {
       .count();
 }
 
+// Whether `name` contains `filter` or one of its '|'-separated alternatives.
+bool matches(const std::string& name, const std::string& filter) {
+  size_t start = 0;
+  while (true) {
+    const size_t bar = filter.find('|', start);
+    const std::string alt = filter.substr(start, bar == std::string::npos ? bar : bar - start);
+    if (!alt.empty() && name.find(alt) != std::string::npos) return true;
+    if (bar == std::string::npos) return false;
+    start = bar + 1;
+  }
+}
+
 void print_ops(int iters) {
   auto stats = ember::profile::op_stats();
   for (size_t i = 0; i < stats.size() && i < 16; ++i)
@@ -97,13 +110,18 @@ int main(int argc, char** argv) {
   js << "{";
   bool first = true;
   for (auto& w : workloads()) {
-    if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
+    if (!filter.empty() && !matches(w.name, filter)) continue;
     if (w.on_request && w.name != filter) continue;
     if (w.gpu && dev.backend() != ember::Backend::Cuda) continue;
     auto body = w.setup();
     // A lazy device queues the row's ops; each call is timed until its work has run.
     auto run = [&] {
-      for (int r = 0; r < w.reps; ++r) body();
+      // Each call's queued work is launched before the next call is recorded, so a lazy device
+      // neither fuses nor deduplicates the repeated calls of one sample.
+      for (int r = 0; r < w.reps; ++r) {
+        body();
+        ember::flush(dev);
+      }
       ember::synchronize(dev);
       kept().clear();
     };

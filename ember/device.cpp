@@ -168,6 +168,10 @@ void synchronize(Device d) {
   detail::raise_deferred_errors(d);
 }
 
+void flush(Device d) {
+  for (Layer* l : d.layers()) l->sync(d);
+}
+
 std::span<Layer* const> Device::layers() const {
   if (stack_ == 0) return {};
   const std::vector<Layer*>* r = stacks().published[stack_].load(std::memory_order_acquire);

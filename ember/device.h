@@ -80,6 +80,10 @@ int device_count(Backend b);
 /// finish. Errors that kernels reported since the last sync (an index out of range found while a
 /// fused kernel ran) are thrown here, naming the op.
 void synchronize(Device d);
+/// Runs the work a lazy device has queued (its fused kernels are launched) without waiting for
+/// an asynchronous device to finish it; a no-op on eager devices. Errors of data-dependent
+/// checks surface at the next synchronize().
+void flush(Device d);
 
 /// The device creation ops use when none is given (flex unless set).
 Device default_device();

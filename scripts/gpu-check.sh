@@ -3,7 +3,8 @@
 # scripts/gpu-bundle.sh, a .tgz), runs the cuda tests, then ember's GPU benchmark beside PyTorch's
 # ../shared/peers/torch_gpu.py in the same run, and prints the side-by-side table last.
 #   scripts/gpu-check.sh [BUNDLE.tgz]
-# Environment: GPU_CHECK_TESTS (gtest filter, default the cuda tests), GPU_CHECK_BENCH=0 skips
+# Environment: GPU_CHECK_TESTS (gtest filter, default the cuda tests), GPU_CHECK_FILTER (bench rows,
+# '|'-separated; default the rows of the table), GPU_CHECK_BENCH=0 skips
 # the benchmarks, GPU_CHECK_PEER=0 skips the peer, OUT (logs and JSON; default /tmp/gpu-check).
 set -uo pipefail
 bundle=""
@@ -33,7 +34,8 @@ rc=$?; [ $rc -ne 0 ] && status=1
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|tests? ran" "$out/tests.log" | tail -40
 if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
   echo "== ember benchmark (cuda)"
-  OUT="$out" "$bench" --device cuda "${GPU_CHECK_FILTER:-}" 2>&1 | tee "$out/bench_cuda.log"
+  rows="${GPU_CHECK_FILTER:-gemm_|copy_1GiB|elementwise_chain_64M|softmax_8192|layernorm_8192|sum_rows_8192|conv3x3_64c_56_b64|mlp_train_step_b128|tiny_add_dispatch}"
+  OUT="$out" "$bench" --device cuda "$rows" 2>&1 | tee "$out/bench_cuda.log"
   cp "$out/ember_cpu.json" "$out/ember_cuda.json" 2>/dev/null || true
   OUT="$out" "$bench" --device cuda_eager tiny_add_dispatch 2>&1 | tee "$out/bench_cuda_eager.log"
   cp "$out/ember_cpu.json" "$out/ember_cuda_eager.json" 2>/dev/null || true
