@@ -8,7 +8,10 @@ import json, os, sys
 d = sys.argv[1]
 def load(name):
     p = os.path.join(d, name)
-    return json.load(open(p)) if os.path.exists(p) else {}
+    try:
+        return json.load(open(p))
+    except (OSError, ValueError):  # missing, or cut short by a crash
+        return {}
 ours, eager, peer = load("ember_cuda.json"), load("ember_cuda_eager.json"), load("torch_gpu.json")
 # row: (peer eager row, peer compiled row, target kind, target value)
 rows = {

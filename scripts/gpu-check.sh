@@ -41,7 +41,7 @@ if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
   cp "$out/ember_cpu.json" "$out/ember_cuda_eager.json" 2>/dev/null || true
   if [ "${GPU_CHECK_PEER:-1}" != 0 ] && [ -f "$peer" ]; then
     echo "== peer: torch_gpu.py"
-    OUT="$out" python3 "$peer" >"$out/peer.log" 2>&1 || { status=1; tail -5 "$out/peer.log"; }
+    OUT="$out" timeout 330 python3 "$peer" >"$out/peer.log" 2>&1 || { status=1; tail -5 "$out/peer.log"; }
   fi
   python3 "$table" "$out"
 fi
