@@ -23,8 +23,13 @@ build() {
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang libclang-rt-14-dev
   fi
   [ -f build-fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
-  cmake --build build-fuzz -j "$(nproc)" --target fuzz_make_corpus \
-    $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+  mkdir -p build-fuzz
+  if ! cmake --build build-fuzz -j "$(nproc)" --target fuzz_make_corpus \
+      $(printf 'fuzz_%s ' "${targets[@]}") >build-fuzz/build.log 2>&1; then
+    grep -E -A12 '^FAILED|error:' build-fuzz/build.log | head -n 60
+    echo "fuzz build FAILED (log: build-fuzz/build.log)" >&2
+    exit 1
+  fi
 }
 
 case "$1" in
