@@ -28,27 +28,36 @@ LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" build/_downstream/pc_demo
 # -fno-sanitize-recover, the library itself instrumented, plus libFuzzer's coverage): tests under
 # the sanitizers with leak detection on, then every fuzz target for a bounded time on its
 # committed corpus. One instrumented build serves both stages (a second instrumented library
-# would cost a 2-core machine another ~8 minutes). By default the tests are a subset,
-# ember_sanitize_tests: the hostile-input, store, data, optim, train and core tensor tests (see
-# tests/CMakeLists.txt); docs/errors.md, "Sanitizers and fuzzing", has what each choice costs.
-# EMBER_SANITIZE_CI=all runs the whole suite under the sanitizers instead, =0 skips both stages;
-# EMBER_FUZZ_SECONDS sets the time per target (default 10, at most 60). Each stage prints its time.
-EMBER_SANITIZE_CI=${EMBER_SANITIZE_CI:-1}
+# would cost a 2-core machine another ~8 minutes). By default the tests are the whole unit suite
+# (ctest's `unit`: every test but the PyTorch goldens, the JIT process tests and cuda);
+# docs/errors.md, "Sanitizers and fuzzing", has what each choice costs.
+# EMBER_SANITIZE_CI=subset runs only ember_sanitize_tests (the hostile-input, store, data, optim,
+# train and core tensor tests), =all the whole suite with goldens and the guide's examples, =0
+# skips both stages; EMBER_FUZZ_SECONDS sets the time per target (default 10, at most 60). Each
+# stage prints its time.
+EMBER_SANITIZE_CI=${EMBER_SANITIZE_CI:-unit}
+[ "$EMBER_SANITIZE_CI" = 1 ] && EMBER_SANITIZE_CI=unit
 if [ "$EMBER_SANITIZE_CI" != 0 ]; then
   t0=$SECONDS
   echo "== sanitizers: build (build-fuzz: clang, ASan + UBSan, the library instrumented)"
   scripts/fuzz.sh --build
-  if [ "$EMBER_SANITIZE_CI" = all ]; then what=all; else what=ember_sanitize_tests; fi
+  case "$EMBER_SANITIZE_CI" in
+    all) what=all ;;
+    subset) what=ember_sanitize_tests ;;
+    unit) what=ember_tests ;;
+    *) echo "EMBER_SANITIZE_CI=$EMBER_SANITIZE_CI: expected unit, subset, all or 0" >&2; exit 2 ;;
+  esac
   cmake --build build-fuzz -j "$jobs" --target "$what"
   echo "   built in $((SECONDS - t0)) s"
   t1=$SECONDS
-  if [ "$what" = all ]; then
-    echo "== sanitizers: the whole suite under ASan + UBSan"
-    scripts/sanitize_tests.sh build-fuzz all
-  else
-    echo "== sanitizers: hostile, store, data, optim, train and core tests under ASan + UBSan"
-    scripts/sanitize_tests.sh build-fuzz
-  fi
+  case "$EMBER_SANITIZE_CI" in
+    all) echo "== sanitizers: the whole suite under ASan + UBSan"
+         scripts/sanitize_tests.sh build-fuzz all ;;
+    subset) echo "== sanitizers: hostile, store, data, optim, train and core tests under ASan + UBSan"
+            scripts/sanitize_tests.sh build-fuzz ;;
+    unit) echo "== sanitizers: the unit suite under ASan + UBSan"
+          scripts/sanitize_tests.sh build-fuzz unit ;;
+  esac
   echo "   ran in $((SECONDS - t1)) s"
   secs=${EMBER_FUZZ_SECONDS:-10}
   [ "$secs" -le 60 ] || secs=60
