@@ -17,6 +17,7 @@ void add_index_ops(OpTable& t);
 void add_reduce_ops(OpTable& t);
 void add_nn_ops(OpTable& t);
 void add_loss_ops(OpTable& t);
+void add_quant_ops(OpTable& t);
 
 /// Throws NotImplementedError "[onnx] <node>: <msg>".
 [[noreturn]] void unsupported(const Node& n, const std::string& msg);

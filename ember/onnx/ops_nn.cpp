@@ -31,6 +31,13 @@ TensorList gemm(const OpArgs& a) {
 struct Geometry {
   std::vector<int64_t> kernel, strides, dilations, begin, end;
   bool symmetric() const { return begin == end; }
+  // ember's pools take at most half the kernel as padding; more is padded explicitly.
+  bool pool_pads_fit() const {
+    if (!symmetric()) return false;
+    for (size_t k = 0; k < begin.size(); ++k)
+      if (2 * begin[k] > kernel[k]) return false;
+    return true;
+  }
 };
 
 Geometry geometry(const Node& n, const Tensor& x, std::vector<int64_t> kernel) {
@@ -164,24 +171,26 @@ TensorList max_pool(const OpArgs& a) {
   bool want_indices = a.node.out.size() > 1 && a.node.out[1] >= 0;
   if (a.node.i("storage_order", 0) && want_indices) unsupported(a.node, "storage_order 1");
   PoolOptions o = pool_options(g, ceil_mode);
-  if (!g.symmetric()) {
-    if (want_indices) unsupported(a.node, "indices with asymmetric pads");
+  DType dtype = x.dtype();
+  if (!is_floating(dtype)) x = x.to(kF64);
+  if (!g.pool_pads_fit()) {
+    if (want_indices) unsupported(a.node, "indices with asymmetric pads or pads over half the kernel");
     x = pad_spatial(x, g.begin, g.end, -std::numeric_limits<double>::infinity());
     o.padding = Shape(g.begin.size(), 0);
   }
   if (x.dim() == 3) {
-    if (!want_indices) return {max_pool1d(x, o)};
+    if (!want_indices) return {max_pool1d(x, o).to(dtype)};
     auto [v, i] = max_pool1d_with_indices(x, o);
-    return {v, add(i, mul(arange(x.size(0) * x.size(1), {.dtype = kI64, .device = x.device()})
+    return {v.to(dtype), add(i, mul(arange(x.size(0) * x.size(1), {.dtype = kI64, .device = x.device()})
                               .reshape({x.size(0), x.size(1), 1}), x.size(2)))};
   }
   if (x.dim() == 4) {
-    if (!want_indices) return {max_pool2d(x, o)};
+    if (!want_indices) return {max_pool2d(x, o).to(dtype)};
     // ember's indices count within each [H, W] plane; ONNX's within the whole tensor.
     auto [v, i] = max_pool2d_with_indices(x, o);
     Tensor plane = arange(x.size(0) * x.size(1), {.dtype = kI64, .device = x.device()})
                        .reshape({x.size(0), x.size(1), 1, 1});
-    return {v, add(i, mul(plane, x.size(2) * x.size(3)))};
+    return {v.to(dtype), add(i, mul(plane, x.size(2) * x.size(3)))};
   }
   unsupported(a.node, std::to_string(x.dim() - 2) + "-d max pooling");
 }
@@ -195,7 +204,7 @@ TensorList avg_pool(const OpArgs& a) {
   PoolOptions o = pool_options(g, a.node.i("ceil_mode", 0) != 0);
   o.count_include_pad = include_pad;
   auto pool = [&](const Tensor& t) { return t.dim() == 3 ? avg_pool1d(t, o) : avg_pool2d(t, o); };
-  if (g.symmetric()) return {pool(x)};
+  if (g.pool_pads_fit()) return {pool(x)};
   // Asymmetric pads: pool the zero-padded input, and divide by the pooled mask of real cells
   // unless padding counts.
   Tensor xp = pad_spatial(x, g.begin, g.end, 0.0);
@@ -224,9 +233,22 @@ Tensor per_channel(const Tensor& v, const Tensor& x) {
 }
 
 TensorList batch_norm_op(const OpArgs& a) {
-  if (a.node.i("training_mode", 0)) unsupported(a.node, "training_mode 1");
   const Tensor& x = a[0];
   double eps = a.node.f("epsilon", 1e-5);
+  if (a.node.i("training_mode", 0)) {
+    // Normalise with the batch's statistics; the running ones move by `momentum`.
+    double momentum = a.node.f("momentum", 0.9);
+    Shape dims;
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (d != 1) dims.push_back(d);
+    Tensor m = mean(x, dims), v = var(x, dims, 0.0);
+    Tensor y = add(mul(mul(sub(x, per_channel(m, x)), rsqrt(add(per_channel(v, x), eps))),
+                       per_channel(a[1], x)),
+                   per_channel(a[2], x));
+    Tensor rm = add(mul(a[3], momentum), mul(m, 1 - momentum));
+    Tensor rv = add(mul(a[4], momentum), mul(v, 1 - momentum));
+    return {y, rm, rv};
+  }
   Tensor inv = rsqrt(add(per_channel(a[4], x), eps));
   Tensor y = add(mul(mul(sub(x, per_channel(a[3], x)), inv), per_channel(a[1], x)),
                  per_channel(a[2], x));
@@ -312,6 +334,22 @@ TensorList mvn(const OpArgs& a) {
   return {div(d, add(sqrt(v), 1e-9))};
 }
 
+// Upsample (opsets 7-9), nearest: out[i] = x[floor(i / scale)] on each dim, out = floor(in * scale).
+TensorList upsample(const OpArgs& a) {
+  Tensor x = a[0];
+  if (a.node.s("mode", "nearest") != "nearest") unsupported(a.node, "modes other than nearest");
+  std::vector<double> scales = a.node.opset >= 9 ? host_doubles(a[1]) : a.node.floats("scales");
+  if (int64_t(scales.size()) != x.dim()) invalid(a.node, "one scale per dim is needed");
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (scales[size_t(d)] == 1.0) continue;
+    int64_t in = x.size(d), out = int64_t(std::floor(double(in) * scales[size_t(d)]));
+    Tensor i = arange(out, {.dtype = kF64, .device = x.device()});
+    Tensor src = clamp(floor(div(i, scales[size_t(d)])), Scalar(0.0), Scalar(double(in - 1))).to(kI64);
+    x = index_select(x, d, src);
+  }
+  return {x};
+}
+
 }  // namespace
 
 Tensor flatten_op_2d(const Tensor& x, int64_t axis) {
@@ -337,6 +375,7 @@ void add_nn_ops(OpTable& t) {
   t["Hardmax"] = softmax_like<&hardmax_2d>;
   t["Dropout"] = dropout;
   t["LRN"] = lrn;
+  t["Upsample"] = upsample;
   t["MeanVarianceNormalization"] = mvn;
 }
 

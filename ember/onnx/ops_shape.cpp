@@ -297,9 +297,49 @@ TensorList eye_like(const OpArgs& a) {
   return {eq(add(r, k), c).to(d)};
 }
 
+// Hann, Hamming and Blackman windows: sums of cosines of 2*pi*n/N (N = size when periodic, else
+// size - 1), computed in float64.
+template <int kKind>
+TensorList window(const OpArgs& a) {
+  int64_t n = host_ints(a[0])[0];
+  auto d = dtype_of(int32_t(a.node.i("output_datatype", 1)));
+  if (!d) unsupported(a.node, "output_datatype");
+  double den = a.node.i("periodic", 1) ? double(n) : double(n - 1);
+  Tensor i = arange(n, {.dtype = kF64, .device = a.device});
+  Tensor c1 = cos(mul(i, 2 * M_PI / den)), c2 = cos(mul(i, 4 * M_PI / den));
+  Tensor w;
+  if (kKind == 0) w = sub(0.5, mul(c1, 0.5));
+  else if (kKind == 1) w = sub(25.0 / 46.0, mul(c1, 21.0 / 46.0));
+  else w = add(sub(0.42, mul(c1, 0.5)), mul(c2, 0.08));
+  return {w.to(*d)};
+}
+
+// ReverseSequence: along time_axis, the first len[b] steps of each batch entry reversed, as a
+// gather with per-entry indices.
+TensorList reverse_sequence(const OpArgs& a) {
+  const Tensor& x = a[0];
+  int64_t bax = a.node.i("batch_axis", 1), tax = a.node.i("time_axis", 0);
+  int64_t T = x.size(tax), B = x.size(bax);
+  Tensor t = arange(T, {.dtype = kI64, .device = x.device()});
+  Tensor len = a[1].to(kI64);
+  // idx[t, b] (time first), then laid out as x's (time, batch) axes.
+  Tensor tt = t.unsqueeze(1), ll = len.reshape({1, B});
+  Tensor idx = where(lt(tt, ll), sub(sub(ll, int64_t(1)), tt), tt);
+  if (tax > bax) idx = idx.t();
+  std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
+  shape[size_t(tax)] = T;
+  shape[size_t(bax)] = B;
+  idx = idx.contiguous().reshape(to_shape(shape)).expand(x.shape()).contiguous();
+  return {gather(x, tax, idx)};
+}
+
 }  // namespace
 
 void add_shape_ops(OpTable& t) {
+  t["HannWindow"] = window<0>;
+  t["HammingWindow"] = window<1>;
+  t["BlackmanWindow"] = window<2>;
+  t["ReverseSequence"] = reverse_sequence;
   t["Reshape"] = reshape_op;
   t["Shape"] = shape_op;
   t["Size"] = size_op;
