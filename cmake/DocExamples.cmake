@@ -38,6 +38,9 @@ function(ember_doc_examples)
             configure_file(${CMAKE_CURRENT_BINARY_DIR}/${name}.cpp.in ${CMAKE_CURRENT_BINARY_DIR}/${name}.cpp COPYONLY)
             add_executable(${name} ${CMAKE_CURRENT_BINARY_DIR}/${name}.cpp)
             target_link_libraries(${name} PRIVATE ember::ember)
+            if(block MATCHES "ember/onnx.h")
+              target_link_libraries(${name} PRIVATE ember::onnx)
+            endif()
             set(pending ${name})
             # Each example runs in its own directory (examples write files), and its run and
             # its output check never run at the same time.

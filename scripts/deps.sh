@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev
       libbenchmark-dev nlohmann-json3-dev dataset-fashion-mnist zlib1g-dev libdnnl-dev
-      clang libclang-rt-14-dev)  # clang + libFuzzer: the sanitizer and fuzzing build
+      clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build
+      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx)  # ember::onnx
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

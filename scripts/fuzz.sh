@@ -12,7 +12,7 @@
 # written to build-fuzz/findings/ and the script exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(safetensors safetensors_header safetensors_load idx csv state checkpoint metric_log)
+targets=(safetensors safetensors_header safetensors_load idx csv state checkpoint metric_log onnx)
 usage() { sed -n '2,13p' "$0"; exit 2; }
 [ $# -ge 1 ] || usage
 
@@ -53,6 +53,15 @@ status=0
 for t in "${run[@]}"; do
   work=build-fuzz/corpus/$t
   mkdir -p "$work"
+  seeds=("tests/fuzz/corpus/$t")
+  # The ONNX loader's seeds are the official node models (not copied into the repository).
+  if [ "$t" = onnx ]; then
+    seeds=(build-fuzz/seeds/onnx)
+    mkdir -p "${seeds[0]}"
+    for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
+      [ -f "$m" ] && cp -n "$m" "${seeds[0]}/$(basename "$(dirname "$m")").onnx"
+    done
+  fi
   flags=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -malloc_limit_mb=2048
          -max_len=65536 -dict="tests/fuzz/dict/$t.dict" -artifact_prefix="build-fuzz/findings/$t-"
          -print_final_stats=1)
@@ -67,7 +76,7 @@ for t in "${run[@]}"; do
   # cannot serve returns null (allocator_may_return_null), which ember must turn into its error.
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
       LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
-      "build-fuzz/tests/fuzz/fuzz_$t" "${flags[@]}" "${extra[@]}" "$work" "tests/fuzz/corpus/$t" \
+      "build-fuzz/tests/fuzz/fuzz_$t" "${flags[@]}" "${extra[@]}" "$work" "${seeds[@]}" \
       >"$log" 2>&1; then
     grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|Done [0-9]+ runs" "$log" | tr '\n' ' '
     echo

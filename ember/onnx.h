@@ -1,0 +1,73 @@
+#pragma once
+// ONNX models in ember (library ember::onnx, built when libonnx-dev is found): load a model
+// file (ONNX's own protobuf classes and checker read it), then run it as a graph of ember ops on
+// any device. Every ONNX or protobuf header stays inside the library.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/error.h"
+#include "ember/tensor.h"
+
+namespace ember::onnx {
+
+/// A file that is not a valid ONNX model: unparsable or truncated bytes, the checker's verdict,
+/// a tensor whose bytes do not match its shape, external data outside its file.
+class ModelError : public ValueError { using ValueError::ValueError; };
+/// A model file (or its external data) that cannot be read.
+class IOError : public Error { using Error::Error; };
+/// A model using op types ember cannot run; the one message lists every such type with its node
+/// count and the first node's name.
+class UnsupportedError : public NotImplementedError { using NotImplementedError::NotImplementedError; };
+
+/// A graph input or output as the model declares it (dims < 0 are symbolic or unknown).
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  bool known_dtype = false;  // false: a type ember has no dtype for, or none given
+  std::vector<int64_t> dims;
+  bool known_rank = false;
+  std::vector<std::string> dim_names;  // symbolic dims ("batch"), "" where fixed or unnamed
+};
+
+class Model {
+ public:
+  struct Impl;
+  Model() = default;
+  explicit Model(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+  /// Runs the graph on the inputs' device (all inputs share one). Every input without an
+  /// initializer default must be given; returns every graph output by name.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs) const;
+  /// Positional form: inputs in the order of inputs(), outputs in the order of outputs().
+  TensorList run(const TensorList& inputs) const;
+
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+  /// The opset version imported for a domain ("" is the default ai.onnx domain); 0 if none.
+  int64_t opset(const std::string& domain = "") const;
+  int64_t ir_version() const;
+  std::string producer() const;
+  /// metadata_props of the model.
+  const std::map<std::string, std::string>& metadata() const;
+  /// Nodes left to run after constant folding at load.
+  size_t num_nodes() const;
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// Reads, checks and prepares `path`; external data is read relative to the model's folder.
+Model load(const std::string& path);
+/// As load, from the bytes of a model (external data is refused: it has no folder).
+Model load_bytes(const std::string& bytes, const std::string& name = "<bytes>");
+/// The op types a model file's main graph uses (sorted, unique; "domain.Op" outside the
+/// default domain), read without checking or preparing the model.
+std::vector<std::string> list_op_types(const std::string& path);
+/// A tensor from a serialized ONNX TensorProto (the .pb files of ONNX's test data).
+Tensor load_tensor(const std::string& path);
+Tensor load_tensor_bytes(const std::string& bytes, const std::string& name = "<bytes>");
+
+}  // namespace ember::onnx
