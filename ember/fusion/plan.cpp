@@ -709,14 +709,10 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     build_pointwise(g, nodes, values, target);
     built[gi] = 1;
   }
-  // Row epilogues, loss kernels, sibling reductions and multi-tensor steps run on host devices
-  // only for now: their GPU forms are not yet verified on a GPU.
-  if (backend_for(place.backend())->is_host()) {
-    merge_epilogues(*plan, built, readers, nodes, values, target);
-    merge_losses(*plan, readers, nodes, values, target);
-    merge_siblings(*plan, nodes, values, target);
-    merge_multi(*plan, built, nodes, values, target);
-  }
+  merge_epilogues(*plan, built, readers, nodes, values, target);
+  merge_losses(*plan, readers, nodes, values, target);
+  merge_siblings(*plan, nodes, values, target);
+  merge_multi(*plan, built, nodes, values, target);
   std::vector<Compiled*> todo;
   for (const Step& st : plan->steps)
     if (st.group >= 0 && built[size_t(st.group)]) todo.push_back(&plan->groups[size_t(st.group)]->code);
