@@ -709,19 +709,17 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     build_pointwise(g, nodes, values, target);
     built[gi] = 1;
   }
-  // Row epilogues, loss kernels, sibling reductions and multi-tensor steps run on host devices
-  // only for now: their GPU forms are not yet verified on a GPU (and the loss kernel checks
-  // targets and adds its rows up on the host).
-  if (backend_for(place.backend())->is_host()) {
-    merge_epilogues(*plan, built, readers, nodes, values, target);
-    merge_losses(*plan, readers, nodes, values, target);
-    merge_siblings(*plan, nodes, values, target);
-    merge_multi(*plan, built, nodes, values, target);
-  }
+  merge_epilogues(*plan, built, readers, nodes, values, target);
+  merge_losses(*plan, readers, nodes, values, target);
+  merge_siblings(*plan, nodes, values, target);
+  merge_multi(*plan, built, nodes, values, target);
   std::vector<Compiled*> todo;
   for (const Step& st : plan->steps)
     if (st.group >= 0 && built[size_t(st.group)]) todo.push_back(&plan->groups[size_t(st.group)]->code);
-  for (auto& r : plan->rows) todo.push_back(&r->code);
+  for (auto& r : plan->rows) {
+    todo.push_back(&r->code);
+    if (r->loss) todo.push_back(&r->finish);
+  }
   for (auto& m : plan->multis) todo.push_back(&m->code);
   compile(std::move(todo), exec, place);
   if (debug_level() >= 1) {
@@ -845,16 +843,18 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
                  return true;
                }()) {
       stats_kernel(2);
-    } else if (code && code->ready(wait)) {
+    } else if (code && (st.row >= 0 ? plan->rows[size_t(st.row)]->ready(wait) : code->ready(wait))) {
       for (int32_t v : plan->stores_of(st))
         vals[size_t(v)] = value_tensor(values[size_t(v)], nodes[size_t(values[size_t(v)].node)], b);
       if (st.multi >= 0) {
         const int launches = launch_multi(*plan->multis[size_t(st.multi)], nodes, vals, exec, place);
         for (int k = 0; k < launches; ++k) stats_kernel(k == 0 ? int64_t(ran.size()) : 0);
-      } else {
-        if (st.group >= 0) launch_pointwise(*plan->groups[size_t(st.group)], nodes, vals, exec, place);
-        else launch_row(*plan->rows[size_t(st.row)], nodes, vals, exec, place);
+      } else if (st.group >= 0) {
+        launch_pointwise(*plan->groups[size_t(st.group)], nodes, vals, exec, place);
         stats_kernel(int64_t(ran.size()));
+      } else {
+        const int launches = launch_row(*plan->rows[size_t(st.row)], nodes, vals, exec, place);
+        for (int k = 0; k < launches; ++k) stats_kernel(k == 0 ? int64_t(ran.size()) : 0);
       }
     } else {  // eager, or still compiling (or no compiler): the nodes run one by one meanwhile
       for (int32_t ni : ran) run_eager(nodes[size_t(ni)], values, vals, b);

@@ -220,9 +220,12 @@ bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Va
   return true;
 }
 
-void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
-                Executor& exec, Device place) {
-  if (g.loss) return launch_row_loss(g, nodes, vals, exec, place);
+int launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
+               Executor& exec, Device place) {
+  if (g.loss) {
+    launch_row_loss(g, nodes, vals, exec, place);
+    return 2;
+  }
   const Node& t = nodes[size_t(g.tail)];
   std::vector<const void*> bufs;
   g.ops.buffers(nodes, vals, bufs);
@@ -246,6 +249,7 @@ void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::ve
                                     : sum(partial);
     exec.copy(place, dst.impl()->data(), r.impl()->data(), itemsize(r.dtype()));
   }
+  return 1;
 }
 
 }  // namespace ember::fusion

@@ -133,6 +133,32 @@ TEST(KlCudaRender, RowReduceGpuFormsCompile) {
   EXPECT_NE(src.find("__launch_bounds__(256)"), std::string::npos);
 }
 
+// A loss's row kernel: a per-row target beside the row, and a status word the prologue fails
+// (a target out of range), in the GPU Row and Col forms.
+TEST(KlCudaRender, RowReduceWithAStatusWordCompiles) {
+  std::vector<Kernel> ks;
+  for (const bool col : {false, true}) {
+    const std::vector<int64_t> shape = col ? std::vector<int64_t>{6, 10, 7} : std::vector<int64_t>{64, 10};
+    const std::vector<std::vector<int64_t>> st =
+        col ? std::vector<std::vector<int64_t>>{{70, 7, 1}, {7, 0, 1}, {7, 0, 1}}
+            : std::vector<std::vector<int64_t>>{{10, 1}, {1, 0}, {1, 0}};
+    RowLayout l = row_layout(shape, st, std::vector<int64_t>{1});
+    RowReduceKey key = row_reduce_key(l, {kF32, kI64}, 2, {{Combiner::Softmax, kF32}, {Combiner::Sum, kF32}},
+                                      {kF32}, false, {kI64}, gpu());
+    key.status = true;
+    ks.push_back(row_reduce_kernel_at(
+        "loss", key,
+        [](auto in, auto s, const Expr& pos) {
+          const Expr x = in[0], cls = cast(in[1], kI64);
+          return std::vector<Expr>{x, select(pos == cls, x, lit(x, 0)), cls >= s[0] || cls < lit(cls, 0), cls};
+        },
+        [](auto r, auto, auto) { return std::vector<Expr>{r[2] - r[0] - log(r[1])}; }));
+    EXPECT_NE(ks.back().spec.find("status"), std::string::npos);
+  }
+  const std::string src = compile_ok(ks);
+  EXPECT_NE(src.find("*(volatile long long*)"), std::string::npos) << src;
+}
+
 TEST(KlCudaRender, ScanIndexAndMultiTensorCompile) {
   std::vector<Kernel> ks;
   for (ScanOp op : {ScanOp::Sum, ScanOp::Max}) {

@@ -11,6 +11,7 @@
 
 #include "ember/backends/cuda/cuda_kernels.h"
 #include "ember/backends/cuda/runtime.h"
+#include "ember/backends/cuda/status.h"
 #include "ember/backends/flex/flex.h"
 #include "ember/error.h"
 
@@ -145,6 +146,7 @@ class CudaBackend final : public BackendImpl {
     Stage& last = st.s[(chunks - 1) & 1];
     check(cudaEventSynchronize(last.done), "copy", "device to host");
     std::memcpy(h + prev, last.buf, prev_len);
+    raise_kernel_status(dev);  // a host read is a sync: what kernels reported surfaces here
   }
 
   void copy_from_host_async(Storage& dst, size_t off, const void* src, size_t n,
@@ -206,6 +208,7 @@ class CudaBackend final : public BackendImpl {
     set_device(d.index());
     check(cudaStreamSynchronize(cudaStream_t(stream_handle(nullptr, d.index()))), "synchronize",
           ("work queued on " + d.without_layers().str()).c_str());
+    raise_kernel_status(d.index());
   }
 };
 

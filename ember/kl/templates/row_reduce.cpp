@@ -61,6 +61,7 @@ class RowEmitter {
     for (size_t i = 0; i < nin; ++i) kb_.buffer(key_.inputs[i], Access::Read, "in" + std::to_string(i));
     for (size_t i = 0; i < key_.outputs.size(); ++i)
       kb_.buffer(key_.outputs[i], Access::Write, "out" + std::to_string(i));
+    if (key_.status) status_ = kb_.buffer(DType::I64, Access::ReadWrite, "status");
     for (size_t i = 0; i < key_.scalars.size(); ++i) scalars_.push_back(kb_.scalar(key_.scalars[i]));
     const int r = key_.outer_rank;
     for (int d = 0; d < r; ++d) outer_.push_back(kb_.index("outer" + std::to_string(d)));
@@ -100,9 +101,24 @@ class RowEmitter {
   }
   std::vector<Expr> prologue(std::span<const Expr> in, const Expr& pos) {
     std::vector<Expr> v = pro_(in, scalars_, pos);
-    if (v.size() != key_.reductions.size())
+    const size_t extra = key_.status ? 2 : 0;
+    if (v.size() != key_.reductions.size() + extra)
       ember::detail::throw_value("kl", "row-reduce prologue returned " + std::to_string(v.size()) + " values for " +
-                                    std::to_string(key_.reductions.size()) + " reductions");
+                                    std::to_string(key_.reductions.size()) + " reductions" +
+                                    (extra ? " and a status" : ""));
+    if (extra) {
+      const Expr failed = v[v.size() - 2], detail = v.back();
+      v.resize(v.size() - 2);
+      const int lanes = std::max<int>(failed.lanes(), detail.lanes());
+      for (int l = 0; l < lanes; ++l) {
+        const Expr f = failed.lanes() > 1 ? extract(failed, l) : failed;
+        const Expr d = detail.lanes() > 1 ? extract(detail, l) : detail;
+        if_(f, [&] {
+          kb_.store(status_, Expr(1), cast(d, DType::I64), {}, {}, true);
+          kb_.store(status_, Expr(0), Expr(int64_t(1)), {}, {}, true);
+        });
+      }
+    }
     return v;
   }
 
@@ -319,6 +335,7 @@ class RowEmitter {
   const RowReduceKey& key_;
   const RowPrologueAt& pro_;
   const RowEpilogue& epi_;
+  int status_ = -1;
   std::vector<Expr> scalars_, outer_;
   Expr row_;
   std::vector<std::vector<Expr>> ostride_;
@@ -383,6 +400,7 @@ std::string RowReduceKey::str() const {
     for (size_t i = 0; i < scalars.size(); ++i) s += (i ? " " : "") + type_name({scalars[i], 1});
     s += "]";
   }
+  if (status) s += " status";
   if (gpu) s += " gpu" + (mode == Mode::Row ? " g" + std::to_string(group) + "/" + std::to_string(workgroup) : "");
   return s;
 }
@@ -459,9 +477,9 @@ ArgPack row_reduce_args(const Kernel& k, const RowReduceKey& key, const RowLayou
                         std::span<const void* const> buffers, std::span<const Scalar> scalars) {
   ArgPack a(k);
   const size_t nops = key.inputs.size() + key.outputs.size();
-  if (buffers.size() != nops || scalars.size() != key.scalars.size() || int(l.outer.size()) != key.outer_rank)
+  if (buffers.size() != nops + (key.status ? 1 : 0) || scalars.size() != key.scalars.size() || int(l.outer.size()) != key.outer_rank)
     ember::detail::throw_value("kl", "row_reduce_args: the layout or operands do not match the key " + key.str());
-  for (size_t i = 0; i < nops; ++i) a.buffer(int(i), buffers[i]);
+  for (size_t i = 0; i < buffers.size(); ++i) a.buffer(int(i), buffers[i]);
   for (size_t i = 0; i < scalars.size(); ++i) a.scalar(int(i), scalars[i]);
   int n = 0;
   for (int64_t e : l.outer) a.index(n++, e);
