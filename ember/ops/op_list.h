@@ -60,6 +60,7 @@
   /* convolution */                                                                           \
   X(conv1d, Conv) X(conv2d, Conv) X(conv3d, Conv) X(conv_transpose1d, Conv)                   \
   X(conv_transpose2d, Conv) X(unfold, Conv) X(fold, Conv)                                     \
+  X(conv_input_grad, Conv) X(conv_weight_grad, Conv)                                          \
   /* pooling and resampling */                                                                \
   X(max_pool1d, Pool) X(max_pool2d, Pool) X(avg_pool1d, Pool) X(avg_pool2d, Pool)             \
   X(adaptive_avg_pool1d, Pool) X(adaptive_avg_pool2d, Pool) X(adaptive_max_pool2d, Pool)      \
