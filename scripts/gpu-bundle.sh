@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs a CUDA build of ember for a GPU machine that lacks the build's Debian packages:
 #   scripts/gpu-bundle.sh [BUNDLE.tgz]      (default .gpu/bundle.tgz; build dir: $BUILD or build)
-# The bundle holds the test and benchmark programs, libember, the non-system libraries they
+# The bundle holds the test and benchmark programs, the fashion_mnist example, libember, the non-system libraries they
 # link (oneDNN, ...; never the CUDA driver or toolkit libraries, which the GPU machine has), the
 # goldens and the peer script, gzip'd (the device tool carries at most 64 MiB). On the GPU
 # machine: scripts/gpu-check.sh BUNDLE.tgz.
@@ -11,10 +11,10 @@ tgz="${1:-.gpu/bundle.tgz}"
 out="$(mktemp -d)/bundle"; trap 'rm -rf "$(dirname "$out")"' EXIT
 build="${BUILD:-build}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=ON >/dev/null
-cmake --build "$build" -j "$(nproc)" --target ember_tests ember_bench
+cmake --build "$build" -j "$(nproc)" --target ember_tests ember_bench fashion_mnist
 grep -q '^EMBER_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu-bundle: $build has no CUDA backend" >&2; exit 1; }
 mkdir -p "$out/bin" "$out/lib" "$out/src/tests" "$out/bench"
-cp "$build/tests/ember_tests" "$build/bench/ember_bench" "$out/bin/"
+cp "$build/tests/ember_tests" "$build/bench/ember_bench" "$build/examples/fashion_mnist" "$out/bin/"
 cp -L "$build/libember.so.0" "$out/lib/"
 # Libraries outside glibc, the C++ runtime and CUDA: the GPU machine may not have them.
 for lib in $(ldd "$build/libember.so.0" "$build/tests/ember_tests" | awk '/=> \//{print $3}' | sort -u); do

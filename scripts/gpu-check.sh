@@ -5,7 +5,10 @@
 #   scripts/gpu-check.sh [BUNDLE.tgz]
 # Environment: GPU_CHECK_TESTS (gtest filter, default the cuda tests), GPU_CHECK_FILTER (bench rows,
 # '|'-separated; default the rows of the table), GPU_CHECK_BENCH=0 skips
-# the benchmarks, GPU_CHECK_PEER=0 skips the peer, OUT (logs and JSON; default /tmp/gpu-check).
+# the benchmarks, GPU_CHECK_PEER=0 skips the peer, OUT (logs and JSON; default /tmp/gpu-check),
+# GPU_CHECK_EXAMPLE=DIR (a folder with Fashion-MNIST's four .gz files; the GPU machine has no
+# Debian dataset) trains examples/fashion_mnist there with --device cuda for
+# GPU_CHECK_EPOCHS (default 2) epochs after the tests.
 set -uo pipefail
 bundle=""
 if [ $# -ge 1 ]; then
@@ -20,11 +23,13 @@ if [ -n "$bundle" ]; then
   src="$(cat "$b/src_path")"
   if [ ! -d "$src/tests/data" ]; then mkdir -p "$(dirname "$src")"; ln -sfn "$b/src" "$src"; fi
   tests="$b/bin/ember_tests"; bench="$b/bin/ember_bench"; peer="$b/bench/torch_gpu.py"
+  example="$b/bin/fashion_mnist"
   table="$b/bench/gpu_table.py"
 else
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=ON >/dev/null &&
-    cmake --build build-gpu -j "$(nproc)" --target ember_tests ember_bench || exit 1
+    cmake --build build-gpu -j "$(nproc)" --target ember_tests ember_bench fashion_mnist || exit 1
   tests=build-gpu/tests/ember_tests; bench=build-gpu/bench/ember_bench
+  example=build-gpu/examples/fashion_mnist
   peer=../shared/peers/torch_gpu.py; table=bench/gpu_table.py
 fi
 status=0
@@ -32,6 +37,14 @@ echo "== cuda tests"
 "$tests" --gtest_filter="${GPU_CHECK_TESTS:-*Cuda*:*cuda*:*CUDA*}" --gtest_brief=1 >"$out/tests.log" 2>&1
 rc=$?; [ $rc -ne 0 ] && status=1
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|tests? ran" "$out/tests.log" | tail -40
+if [ -n "${GPU_CHECK_EXAMPLE:-}" ]; then
+  echo "== examples/fashion_mnist --device cuda"
+  data="$(cd "$GPU_CHECK_EXAMPLE" && pwd)"
+  (cd "$out" && "$example" "${GPU_CHECK_EPOCHS:-2}" "$data" --device cuda) >"$out/example.log" 2>&1
+  rc=$?; [ $rc -ne 0 ] && status=1
+  grep -vE "[0-9]+% " "$out/example.log" | grep -vE "^ |^Net|^\)" | tail -6
+  [ $rc -ne 0 ] && tail -5 "$out/example.log"
+fi
 if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
   echo "== ember benchmark (cuda)"
   rows="${GPU_CHECK_FILTER:-gemm_|copy_1GiB|elementwise_chain_64M|softmax_8192|layernorm_8192|sum_rows_8192|conv3x3_64c_56_b64|mlp_train_step_b128|tiny_add_dispatch}"

@@ -123,6 +123,14 @@ void Learner::Impl::save_best(const EpochRecord& rec) {
 
 std::function<StepOutput(std::pair<Tensor, Tensor>&)> classification_step(nn::Module& model) {
   return [&model](std::pair<Tensor, Tensor>& batch) {
+    // The batch goes where the model is: loaders yield host tensors, and a model on a GPU needs
+    // its inputs there. Tensors already in the model's place are not copied.
+    const std::vector<Tensor> params = model.parameters();
+    if (!params.empty()) {
+      const Device d = params.front().device();
+      for (Tensor* t : {&batch.first, &batch.second})
+        if (t->defined() && !t->device().same_place(d)) *t = t->to(d);
+    }
     Tensor out = model(batch.first);
     return StepOutput{.loss = nn::functional::cross_entropy(out, batch.second),
                       .output = out,

@@ -84,7 +84,8 @@ struct FitResult {
 };
 
 /// A step for (input, target) batches: loss = cross_entropy(model(input), target), with the
-/// output and target handed to the classification metrics.
+/// output and target handed to the classification metrics. A batch elsewhere than the model's
+/// parameters (a loader's host tensors, a model on a GPU) is first moved to their device.
 std::function<StepOutput(std::pair<Tensor, Tensor>&)> classification_step(nn::Module& model);
 
 class Learner {

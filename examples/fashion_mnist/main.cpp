@@ -3,6 +3,7 @@
 // predict a few test images. examples/fashion_mnist/reference.py is the same model in PyTorch.
 // The Learner runs the loop: metrics, a live progress bar, optional checkpoints and a metric log.
 // Usage: fashion_mnist [epochs = 3] [data root] [--checkpoints DIR] [--log metrics.csv] [--seed N]
+//        [--device cpu|cpu_eager|flex|cuda|cuda:N|cuda_eager]
 #include <ember/data/fashion_mnist.h>
 #include <ember/data/loader.h>
 #include <ember/ember.h>
@@ -22,12 +23,13 @@ using namespace ember;
 using fashion::Net;
 
 // Test accuracy in percent (no history recorded).
-double test_accuracy(Net& net, const data::DatasetPtr<data::Example>& test) {
+double test_accuracy(Net& net, const data::DatasetPtr<data::Example>& test, Device device) {
   NoGradGuard no_grad;
   net.eval();
   data::DataLoader<data::Example> loader(test, {.batch_size = 1000});
   int64_t correct = 0;
-  for (auto& [x, y] : loader) correct += sum(eq(argmax(net(x), 1), y)).item<int64_t>();
+  for (auto& [x, y] : loader)  // the loader's batches are host tensors: move them to the model
+    correct += sum(eq(argmax(net(x.to(device)), 1), y.to(device))).item<int64_t>();
   net.train();
   return 100.0 * double(correct) / double(test->size());
 }
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
       device_name = argv[++i];
     } else if (a.rfind("--", 0) == 0) {
       std::cerr << "usage: fashion_mnist [epochs] [data root] [--checkpoints DIR] [--log FILE] "
-                   "[--seed N] [--device cpu|cpu_eager|flex]\n";
+                   "[--seed N] [--device cpu|cpu_eager|flex|cuda|cuda:N|cuda_eager]\n";
       return 2;
     } else {
       positional.push_back(a);
@@ -61,13 +63,27 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Everything below is made on this device: the native CPU backend, lazy and fused, unless
-  // --device says otherwise.
-  const Device device = device_name == "flex"        ? Device::flex()
-                        : device_name == "cpu_eager" ? Device::cpu().eager()
-                                                     : Device::cpu();
-  if (device_name != "flex" && device_name != "cpu" && device_name != "cpu_eager") {
-    std::cerr << "unknown device '" << device_name << "' (cpu, cpu_eager or flex)\n";
-    return 2;
+  // --device says otherwise (a GPU: "cuda" is cuda:0; Device::cuda throws a clear DeviceError
+  // when this build or machine has none).
+  Device device = Device::cpu();
+  try {
+    if (device_name == "flex") {
+      device = Device::flex();
+    } else if (device_name == "cpu_eager") {
+      device = Device::cpu().eager();
+    } else if (device_name == "cuda" || device_name == "cuda_eager") {
+      device = device_name == "cuda" ? Device::cuda(0) : Device::cuda(0).eager();
+    } else if (device_name.rfind("cuda:", 0) == 0 && device_name.size() > 5 &&
+               device_name.find_first_not_of("0123456789", 5) == std::string::npos) {
+      device = Device::cuda(std::atoi(device_name.c_str() + 5));
+    } else if (device_name != "cpu") {
+      std::cerr << "unknown device '" << device_name
+                << "' (cpu, cpu_eager, flex, cuda, cuda:N or cuda_eager)\n";
+      return 2;
+    }
+  } catch (const Error& e) {  // e.g. no GPU, or a build without CUDA
+    std::cerr << e.what() << "\n";
+    return 1;
   }
   DeviceGuard on_device(device);
   std::cout << "device " << device << "\n";
@@ -105,14 +121,15 @@ int main(int argc, char** argv) {
   Net restored;
   store::load_into(restored.state_dict(), path);
   std::printf("test accuracy %.2f%%; saved to %s; reloaded model's test accuracy %.2f%%\n",
-              test_accuracy(net, test_set), path.c_str(), test_accuracy(restored, test_set));
+              test_accuracy(net, test_set, device), path.c_str(),
+              test_accuracy(restored, test_set, device));
 
   NoGradGuard no_grad;
   restored.eval();
   std::cout << "predictions on the first test images:\n";
   for (int64_t i = 0; i < 8; ++i) {
     auto [img, label] = test_set->get(i);
-    int64_t pred = argmax(restored(img.unsqueeze(0)), 1).item<int64_t>();
+    int64_t pred = argmax(restored(img.unsqueeze(0).to(device)), 1).item<int64_t>();
     std::printf("  #%lld: predicted %-12s true %-12s %s\n", (long long)i,
                 data::FashionMNIST::kClasses[size_t(pred)],
                 data::FashionMNIST::kClasses[size_t(label.item<int64_t>())],
