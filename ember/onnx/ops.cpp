@@ -13,6 +13,7 @@ OpFn find_op(std::string_view op_type) {
     add_nn_ops(t);
     add_loss_ops(t);
     add_quant_ops(t);
+    add_resize_ops(t);
     return t;
   }();
   auto it = table.find(op_type);
