@@ -14,6 +14,7 @@ OpFn find_op(std::string_view op_type) {
     add_loss_ops(t);
     add_quant_ops(t);
     add_resize_ops(t);
+    add_rnn_ops(t);
     return t;
   }();
   auto it = table.find(op_type);

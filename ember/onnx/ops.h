@@ -19,6 +19,7 @@ void add_nn_ops(OpTable& t);
 void add_loss_ops(OpTable& t);
 void add_quant_ops(OpTable& t);
 void add_resize_ops(OpTable& t);
+void add_rnn_ops(OpTable& t);
 
 /// Throws NotImplementedError "[onnx] <node>: <msg>".
 [[noreturn]] void unsupported(const Node& n, const std::string& msg);
