@@ -21,6 +21,17 @@ OpFn find_op(std::string_view op_type) {
   return it == table.end() ? nullptr : it->second;
 }
 
+ValueFn find_value_op(std::string_view op_type) {
+  static const ValueOpTable table = [] {
+    ValueOpTable t;
+    add_sequence_ops(t);
+    add_control_ops(t);
+    return t;
+  }();
+  auto it = table.find(op_type);
+  return it == table.end() ? nullptr : it->second;
+}
+
 bool is_nondeterministic(std::string_view op_type) {
   return op_type == "RandomUniform" || op_type == "RandomNormal" ||
          op_type == "RandomUniformLike" || op_type == "RandomNormalLike" ||

@@ -20,6 +20,9 @@ void add_loss_ops(OpTable& t);
 void add_quant_ops(OpTable& t);
 void add_resize_ops(OpTable& t);
 void add_rnn_ops(OpTable& t);
+using ValueOpTable = std::map<std::string, ValueFn, std::less<>>;
+void add_sequence_ops(ValueOpTable& t);
+void add_control_ops(ValueOpTable& t);
 
 /// Throws NotImplementedError "[onnx] <node>: <msg>".
 [[noreturn]] void unsupported(const Node& n, const std::string& msg);
