@@ -129,6 +129,8 @@ void bind(Graph& g, std::map<std::string, Seen>& missing) {
     if (n.domain.empty()) {
       n.vfn = find_value_op(n.op_type);
       if (!n.vfn) n.fn = find_op(n.op_type);
+    } else if (n.domain == "ai.onnx.preview.training") {
+      n.fn = find_op(n.domain + "." + n.op_type);
     }
     if (!n.fn && !n.vfn) {
       auto& s = missing[n.domain.empty() ? n.op_type : n.domain + "." + n.op_type];
