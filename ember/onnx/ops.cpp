@@ -15,6 +15,7 @@ OpFn find_op(std::string_view op_type) {
     add_quant_ops(t);
     add_resize_ops(t);
     add_rnn_ops(t);
+    add_select_ops(t);
     add_training_ops(t);
     return t;
   }();
