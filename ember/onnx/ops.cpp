@@ -16,6 +16,7 @@ OpFn find_op(std::string_view op_type) {
     add_resize_ops(t);
     add_rnn_ops(t);
     add_select_ops(t);
+    add_grid_ops(t);
     add_training_ops(t);
     return t;
   }();

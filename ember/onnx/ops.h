@@ -21,6 +21,7 @@ void add_quant_ops(OpTable& t);
 void add_resize_ops(OpTable& t);
 void add_rnn_ops(OpTable& t);
 void add_select_ops(OpTable& t);
+void add_grid_ops(OpTable& t);
 /// Ops of the ai.onnx.preview.training domain, keyed "ai.onnx.preview.training.<op>".
 void add_training_ops(OpTable& t);
 using ValueOpTable = std::map<std::string, ValueFn, std::less<>>;
