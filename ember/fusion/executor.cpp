@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "ember/backends/cpu/jit/jit.h"
 #include "ember/backends/cpu/jit/launch.h"
@@ -19,16 +20,31 @@ class CpuExecutor final : public Executor {
   kl::KernelCache& cache(Device) override { return cpu::jit::host_kernel_cache(); }
   void launch(Device, const kl::Kernel&, kl::KernelFn fn, const kl::ArgPack& args, int64_t items,
               int64_t grain, const char*) override {
-    cpu::jit::launch(fn, args.data(), items, grain);
+    if (!t_check) return (void)cpu::jit::launch(fn, args.data(), items, grain);
+    const KernelCheck check = std::exchange(t_check, {});
+    const cpu::jit::KernelStatus s = cpu::jit::launch(fn, args.data(), items, grain, &t_status);
+    if (s.code != cpu::jit::kOk) check(s.code, s.detail);
   }
   void copy(Device, void* dst, const void* src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
   }
+  const void* upload(Device, const void* host, size_t, Tensor&) override { return host; }
+  void* status_word(Device, KernelCheck check) override {
+    t_status = {};
+    t_check = std::move(check);
+    return &t_status;
+  }
 
  private:
+  // The launches of a thread run one at a time: the next one's word and check.
+  static thread_local cpu::jit::KernelStatus t_status;
+  static thread_local KernelCheck t_check;
   kl::Target target_ = kl::cpp_host_target();
   std::unique_ptr<kl::Renderer> renderer_ = kl::cpp_renderer(target_);
 };
+
+thread_local cpu::jit::KernelStatus CpuExecutor::t_status;
+thread_local KernelCheck CpuExecutor::t_check;
 
 constexpr size_t kBackends = 8;
 std::array<std::atomic<Executor*>, kBackends>& registry() {

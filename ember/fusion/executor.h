@@ -9,11 +9,16 @@
 #include <functional>
 
 #include "ember/device.h"
+#include "ember/tensor.h"
 #include "ember/kl/abi.h"
 #include "ember/kl/cache/kernel_cache.h"
 #include "ember/kl/render.h"
 
 namespace ember::fusion {
+
+/// What a kernel's failure means: throws the ember error (naming the op, as the op's own kernel
+/// does) for the status word's code and detail (cpu::jit::KernelStatus's layout).
+using KernelCheck = std::function<void(int32_t code, int64_t detail)>;
 
 class Executor {
  public:
@@ -34,6 +39,14 @@ class Executor {
                       int64_t items, int64_t grain, const char* op) = 0;
   /// Copies `bytes` between two buffers of device d (stream ordered).
   virtual void copy(Device d, void* dst, const void* src, size_t bytes) = 0;
+  /// Host bytes (a pointer table, a work table) as memory device d's kernels can read: `host`
+  /// itself on host devices, else a stream-ordered copy in device memory that `keep` holds (the
+  /// host bytes may go as soon as this returns).
+  virtual const void* upload(Device d, const void* host, size_t bytes, Tensor& keep) = 0;
+  /// A cleared status word (16 bytes) for the next launch on d: a kernel that fails stores its
+  /// first error there, and `check` raises it — on host devices when that launch returns, on
+  /// others at the next sync of d (with EMBER_CUDA_SYNC=1 after the launch), in launch order.
+  virtual void* status_word(Device d, KernelCheck check) = 0;
 };
 
 /// The executor of d's backend (the cpu's for every backend that registered none).

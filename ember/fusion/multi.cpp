@@ -1,6 +1,7 @@
 #include "ember/fusion/multi.h"
 
 #include <algorithm>
+#include <cstdint>
 
 
 namespace ember::fusion {
@@ -38,7 +39,7 @@ bool meets(const std::vector<const Storage*>& a, const std::vector<const Storage
 bool multi_tensor_body(const PointwiseGroup& g, const std::vector<Node>& nodes,
                        const std::vector<Value>& values, kl::MultiTensorKey& key, kl::Kernel& k,
                        const kl::Target& target) {
-  if (g.targets.empty() && g.stores.empty()) return false;
+  if ((g.targets.empty() && g.stores.empty()) || g.chain.positional(nodes)) return false;
   for (const std::vector<int64_t>& s : g.ops.strides)
     if (!contiguous_over(s, g.shape)) return false;
   std::vector<kl::MultiTensorSlot> slots;
@@ -110,7 +111,22 @@ int launch_multi(const MultiGroup& m, const std::vector<Node>& nodes,
     }
     if (numels.empty()) continue;
     const kl::MultiTensorPlan plan = kl::multi_tensor_plan(numels, std::move(ptrs));
-    const kl::ArgPack args = kl::multi_tensor_args(m.code.kernel, m.key, plan, scalars);
+    kl::ArgPack args = kl::multi_tensor_args(m.code.kernel, m.key, plan, scalars);
+    // The kernel reads the pointer lists and the work table from memory: on a device, its own.
+    // One block of 8-byte words: each slot's list, then the table.
+    std::vector<uint64_t> tables;
+    for (const auto& slot : plan.pointers)
+      for (const void* p : slot) tables.push_back(uint64_t(reinterpret_cast<uintptr_t>(p)));
+    for (int64_t v : plan.table) tables.push_back(uint64_t(v));
+    Tensor keep;
+    const auto* dev = static_cast<const uint64_t*>(
+        exec.upload(place, tables.data(), tables.size() * sizeof(uint64_t), keep));
+    size_t at = 0;
+    for (size_t s = 0; s < plan.pointers.size(); ++s) {
+      args.buffer(int(s), dev + at);
+      at += plan.pointers[s].size();
+    }
+    args.buffer(int(plan.pointers.size()), dev + at);
     exec.launch(place, m.code.kernel, fn, args, plan.items(), 1, "fusion");
     ++launches;
   }

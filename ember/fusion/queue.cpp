@@ -49,6 +49,16 @@ class Poison final : public PendingWrite {
   std::exception_ptr error_;
 };
 
+// A poison that storages may point at for long: never freed.
+Poison* kept_poison(std::exception_ptr error) {
+  auto p = std::make_shared<Poison>(std::move(error));
+  static std::mutex keep_mu;
+  static std::vector<std::shared_ptr<Poison>> keep;
+  std::lock_guard l(keep_mu);
+  keep.push_back(p);
+  return p.get();
+}
+
 constexpr size_t kMaxNodes = 4096;  // a queue this long runs (memory for inputs it holds)
 
 }  // namespace
@@ -153,20 +163,21 @@ void Queue::on_ready(Storage& s, std::function<void()> fn) {
 void Queue::poison(const std::vector<std::vector<Storage*>>& writes, size_t done,
                    std::exception_ptr error) {
   // What ran is written; what did not is poisoned with the error, so no garbage is read.
-  auto p = std::make_shared<Poison>(std::move(error));
-  static std::mutex keep_mu;
-  static std::vector<std::shared_ptr<Poison>> keep;  // storages may point at it for long
-  {
-    std::lock_guard l(keep_mu);
-    keep.push_back(p);
-  }
+  Poison* p = kept_poison(std::move(error));
   for (size_t i = 0; i < writes.size(); ++i)
     for (Storage* s : writes[i]) {
       PendingWrite* me = this;
-      s->pending.compare_exchange_strong(me, i < done ? nullptr : p.get());
+      s->pending.compare_exchange_strong(me, i < done ? nullptr : p);
     }
   for (size_t i = done; i < writes.size(); ++i)
-    for (Storage* s : writes[i]) s->pending.store(p.get(), std::memory_order_release);
+    for (Storage* s : writes[i]) s->pending.store(p, std::memory_order_release);
+}
+
+void poison_storages(const std::vector<std::weak_ptr<Storage>>& storages,
+                     std::exception_ptr error) {
+  Poison* p = kept_poison(std::move(error));
+  for (const auto& w : storages)
+    if (auto s = w.lock()) s->pending.store(p, std::memory_order_release);
 }
 
 void Queue::abandon(const std::string& why) {
@@ -244,8 +255,10 @@ bool queued_op(OpId op) {
     case OpCategory::Reduce:
       return true;
     default:
+      // bernoulli: dropout's mask, drawn in the kernel that applies it (random_node).
       return op == OpId::softmax || op == OpId::log_softmax || op == OpId::layer_norm ||
-             op == OpId::rms_norm || op == OpId::nll_loss || library_op(op);
+             op == OpId::bernoulli || op == OpId::rms_norm || op == OpId::nll_loss ||
+             op == OpId::layer_norm_backward || op == OpId::rms_norm_backward || library_op(op);
   }
 }
 

@@ -92,6 +92,11 @@ class Queue final : public PendingWrite {
   std::vector<std::function<void()>> after_;                // on_ready callbacks, in order
 };
 
+/// Leaves the storages still alive poisoned with `error`: every read of them rethrows it. For
+/// what a kernel wrote after its flush returned and then reported a failure (a device's status
+/// word): as a failed flush's outputs, never read as values.
+void poison_storages(const std::vector<std::weak_ptr<Storage>>& storages, std::exception_ptr error);
+
 /// The queue of the calling thread for `place` (created on first use).
 Queue& queue_for(Device place);
 

@@ -22,7 +22,8 @@ Shape row_reduced_dims(const Node& n, int64_t rank) {
   switch (n.op) {
     case OpId::softmax: case OpId::log_softmax:
       return {wrap_dim(n.attrs.i[0], rank, op_name(n.op))};
-    case OpId::layer_norm: case OpId::rms_norm: {
+    case OpId::layer_norm: case OpId::rms_norm:
+    case OpId::layer_norm_backward: case OpId::rms_norm_backward: {
       Shape d;
       for (int64_t i = rank - int64_t(n.attrs.ints.size()); i < rank; ++i) d.push_back(i);
       return d;
@@ -220,9 +221,12 @@ bool build_row(RowGroup& g, const std::vector<Node>& nodes, const std::vector<Va
   return true;
 }
 
-void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
-                Executor& exec, Device place) {
-  if (g.loss) return launch_row_loss(g, nodes, vals, exec, place);
+int launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
+               Executor& exec, Device place) {
+  if (g.loss) {
+    launch_row_loss(g, nodes, vals, exec, place);
+    return 2;
+  }
   const Node& t = nodes[size_t(g.tail)];
   std::vector<const void*> bufs;
   g.ops.buffers(nodes, vals, bufs);
@@ -246,6 +250,7 @@ void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::ve
                                     : sum(partial);
     exec.copy(place, dst.impl()->data(), r.impl()->data(), itemsize(r.dtype()));
   }
+  return 1;
 }
 
 }  // namespace ember::fusion

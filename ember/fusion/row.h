@@ -29,12 +29,17 @@ struct RowGroup {
                                 // the epilogue's stored values)
   std::vector<int32_t> epilogue;  // pointwise nodes after a sum/mean that read it broadcast back,
                                   // or the nll_loss node after a log_softmax (see build_row_loss)
-  bool loss = false;   // per-row losses and weights, combined by launch_row_loss
+  bool loss = false;   // per-row losses and weights, added up by `finish` (see build_row_loss)
   int32_t sibling = -1;  // a second reduction over the same rows (see build_row_sibling); its
                          // prologue's nodes are in `chain` too
   kl::RowLayout layout;
   kl::RowReduceKey key;
   Compiled code;
+  kl::RowLayout finish_layout;  // loss groups: a second kernel over the per-row results
+  kl::RowReduceKey finish_key;
+  Compiled finish;
+  /// Whether its kernels can run (see Compiled::ready).
+  bool ready(bool wait) const { return code.ready(wait) && (!loss || finish.ready(wait)); }
 };
 
 /// Whether `n` can end a row group (its op, dtypes and attributes have a recipe).
@@ -64,24 +69,35 @@ bool collect_prologue(RowGroup& g, const std::vector<Node>& nodes,
 bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const PointwiseGroup& p,
                         const std::vector<Node>& nodes, const std::vector<Value>& values,
                         const kl::Target& target);
-/// Makes the nll_loss node `nll`, which alone reads the log_softmax of `g` (over the class dim,
-/// its value held nowhere), part of `g`: cross-entropy's forward as one row kernel that never
-/// writes the log-probabilities. Per row it reduces the online-softmax pair (max, sum of exp),
-/// the logit of the target class and its weight (sums of select(class == target, ., 0): exact),
-/// and writes the row's loss and weight; `launch_row_loss` adds the rows up (mean, sum) or
-/// copies them (none). False (and `g` unchanged) when it does not fit.
-bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
+/// Makes the nll_loss node `nll`, which reads the log_softmax of `g` (over the class dim), part
+/// of `g`: cross-entropy's forward as one row kernel. Per row it reduces the online-softmax pair
+/// (max, sum of exp), the logit of the target class and its weight (sums of select(class ==
+/// target, ., 0): exact), and writes the row's loss and weight (reduction none: the loss straight
+/// into the output); a target out of range fails the kernel's status word as nll_loss's own check
+/// does. A second kernel, `finish`, adds the rows up (the loss for mean and sum, the weight
+/// always) and divides for mean. With `keep` (the log-probabilities are held or read elsewhere:
+/// the tape of a training step keeps them) the kernel writes them too, in the pass that writes
+/// the loss; else they never reach memory. False (and `g` unchanged) when it does not fit.
+bool build_row_loss(RowGroup& g, int32_t nll, bool keep, const std::vector<Node>& nodes,
                     const std::vector<Value>& values, const kl::Target& target);
 /// Makes the row group `b` (the next step after `a`) part of `a`: two plain reductions (sum,
 /// mean, amax, amin; not split) over the same shape and dims, `b` reading nothing `a` writes,
 /// become one kernel with two combiners. False (and `a` unchanged) when they do not fit.
 bool build_row_sibling(RowGroup& a, const RowGroup& b, const std::vector<Node>& nodes,
                        const std::vector<Value>& values, const kl::Target& target);
-/// Host devices only (merge_losses makes such groups only there).
+/// Whether `n` is a layer_norm_backward or rms_norm_backward that one row kernel can run.
+bool norm_backward_node(const Node& n);
+/// Builds the row kernel of the norm backward `g.tail` (see row_norm_backward.cpp; shape filled
+/// in, no prologue): dx, and xhat when `want_xhat` (something reads or holds it). False when the
+/// kernel cannot walk the feature dims as one row (the node then runs on its own).
+bool build_row_norm_backward(RowGroup& g, bool want_xhat, const std::vector<Node>& nodes,
+                             const std::vector<Value>& values, const kl::Target& target);
+/// Runs a loss group's two kernels (see build_row_loss).
 void launch_row_loss(const RowGroup& g, const std::vector<Node>& nodes,
                      const std::vector<Tensor>& vals, Executor& exec, Device place);
 /// Runs the compiled group (`vals`: every stored value's tensor; the stores' are allocated).
-void launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
-                Executor& exec, Device place);
+/// Returns the number of kernels it launched.
+int launch_row(const RowGroup& g, const std::vector<Node>& nodes, const std::vector<Tensor>& vals,
+               Executor& exec, Device place);
 
 }  // namespace ember::fusion

@@ -1,16 +1,17 @@
-// Cross-entropy's forward as one row kernel: a log_softmax over the class dim whose only reader
-// is an nll_loss (class-index targets). The log-probabilities never reach memory: per row the
-// kernel reduces the online-softmax pair, the target's logit and weight, and writes the row's
-// loss and weight; the rows are then added up (mean, sum) or copied (none).
-#include <cstring>
+// Cross-entropy's forward as one row kernel: a log_softmax over the class dim read by an
+// nll_loss (class-index targets). Per row the kernel reduces the online-softmax pair, the
+// target's logit and weight, and writes the row's loss and weight; a second kernel adds the rows
+// up (the loss for mean and sum, the weights). The log-probabilities reach memory only when
+// something else needs them (under autodiff the tape keeps them for the backward): the kernel
+// then writes them too, in the same pass that writes the row's loss.
+#include <exception>
+#include <memory>
 
 #include "ember/error.h"
 #include "ember/fusion/row.h"
 #include "ember/kl/render.h"
-#include "ember/ops/binary.h"
 #include "ember/ops/common.h"
 #include "ember/ops/modes.h"
-#include "ember/ops/reduce.h"
 
 namespace ember::fusion {
 namespace {
@@ -32,7 +33,7 @@ const Shape& value_shape(int32_t v, const std::vector<Node>& nodes,
 
 }  // namespace
 
-bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
+bool build_row_loss(RowGroup& g, int32_t nll, bool keep, const std::vector<Node>& nodes,
                     const std::vector<Value>& values, const kl::Target& target) {
   const Node& t = nodes[size_t(g.tail)];
   const Node& n = nodes[size_t(nll)];
@@ -90,8 +91,13 @@ bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
   ign.kind = ScalarSource::Kind::Fixed;
   ign.fixed = Scalar(int64_t(n.attrs.i[0]));
   const int32_t ign_scalar = r.ops.add_scalar(ign, DType::I64);
+  ScalarSource ncls;
+  ncls.kind = ScalarSource::Kind::Fixed;
+  ncls.fixed = Scalar(int64_t(g.shape[size_t(cd)]));
+  const int32_t classes_scalar = r.ops.add_scalar(ncls, DType::I64);
 
-  // Two per-row outputs in x's dtype: the row's loss and weight.
+  // Two per-row outputs in x's dtype: the row's loss and weight; then the log-probabilities
+  // (full shape) when kept.
   std::vector<std::vector<int64_t>> strides = r.ops.strides;
   Shape kept = r.shape;
   kept[size_t(cd)] = 1;
@@ -100,6 +106,12 @@ bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
   os[size_t(cd)] = 0;
   strides.push_back(os);
   strides.push_back(os);
+  std::vector<DType> out_dtypes{acc, acc};
+  if (keep) {
+    const Shape cs = contiguous_strides(r.shape);
+    strides.emplace_back(cs.begin(), cs.end());
+    out_dtypes.push_back(xd);
+  }
   try {
     r.layout = kl::row_layout(std::span<const int64_t>(r.shape.data(), r.shape.size()), strides,
                               std::span<const int64_t>(&cd, 1));
@@ -110,32 +122,66 @@ bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
                                   {kl::Combiner::Sum, acc},   // the target's logit
                                   {kl::Combiner::Sum, acc}};  // 1 where the target counts
   if (has_w) reds.push_back({kl::Combiner::Sum, acc});        // its weight
-  r.key = kl::row_reduce_key(r.layout, r.ops.in_dtypes, r.prologue_inputs, reds, {acc, acc}, false,
+  r.key = kl::row_reduce_key(r.layout, r.ops.in_dtypes, r.prologue_inputs, reds, out_dtypes, keep,
                              r.ops.scalar_dtypes, target);
+  r.key.status = true;  // a target out of range
   const size_t nvalues = values.size();
   const int32_t xv = x_in_chain ? t.inputs[0].value : -1;
   const RowGroup& rr = r;
+  auto logit = [&](std::span<const kl::Expr> in, std::span<const kl::Expr> sc) {
+    return xv < 0 ? kl::cast(in[size_t(rr.x_slot)], acc)
+                  : kl::cast(rr.chain.trace(nodes, nvalues, in, sc)[size_t(xv)], acc);
+  };
   r.code.kernel = kl::row_reduce_kernel_at(
       "k", r.key,
       [&](std::span<const kl::Expr> in, std::span<const kl::Expr> sc, const kl::Expr& pos) {
-        const kl::Expr x =
-            xv < 0 ? kl::cast(in[size_t(rr.x_slot)], acc)
-                   : kl::cast(rr.chain.trace(nodes, nvalues, in, sc)[size_t(xv)], acc);
+        const kl::Expr x = logit(in, sc);
         const kl::Expr cls = kl::cast(in[size_t(t_slot)], DType::I64);
         const kl::Expr hit = pos == cls && cls != sc[size_t(ign_scalar)];
         const kl::Expr zero = kl::lit(x, 0);
         std::vector<kl::Expr> v{x, kl::select(hit, x, zero), kl::select(hit, kl::lit(x, 1), zero)};
         if (w_slot >= 0) v.push_back(kl::select(hit, kl::cast(in[size_t(w_slot)], acc), zero));
+        const kl::Expr ignored = cls == sc[size_t(ign_scalar)];
+        v.push_back(!ignored && (cls < kl::lit(cls, 0) || cls >= sc[size_t(classes_scalar)]));
+        v.push_back(cls);
         return v;
       },
-      [&](std::span<const kl::Expr> red, std::span<const kl::Expr>, std::span<const kl::Expr>) {
+      [&](std::span<const kl::Expr> red, std::span<const kl::Expr> in,
+          std::span<const kl::Expr> sc) {
         // red: max, sum of exp, the target's logit, its count (0 or 1), its weight.
         const kl::Expr logp = red[2] - red[0] - kl::log(red[1]);
         const kl::Expr w = w_slot >= 0 ? red[4] : red[3];
         const kl::Expr l = kl::select(red[3] > kl::lit(red[3], 0), -w * logp, kl::lit(logp, 0));
-        return std::vector<kl::Expr>{l, w};
+        std::vector<kl::Expr> outs{l, w};
+        // As log_softmax's own row kernel writes it (build_row).
+        if (keep) outs.push_back(logit(in, sc) - red[0] - kl::log(red[1]));
+        return outs;
+      });
+  // The finish: over the rows, the loss's sum (mean: divided by the weights') and the weights'.
+  const bool none = ops::Reduction(n.attrs.mode) == ops::Reduction::None,
+             mean = ops::Reduction(n.attrs.mode) == ops::Reduction::Mean;
+  const int64_t rows = r.layout.rows();
+  const int64_t zero = 0;
+  std::vector<std::vector<int64_t>> fs(none ? 1 : 2, std::vector<int64_t>{1});
+  fs.resize(fs.size() * 2, std::vector<int64_t>{0});
+  r.finish_layout = kl::row_layout(std::span<const int64_t>(&rows, 1), fs,
+                                   std::span<const int64_t>(&zero, 1));
+  std::vector<DType> fin(none ? 1 : 2, acc);
+  std::vector<kl::Reduction> fred(fin.size(), {kl::Combiner::Sum, acc});
+  r.finish_key = kl::row_reduce_key(r.finish_layout, fin, int(fin.size()), fred, fin, false, {},
+                                    target);
+  r.finish.kernel = kl::row_reduce_kernel(
+      "k", r.finish_key,
+      [](std::span<const kl::Expr> in, std::span<const kl::Expr>) {
+        return std::vector<kl::Expr>(in.begin(), in.end());
+      },
+      [none, mean](std::span<const kl::Expr> red, std::span<const kl::Expr>,
+                   std::span<const kl::Expr>) {
+        if (none) return std::vector<kl::Expr>{red[0]};
+        return std::vector<kl::Expr>{mean ? red[0] / red[1] : red[0], red[1]};
       });
   r.stores = n.outputs;
+  if (keep) r.stores.push_back(t.outputs[0]);
   r.epilogue = {nll};
   g = std::move(r);
   return true;
@@ -145,36 +191,55 @@ void launch_row_loss(const RowGroup& g, const std::vector<Node>& nodes,
                      const std::vector<Tensor>& vals, Executor& exec, Device place) {
   const Node& n = nodes[size_t(g.epilogue[0])];
   const int64_t classes = g.shape[g.shape.size() == 1 ? 0 : 1];
-  const int64_t ignore = n.attrs.i[0];
-  // A target out of range fails as nll_loss's own kernel does, before anything is written.
-  const NodeInput& tg = n.inputs[1];
-  const Tensor& tt = tg.value >= 0 ? vals[size_t(tg.value)] : tg.tensor;
-  const Tensor ti = detail::retag(tt, n.device.without_layers()).to(DType::I64).contiguous();
-  const int64_t* tp = reinterpret_cast<const int64_t*>(ti.impl()->data());
-  for (int64_t k = 0; k < ti.numel(); ++k)
-    if (tp[k] != ignore && (tp[k] < 0 || tp[k] >= classes))
-      detail::throw_index("nll_loss", "target " + std::to_string(tp[k]) + " is out of bounds for " +
-                                          std::to_string(classes) + " classes");
+  const bool none = ops::Reduction(n.attrs.mode) == ops::Reduction::None;
   const DType acc = row_acc(nodes[size_t(g.tail)]);
   const Device here = n.device.without_layers();
   const int64_t rows = g.layout.rows();
-  Tensor loss = detail::empty_tensor({rows}, acc, here), weight = detail::empty_tensor({rows}, acc, here);
+  const Tensor& out = vals[size_t(g.stores[0])];
+  const Tensor& total = vals[size_t(g.stores[1])];
+  // Per row: the loss (none: the output itself) and the weight.
+  Tensor loss = none ? Tensor() : detail::empty_tensor({rows}, acc, here);
+  Tensor weight = detail::empty_tensor({rows}, acc, here);
+  void* loss_rows = none ? out.impl()->data() : loss.impl()->data();
   std::vector<const void*> bufs;
   g.ops.buffers(nodes, vals, bufs);
-  bufs.push_back(loss.impl()->data());
+  bufs.push_back(loss_rows);
   bufs.push_back(weight.impl()->data());
+  // The log-probabilities, when kept, are the third output.
+  const bool kept = g.stores.size() > 2;
+  if (kept) bufs.push_back(vals[size_t(g.stores[2])].impl()->data());
+  // A target out of range fails as nll_loss's own check does, named after the op the program
+  // called (cross_entropy), as a failed flush names it (the device may report it later).
+  // What the kernels wrote is poisoned, as a failed flush's outputs are.
+  const char* op = n.origin ? n.origin : "nll_loss";
+  std::vector<std::weak_ptr<Storage>> written{out.impl()->storage, total.impl()->storage};
+  if (kept) written.push_back(vals[size_t(g.stores[2])].impl()->storage);
+  bufs.push_back(exec.status_word(place, [classes, op, written](int32_t, int64_t target) {
+    std::exception_ptr e;
+    try {
+      detail::throw_index(op, "target " + std::to_string(target) + " is out of bounds for " +
+                                  std::to_string(classes) + " classes");
+    } catch (...) {
+      e = std::current_exception();
+    }
+    poison_storages(written, e);
+    std::rethrow_exception(e);
+  }));
   const std::vector<Scalar> scalars = g.ops.scalar_values(nodes);
   const kl::ArgPack args = kl::row_reduce_args(g.code.kernel, g.key, g.layout, bufs, scalars);
   exec.launch(place, g.code.kernel, g.code.handle.get().fns[size_t(g.code.fn)], args,
-              kl::row_reduce_items(g.key, g.layout), kl::row_reduce_grain(g.key, g.layout), "fusion");
-  const auto red = ops::Reduction(n.attrs.mode);
-  const Tensor total = sum(weight);
-  const Tensor out = red == ops::Reduction::None  ? loss
-                     : red == ops::Reduction::Sum ? sum(loss)
-                                                  : sum(loss) / total;
-  const size_t bytes = size_t(out.numel()) * itemsize(acc);
-  std::memcpy(vals[size_t(g.stores[0])].impl()->data(), out.impl()->data(), bytes);
-  std::memcpy(vals[size_t(g.stores[1])].impl()->data(), total.impl()->data(), itemsize(acc));
+              kl::row_reduce_items(g.key, g.layout), kl::row_reduce_grain(g.key, g.layout),
+              "nll_loss");
+  std::vector<const void*> fin;
+  if (!none) fin.push_back(loss.impl()->data());
+  fin.push_back(weight.impl()->data());
+  if (!none) fin.push_back(out.impl()->data());
+  fin.push_back(total.impl()->data());
+  const kl::ArgPack fargs =
+      kl::row_reduce_args(g.finish.kernel, g.finish_key, g.finish_layout, fin, {});
+  exec.launch(place, g.finish.kernel, g.finish.handle.get().fns[size_t(g.finish.fn)], fargs,
+              kl::row_reduce_items(g.finish_key, g.finish_layout),
+              kl::row_reduce_grain(g.finish_key, g.finish_layout), "nll_loss");
 }
 
 }  // namespace ember::fusion

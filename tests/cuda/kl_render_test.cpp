@@ -9,6 +9,7 @@
 #include "ember/backends/cuda/nvrtc.h"
 #include "ember/fusion.h"
 #include "ember/fusion/executor.h"
+#include "ember/kl/random.h"
 #include "ember/kl/render.h"
 #include "ember/kl/scalar.h"
 #include "ember/kl/templates/index.h"
@@ -115,6 +116,22 @@ Kernel row(std::vector<int64_t> shape, std::vector<int64_t> dims, Combiner c, bo
       });
 }
 
+// Dropout's in-kernel Philox (kl/random.h: words in I64, the 64-bit products split by shifts and
+// masks) is plain IR: the renderer needs nothing new for it.
+TEST(KlCudaRender, DropoutPhiloxCompiles) {
+  std::vector<Kernel> ks;
+  for (DType d : {kF32, kBF16}) {
+    const std::vector<int64_t> shape{4099};
+    PwLayout l = collapse(shape, {{1}, {1}, {1}});
+    PwKey key = pointwise_key(l, {d, d}, {d}, {kI64, kI64, kF64}, gpu());
+    ks.push_back(pointwise_kernel_at("dropout", key, [d](auto x, auto s, const Expr& pos) {
+      const Expr keep = cast(bernoulli_keep(s[0], s[1], pos, s[2]), d);
+      return std::vector<Expr>{x[1] + x[0] * keep};
+    }));
+  }
+  compile_ok(ks);
+}
+
 TEST(KlCudaRender, RowReduceGpuFormsCompile) {
   std::vector<Kernel> ks;
   ks.push_back(row({8192, 4096}, {1}, Combiner::Softmax, true));  // 256 threads a row
@@ -131,6 +148,32 @@ TEST(KlCudaRender, RowReduceGpuFormsCompile) {
   EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos);
   EXPECT_NE(src.find("__syncthreads()"), std::string::npos);
   EXPECT_NE(src.find("__launch_bounds__(256)"), std::string::npos);
+}
+
+// A loss's row kernel: a per-row target beside the row, and a status word the prologue fails
+// (a target out of range), in the GPU Row and Col forms.
+TEST(KlCudaRender, RowReduceWithAStatusWordCompiles) {
+  std::vector<Kernel> ks;
+  for (const bool col : {false, true}) {
+    const std::vector<int64_t> shape = col ? std::vector<int64_t>{6, 10, 7} : std::vector<int64_t>{64, 10};
+    const std::vector<std::vector<int64_t>> st =
+        col ? std::vector<std::vector<int64_t>>{{70, 7, 1}, {7, 0, 1}, {7, 0, 1}}
+            : std::vector<std::vector<int64_t>>{{10, 1}, {1, 0}, {1, 0}};
+    RowLayout l = row_layout(shape, st, std::vector<int64_t>{1});
+    RowReduceKey key = row_reduce_key(l, {kF32, kI64}, 2, {{Combiner::Softmax, kF32}, {Combiner::Sum, kF32}},
+                                      {kF32}, false, {kI64}, gpu());
+    key.status = true;
+    ks.push_back(row_reduce_kernel_at(
+        "loss", key,
+        [](auto in, auto s, const Expr& pos) {
+          const Expr x = in[0], cls = cast(in[1], kI64);
+          return std::vector<Expr>{x, select(pos == cls, x, lit(x, 0)), cls >= s[0] || cls < lit(cls, 0), cls};
+        },
+        [](auto r, auto, auto) { return std::vector<Expr>{r[2] - r[0] - log(r[1])}; }));
+    EXPECT_NE(ks.back().spec.find("status"), std::string::npos);
+  }
+  const std::string src = compile_ok(ks);
+  EXPECT_NE(src.find("*(volatile long long*)"), std::string::npos) << src;
 }
 
 TEST(KlCudaRender, ScanIndexAndMultiTensorCompile) {

@@ -1,8 +1,9 @@
 // The cuda backend: device memory from the stream-ordered pool (allocator.cpp), copies between
 // the host and devices through a small pool of pinned staging buffers, cudaMemcpyPeer between
 // GPUs, events, and synchronisation that rethrows what kernels reported. Its kernel table holds
-// the view ops (geometry only), the copy family (copy_ops.cpp) and cuBLASLt's products
-// (cublas_matmul.cpp); every other op runs through the dispatcher's host fallback.
+// the view ops (geometry only), the copy family (copy_ops.cpp), cuBLASLt's products
+// (cublas_matmul.cpp) and cuDNN's convolutions, pooling and batch norm (cudnn_*.cpp); every
+// other op runs through the dispatcher's host fallback.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -10,7 +11,9 @@
 #include <vector>
 
 #include "ember/backends/cuda/cuda_kernels.h"
+#include "ember/backends/cuda/cudnn_runtime.h"
 #include "ember/backends/cuda/runtime.h"
+#include "ember/backends/cuda/status.h"
 #include "ember/backends/flex/flex.h"
 #include "ember/error.h"
 
@@ -145,6 +148,7 @@ class CudaBackend final : public BackendImpl {
     Stage& last = st.s[(chunks - 1) & 1];
     check(cudaEventSynchronize(last.done), "copy", "device to host");
     std::memcpy(h + prev, last.buf, prev_len);
+    raise_kernel_status(dev);  // a host read is a sync: what kernels reported surfaces here
   }
 
   void copy_from_host_async(Storage& dst, size_t off, const void* src, size_t n,
@@ -206,6 +210,7 @@ class CudaBackend final : public BackendImpl {
     set_device(d.index());
     check(cudaStreamSynchronize(cudaStream_t(stream_handle(nullptr, d.index()))), "synchronize",
           ("work queued on " + d.without_layers().str()).c_str());
+    raise_kernel_status(d.index());
   }
 };
 
@@ -216,6 +221,8 @@ std::unique_ptr<BackendImpl> make_cuda_backend() {
   flex::register_flex_views(*b);  // geometry only: valid for device storage
   register_copy_kernels(*b);
   register_cublas_kernels(*b);
+  register_cudnn_conv_kernels(*b);
+  register_cudnn_pool_norm_kernels(*b);
   register_kl_kernels(*b);  // last: only ops nothing above serves
   return b;
 }

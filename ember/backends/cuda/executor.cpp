@@ -15,7 +15,9 @@
 #include "ember/backends/cuda/cuda_kernels.h"
 #include "ember/backends/cuda/nvrtc.h"
 #include "ember/backends/cuda/runtime.h"
+#include "ember/backends/cuda/status.h"
 #include "ember/backends/fallback.h"
+#include "ember/tensor_impl.h"
 #include "ember/fusion/library.h"
 #include "ember/fusion/queue.h"
 
@@ -60,6 +62,21 @@ class CudaExecutor final : public fusion::Executor {
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
                           static_cast<cudaStream_t>(stream_handle(nullptr, d.index()))),
           "fusion", "cudaMemcpyAsync");
+  }
+
+  const void* upload(Device d, const void* host, size_t bytes, Tensor& keep) override {
+    keep = detail::empty_tensor({int64_t(bytes)}, DType::U8, d.without_layers());
+    void* dst = keep.impl()->data();
+    set_device(d.index());
+    // From pageable memory: staged before this returns, so `host` may go at once.
+    check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice,
+                          static_cast<cudaStream_t>(stream_handle(nullptr, d.index()))),
+          "fusion", "cudaMemcpyAsync (kernel tables)");
+    return dst;
+  }
+
+  void* status_word(Device d, fusion::KernelCheck check) override {
+    return status_slot(d.index(), std::move(check));
   }
 
  private:

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ember/backends/cuda/status.h"
 #include "ember/error.h"
 
 namespace ember::cuda {
@@ -157,9 +158,10 @@ bool sync_launches() {
 
 void after_launch(const char* op, int dev) {
   check(cudaGetLastError(), op, "kernel launch");
-  if (sync_launches())
-    check(cudaStreamSynchronize(cudaStream_t(stream_handle(nullptr, dev))), op,
-          "kernel (EMBER_CUDA_SYNC=1)");
+  if (!sync_launches()) return;
+  check(cudaStreamSynchronize(cudaStream_t(stream_handle(nullptr, dev))), op,
+        "kernel (EMBER_CUDA_SYNC=1)");
+  raise_kernel_status(dev);
 }
 
 CudaEvent::~CudaEvent() {

@@ -61,6 +61,7 @@ class RowEmitter {
     for (size_t i = 0; i < nin; ++i) kb_.buffer(key_.inputs[i], Access::Read, "in" + std::to_string(i));
     for (size_t i = 0; i < key_.outputs.size(); ++i)
       kb_.buffer(key_.outputs[i], Access::Write, "out" + std::to_string(i));
+    if (key_.status) status_ = kb_.buffer(DType::I64, Access::ReadWrite, "status");
     for (size_t i = 0; i < key_.scalars.size(); ++i) scalars_.push_back(kb_.scalar(key_.scalars[i]));
     const int r = key_.outer_rank;
     for (int d = 0; d < r; ++d) outer_.push_back(kb_.index("outer" + std::to_string(d)));
@@ -100,9 +101,24 @@ class RowEmitter {
   }
   std::vector<Expr> prologue(std::span<const Expr> in, const Expr& pos) {
     std::vector<Expr> v = pro_(in, scalars_, pos);
-    if (v.size() != key_.reductions.size())
+    const size_t extra = key_.status ? 2 : 0;
+    if (v.size() != key_.reductions.size() + extra)
       ember::detail::throw_value("kl", "row-reduce prologue returned " + std::to_string(v.size()) + " values for " +
-                                    std::to_string(key_.reductions.size()) + " reductions");
+                                    std::to_string(key_.reductions.size()) + " reductions" +
+                                    (extra ? " and a status" : ""));
+    if (extra) {
+      const Expr failed = v[v.size() - 2], detail = v.back();
+      v.resize(v.size() - 2);
+      const int lanes = std::max<int>(failed.lanes(), detail.lanes());
+      for (int l = 0; l < lanes; ++l) {
+        const Expr f = failed.lanes() > 1 ? extract(failed, l) : failed;
+        const Expr d = detail.lanes() > 1 ? extract(detail, l) : detail;
+        if_(f, [&] {
+          kb_.store(status_, Expr(1), cast(d, DType::I64), {}, {}, true);
+          kb_.store(status_, Expr(0), Expr(int64_t(1)), {}, {}, true);
+        });
+      }
+    }
     return v;
   }
 
@@ -187,12 +203,31 @@ class RowEmitter {
       std::vector<Expr> outs = epi_(reduced, in, scalars_);
       check_outs(outs);
       for (size_t o = 0; o < outs.size(); ++o)
-        kb_.store(int(nin + o), at(nin + o, base[nin + o], j), broadcast(cast(outs[o], key_.outputs[o]), lanes));
+        if (!per_row(o))
+          kb_.store(int(nin + o), at(nin + o, base[nin + o], j), broadcast(cast(outs[o], key_.outputs[o]), lanes));
     }, step);
+  }
+  // In broadcast-back mode an output with row stride 0 holds one value per row (a loss beside
+  // the log-probabilities): written once, the epilogue's value at the row's first element.
+  bool per_row(size_t o) const {
+    return key_.broadcast_back && (key_.broadcast[key_.inputs.size() + o] & kRowBit) != 0;
+  }
+  void write_per_row(const std::vector<Expr>& base, const std::vector<Expr>& reduced, int lanes, bool across) {
+    bool any = false;
+    for (size_t o = 0; o < key_.outputs.size(); ++o) any = any || per_row(o);
+    if (!any) return;
+    const size_t nin = key_.inputs.size();
+    if_(row_ > Expr(0), [&] {
+      std::vector<Expr> outs = epi_(reduced, loads(base, Expr(0), nin, lanes, across), scalars_);
+      check_outs(outs);
+      for (size_t o = 0; o < outs.size(); ++o)
+        if (per_row(o)) kb_.store(int(nin + o), base[nin + o], broadcast(cast(outs[o], key_.outputs[o]), lanes));
+    });
   }
 
   void finish_row(const std::vector<Expr>& base, const std::vector<Expr>& reduced) {
     if (!key_.broadcast_back) return write_reduced(base, reduced, 1);
+    write_per_row(base, reduced, 1, false);
     if (key_.lanes > 1) {
       const Expr nvec = row_ / Expr(key_.lanes) * Expr(key_.lanes);
       write_full(base, reduced, Expr(0), nvec, key_.lanes, key_.lanes, false);
@@ -267,6 +302,7 @@ class RowEmitter {
       if_(valid && sub == Expr(0), [&] { write_reduced(base, reduced, 1); });
       return;
     }
+    if_(valid && sub == Expr(0), [&] { write_per_row(base, reduced, 1, false); });
     if_(valid, [&] {
       if (L > 1) {
         write_full(base, reduced, sub * Expr(L), nvec, L, int64_t(T) * L, false);
@@ -300,6 +336,7 @@ class RowEmitter {
       for (State& st : read(s))
         for (Expr& e : st) reduced.push_back(e);
       if (!key_.broadcast_back) return write_reduced(b, reduced, L);
+      write_per_row(b, reduced, L, true);
       write_full(b, reduced, Expr(0), row_, L, 1, true);
     }, [&] {
       for_range(c0, inner, [&](Expr c) {  // the partial last block, row by row
@@ -310,6 +347,7 @@ class RowEmitter {
         for (State& st : read(s))
           for (Expr& e : st) reduced.push_back(e);
         if (!key_.broadcast_back) return write_reduced(b, reduced, 1);
+        write_per_row(b, reduced, 1, false);
         write_full(b, reduced, Expr(0), row_, 1, 1, false);
       });
     });
@@ -319,6 +357,7 @@ class RowEmitter {
   const RowReduceKey& key_;
   const RowPrologueAt& pro_;
   const RowEpilogue& epi_;
+  int status_ = -1;
   std::vector<Expr> scalars_, outer_;
   Expr row_;
   std::vector<std::vector<Expr>> ostride_;
@@ -383,6 +422,7 @@ std::string RowReduceKey::str() const {
     for (size_t i = 0; i < scalars.size(); ++i) s += (i ? " " : "") + type_name({scalars[i], 1});
     s += "]";
   }
+  if (status) s += " status";
   if (gpu) s += " gpu" + (mode == Mode::Row ? " g" + std::to_string(group) + "/" + std::to_string(workgroup) : "");
   return s;
 }
@@ -410,7 +450,8 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
     const bool is_out = k >= inputs.size();
     if (l.row_strides[k] == 0 && (!is_out || broadcast_back)) bits |= kRowBit;
     key.broadcast.push_back(bits);
-    const bool along = !is_out || broadcast_back;
+    // A broadcast-back output with row stride 0 is a per-row value (written once per row).
+    const bool along = !is_out || (broadcast_back && l.row_strides[k] != 0);
     if (along) row_vec = row_vec && (l.row_strides[k] == 1 || (l.row_strides[k] == 0 && !is_out));
     if (col_vec) {
       const int64_t s = l.outer_strides[k].back();
@@ -459,9 +500,9 @@ ArgPack row_reduce_args(const Kernel& k, const RowReduceKey& key, const RowLayou
                         std::span<const void* const> buffers, std::span<const Scalar> scalars) {
   ArgPack a(k);
   const size_t nops = key.inputs.size() + key.outputs.size();
-  if (buffers.size() != nops || scalars.size() != key.scalars.size() || int(l.outer.size()) != key.outer_rank)
+  if (buffers.size() != nops + (key.status ? 1 : 0) || scalars.size() != key.scalars.size() || int(l.outer.size()) != key.outer_rank)
     ember::detail::throw_value("kl", "row_reduce_args: the layout or operands do not match the key " + key.str());
-  for (size_t i = 0; i < nops; ++i) a.buffer(int(i), buffers[i]);
+  for (size_t i = 0; i < buffers.size(); ++i) a.buffer(int(i), buffers[i]);
   for (size_t i = 0; i < scalars.size(); ++i) a.scalar(int(i), scalars[i]);
   int n = 0;
   for (int64_t e : l.outer) a.index(n++, e);

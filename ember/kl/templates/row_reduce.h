@@ -67,6 +67,7 @@ struct RowReduceKey {
   bool gpu = false;   // the GPU forms (see above)
   int group = 1;      // GPU Row mode: threads per row
   int workgroup = 1;  // GPU Row mode: threads per workgroup (rows per workgroup = workgroup / group)
+  bool status = false;  // a status word after the outputs, which the prologue may fail (below)
   std::string str() const;
   bool operator==(const RowReduceKey&) const = default;
 };
@@ -77,20 +78,25 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
 /// prologue(inputs read while reducing, scalars) -> one value per reduction.
 using RowPrologue = std::function<std::vector<Expr>(std::span<const Expr> in, std::span<const Expr> scalars)>;
 /// epilogue(reduced values, in order of the reductions; every input at this element in
-/// broadcast-back mode, else none; scalars) -> the outputs.
+/// broadcast-back mode, else none; scalars) -> the outputs. In broadcast-back mode an output
+/// whose row stride is 0 is a per-row output: written once per row, with the epilogue's value at
+/// the row's first element (cross-entropy's loss beside the log-probabilities it keeps).
 using RowEpilogue = std::function<std::vector<Expr>(std::span<const Expr> reduced, std::span<const Expr> in,
                                                     std::span<const Expr> scalars)>;
 Kernel row_reduce_kernel(const std::string& name, const RowReduceKey& key, const RowPrologue& prologue,
                          const RowEpilogue& epilogue);
 /// A prologue that also sees the element's position along the row (I64, as many lanes as the
 /// loaded values): a gather of one element per row, e.g. a loss's target class, is a Sum of
-/// select(pos == index, x, 0), exact since every other term is zero.
+/// select(pos == index, x, 0), exact since every other term is zero. With `key.status` it
+/// returns two more values, a Bool "failed" and its I64 detail (a bad target): where it is
+/// true the kernel stores code 1 (kIndexOutOfRange) and the detail into the status word (the
+/// buffer after the outputs: two int64, cpu::jit::KernelStatus's layout; racing items, one wins).
 using RowPrologueAt = std::function<std::vector<Expr>(std::span<const Expr> in, std::span<const Expr> scalars,
                                                       const Expr& pos)>;
 Kernel row_reduce_kernel_at(const std::string& name, const RowReduceKey& key, const RowPrologueAt& prologue,
                             const RowEpilogue& epilogue);
 
-/// Buffers (inputs then outputs), scalars, then outer extents, row length and the strides the
+/// Buffers (inputs, outputs, then the status word when the key has one), scalars, then outer extents, row length and the strides the
 /// key did not specialise.
 ArgPack row_reduce_args(const Kernel& k, const RowReduceKey& key, const RowLayout& l,
                         std::span<const void* const> buffers, std::span<const Scalar> scalars);
