@@ -22,9 +22,31 @@ class IOError : public Error { using Error::Error; };
 /// count and the first node's name.
 class UnsupportedError : public NotImplementedError { using NotImplementedError::NotImplementedError; };
 
+/// A value of a graph that need not be a tensor: ONNX's sequences (of tensors) and optionals
+/// (a tensor or sequence, or nothing). Model::run_values takes and returns these.
+struct Value {
+  enum class Kind : uint8_t { Tensor, Sequence, None };
+  Kind kind = Kind::None;
+  Tensor tensor;                  // kind Tensor
+  std::vector<Tensor> sequence;   // kind Sequence
+  Value() = default;
+  Value(Tensor t) : kind(Kind::Tensor), tensor(std::move(t)) {}  // NOLINT: a tensor is a value
+  static Value of_sequence(std::vector<Tensor> s) {
+    Value v;
+    v.kind = Kind::Sequence;
+    v.sequence = std::move(s);
+    return v;
+  }
+  bool is_tensor() const { return kind == Kind::Tensor; }
+  bool is_sequence() const { return kind == Kind::Sequence; }
+  bool is_none() const { return kind == Kind::None; }
+};
+
 /// A graph input or output as the model declares it (dims < 0 are symbolic or unknown).
 struct ValueInfo {
   std::string name;
+  /// What the type proto says: a tensor, a sequence, or an optional (of either).
+  enum class Type : uint8_t { Tensor, Sequence, Optional } type = Type::Tensor;
   DType dtype = DType::F32;
   bool known_dtype = false;  // false: a type ember has no dtype for, or none given
   std::vector<int64_t> dims;
@@ -43,6 +65,9 @@ class Model {
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs) const;
   /// Positional form: inputs in the order of inputs(), outputs in the order of outputs().
   TensorList run(const TensorList& inputs) const;
+  /// As run, for models whose inputs or outputs are sequences or optionals (an input of kind
+  /// None is an absent optional, or uses its initializer default).
+  std::vector<Value> run_values(const std::vector<Value>& inputs) const;
 
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
@@ -69,5 +94,7 @@ std::vector<std::string> list_op_types(const std::string& path);
 /// A tensor from a serialized ONNX TensorProto (the .pb files of ONNX's test data).
 Tensor load_tensor(const std::string& path);
 Tensor load_tensor_bytes(const std::string& bytes, const std::string& name = "<bytes>");
+/// A value from a serialized TensorProto, SequenceProto or OptionalProto (`type` says which).
+Value load_value(const std::string& path, ValueInfo::Type type);
 
 }  // namespace ember::onnx

@@ -18,6 +18,15 @@ void add_reduce_ops(OpTable& t);
 void add_nn_ops(OpTable& t);
 void add_loss_ops(OpTable& t);
 void add_quant_ops(OpTable& t);
+void add_resize_ops(OpTable& t);
+void add_rnn_ops(OpTable& t);
+void add_select_ops(OpTable& t);
+void add_grid_ops(OpTable& t);
+/// Ops of the ai.onnx.preview.training domain, keyed "ai.onnx.preview.training.<op>".
+void add_training_ops(OpTable& t);
+using ValueOpTable = std::map<std::string, ValueFn, std::less<>>;
+void add_sequence_ops(ValueOpTable& t);
+void add_control_ops(ValueOpTable& t);
 
 /// Throws NotImplementedError "[onnx] <node>: <msg>".
 [[noreturn]] void unsupported(const Node& n, const std::string& msg);

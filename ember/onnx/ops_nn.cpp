@@ -334,22 +334,6 @@ TensorList mvn(const OpArgs& a) {
   return {div(d, add(sqrt(v), 1e-9))};
 }
 
-// Upsample (opsets 7-9), nearest: out[i] = x[floor(i / scale)] on each dim, out = floor(in * scale).
-TensorList upsample(const OpArgs& a) {
-  Tensor x = a[0];
-  if (a.node.s("mode", "nearest") != "nearest") unsupported(a.node, "modes other than nearest");
-  std::vector<double> scales = a.node.opset >= 9 ? host_doubles(a[1]) : a.node.floats("scales");
-  if (int64_t(scales.size()) != x.dim()) invalid(a.node, "one scale per dim is needed");
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    if (scales[size_t(d)] == 1.0) continue;
-    int64_t in = x.size(d), out = int64_t(std::floor(double(in) * scales[size_t(d)]));
-    Tensor i = arange(out, {.dtype = kF64, .device = x.device()});
-    Tensor src = clamp(floor(div(i, scales[size_t(d)])), Scalar(0.0), Scalar(double(in - 1))).to(kI64);
-    x = index_select(x, d, src);
-  }
-  return {x};
-}
-
 }  // namespace
 
 Tensor flatten_op_2d(const Tensor& x, int64_t axis) {
@@ -375,7 +359,6 @@ void add_nn_ops(OpTable& t) {
   t["Hardmax"] = softmax_like<&hardmax_2d>;
   t["Dropout"] = dropout;
   t["LRN"] = lrn;
-  t["Upsample"] = upsample;
   t["MeanVarianceNormalization"] = mvn;
 }
 
