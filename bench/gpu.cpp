@@ -88,5 +88,23 @@ EMBER_BENCH({.name = "conv3x3_64c_56_b64_f32",
              .flops = 2.0 * 64 * 64 * 9 * 56 * 56 * 64,
              .gpu = true,
              .reps = 5});
+// The same convolution's training step: forward, then the input and weight gradients (cuDNN's
+// backward data and filter on cuda) and the bias gradient.
+EMBER_BENCH({.name = "conv3x3_64c_56_b64_f32_fwd_bwd",
+             .setup =
+                 [] {
+                   const Device d = default_device().autodiff();
+                   Tensor x = randn({64, 64, 56, 56}).to(d).set_requires_grad(true);
+                   Tensor w = (randn({64, 64, 3, 3}) * 0.05).to(d).set_requires_grad(true);
+                   Tensor b = zeros({64}).to(d).set_requires_grad(true);
+                   return std::function<void()>([=] {
+                     Gradients g = conv2d(x, w, b, {.padding = {1}}).sum().backward();
+                     bench::keep(g.get(w));
+                     bench::keep(g.get(x));
+                   });
+                 },
+             .flops = 3 * 2.0 * 64 * 64 * 9 * 56 * 56 * 64,
+             .gpu = true,
+             .reps = 5});
 // A tiny op's launch cost is bench/elementwise.cpp's tiny_add_dispatch (1000 adds), which runs on
 // every device.

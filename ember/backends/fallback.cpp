@@ -34,15 +34,17 @@ struct Mirror {
 
 }  // namespace
 
-bool host_fallback_applies(const OpCall& call) {
+bool host_fallback_applies(const OpCall& call, const char* why) {
   BackendImpl* flex = backend_for(Backend::Flex);
   if (!flex || !flex->supports(call)) return false;
   if (fallback_disabled(call.device.backend())) {
     if (op_def(call.op).decompose) return false;
+    const std::string reason =
+        why ? std::string(why)
+            : std::string("no ") + backend_name(call.device.backend()) + " kernel for dtype " +
+                  std::string(dtype_name(key_dtype(call)));
     throw_not_implemented(op_name(call.op),
-                          std::string("no ") + backend_name(call.device.backend()) +
-                              " kernel for dtype " + std::string(dtype_name(key_dtype(call))) +
-                              ", and EMBER_CUDA_FALLBACK=error turns off the host fallback");
+                          reason + ", and EMBER_CUDA_FALLBACK=error turns off the host fallback");
   }
   return true;
 }

@@ -8,8 +8,9 @@ namespace ember::detail {
 
 /// Whether the fallback can run `call` (flex has a kernel for it and the fallback is enabled for
 /// the call's backend). Throws NotImplementedError naming the op when it is disabled
-/// (EMBER_CUDA_FALLBACK=error) and the op has no decomposition either.
-bool host_fallback_applies(const OpCall& call);
+/// (EMBER_CUDA_FALLBACK=error) and the op has no decomposition either; `why`, when given, says
+/// why the backend's kernel could not serve the call (e.g. "cuDNN not found: ...").
+bool host_fallback_applies(const OpCall& call, const char* why = nullptr);
 /// Runs `call` through flex and returns device tensors (outputs that alias an input alias the
 /// same device storage, and the storage is written back).
 TensorList run_host_fallback(const OpCall& call);

@@ -34,4 +34,16 @@ ConvGeometry conv_geometry(OpId op, const Attrs& a, std::span<const Tensor> in);
 /// The output shape of the call described by `g`.
 Shape conv_output_shape(OpId op, const ConvGeometry& g);
 
+/// conv_input_grad(gy, w) and conv_weight_grad(x, gy): the gradients of y = conv(x, w) for the
+/// input and the weight from y's cotangent gy (batched: [N, C, spatial...]), as ops so that a
+/// backend may run them as one library call (cuDNN's backward data / filter). Their attrs
+/// carry the geometry: ints the input's spatial sizes (input grad) or the kernel's (weight grad),
+/// ints2 stride, ints3 leading padding, ints4 dilation (one value per spatial dim each), i[0]
+/// groups. `g` (batched) describes the convolution; `g.in` and `g.out` are the spatial sizes of
+/// x and gy.
+Attrs conv_grad_attrs(OpId op, const ConvGeometry& g);
+/// The convolution a conv_input_grad / conv_weight_grad call differentiates, checked (throwing
+/// the op's errors).
+ConvGeometry conv_grad_geometry(OpId op, const Attrs& a, std::span<const Tensor> in);
+
 }  // namespace ember::ops

@@ -14,6 +14,7 @@
 namespace ember {
 namespace ops {
 void register_conv_ops();
+void register_conv_grad_ops();
 void register_einsum_op();
 
 /// torch.matmul's output shape for operands of these shapes (either may be 1-D).
@@ -195,6 +196,7 @@ void register_linalg_ops() {
   op_def_mut(OpId::dot).decompose = decompose_dot;
   register_einsum_op();
   register_conv_ops();
+  register_conv_grad_ops();
 }
 }  // namespace ops
 

@@ -60,6 +60,7 @@
   /* convolution */                                                                           \
   X(conv1d, Conv) X(conv2d, Conv) X(conv3d, Conv) X(conv_transpose1d, Conv)                   \
   X(conv_transpose2d, Conv) X(unfold, Conv) X(fold, Conv)                                     \
+  X(conv_input_grad, Conv) X(conv_weight_grad, Conv)                                          \
   /* pooling and resampling */                                                                \
   X(max_pool1d, Pool) X(max_pool2d, Pool) X(avg_pool1d, Pool) X(avg_pool2d, Pool)             \
   X(adaptive_avg_pool1d, Pool) X(adaptive_avg_pool2d, Pool) X(adaptive_max_pool2d, Pool)      \
@@ -73,5 +74,7 @@
   X(binary_cross_entropy, Composite) X(binary_cross_entropy_with_logits, Composite)          \
   X(kl_div, Composite) X(cosine_similarity, Composite) X(pairwise_distance, Composite)        \
   X(cdist, Composite)                                                                         \
+  /* backward ops the VJP rules call (fused devices run each as one kernel) */                 \
+  X(layer_norm_backward, Composite) X(rms_norm_backward, Composite)                            \
   /* ops registered at run time (ember/user_op.h): Attrs::i[0] names which */               \
   X(user_op, User)

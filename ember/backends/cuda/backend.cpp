@@ -1,8 +1,9 @@
 // The cuda backend: device memory from the stream-ordered pool (allocator.cpp), copies between
 // the host and devices through a small pool of pinned staging buffers, cudaMemcpyPeer between
 // GPUs, events, and synchronisation that rethrows what kernels reported. Its kernel table holds
-// the view ops (geometry only), the copy family (copy_ops.cpp) and cuBLASLt's products
-// (cublas_matmul.cpp); every other op runs through the dispatcher's host fallback.
+// the view ops (geometry only), the copy family (copy_ops.cpp), cuBLASLt's products
+// (cublas_matmul.cpp) and cuDNN's convolutions, pooling and batch norm (cudnn_*.cpp); every
+// other op runs through the dispatcher's host fallback.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "ember/backends/cuda/cuda_kernels.h"
+#include "ember/backends/cuda/cudnn_runtime.h"
 #include "ember/backends/cuda/runtime.h"
 #include "ember/backends/cuda/status.h"
 #include "ember/backends/flex/flex.h"
@@ -219,6 +221,8 @@ std::unique_ptr<BackendImpl> make_cuda_backend() {
   flex::register_flex_views(*b);  // geometry only: valid for device storage
   register_copy_kernels(*b);
   register_cublas_kernels(*b);
+  register_cudnn_conv_kernels(*b);
+  register_cudnn_pool_norm_kernels(*b);
   register_kl_kernels(*b);  // last: only ops nothing above serves
   return b;
 }
