@@ -6,6 +6,7 @@
 // storage's element count and bytes, all of which are located (not read) when the file opens.
 #include <unzip.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -328,9 +329,13 @@ PtValue load_pytorch_bytes(std::string bytes, const std::string& name) {
 bool is_pytorch_file(const std::string& path) {
   std::string error;
   auto f = ember::detail::ReadFile::open(path, error);
-  char head[4] = {};
-  if (!f || f.size() < 4 || !f.read_exact(0, head, 4, error)) return false;
-  return std::memcmp(head, "PK\x03\x04", 4) == 0 || uint8_t(head[0]) == 0x80;
+  char head[9] = {};
+  if (!f || f.size() < 4 || !f.read_exact(0, head, std::min<uint64_t>(9, f.size()), error))
+    return false;
+  if (std::memcmp(head, "PK\x03\x04", 4) == 0) return true;
+  // A safetensors file whose header length ends in byte 0x80 (128, 384, ...) also starts with
+  // 0x80; its ninth byte is the header's '{', where a pickle has torch's magic number.
+  return uint8_t(head[0]) == 0x80 && !(f.size() >= 9 && head[8] == '{');
 }
 
 // Reads the bytes of elements [first, first + count) of the tensor's storage into `dst`.

@@ -169,6 +169,23 @@ TEST(PyTorchFile, DamagedFilesGiveClearErrors) {
   EXPECT_THROW(store::load_pytorch_bytes("hello world", "x.pt"), store::FormatError);
 }
 
+// A safetensors header of 128 bytes makes the file start with 0x80, as a pickle does.
+TEST(PyTorchFile, LoadIntoTellsSafetensorsFromPickles) {
+  test::ScratchDir dir;
+  std::string path = dir.file("w.safetensors");
+  for (size_t n = 1; n < 200; ++n) {
+    store::save_safetensors(path, {{std::string(n, 'w'), ones({2})}});
+    if (uint8_t(test::read_bytes(path)[0]) == 0x80) break;
+  }
+  ASSERT_EQ(uint8_t(test::read_bytes(path)[0]), 0x80);
+  EXPECT_FALSE(store::is_pytorch_file(path));
+  EXPECT_TRUE(store::is_pytorch_file(kDir + "dtypes_legacy.pt"));
+  EXPECT_TRUE(store::is_pytorch_file(kDir + "dtypes.pt"));
+  Tensor t = zeros({2});
+  EXPECT_NO_THROW(store::load_into({{"x", t}}, path, {.allow_partial = true,
+                                                      .allow_unexpected = true}));
+}
+
 TEST(PyTorchFile, SaveReadsBack) {
   test::ScratchDir dir;
   Tensor base = arange(0.0, 12.0).reshape({3, 4});
