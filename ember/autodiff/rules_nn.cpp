@@ -1,4 +1,4 @@
-// VJP rules: matrix products, embedding and nll_loss; registers the rest of the nn family
+// VJP rules: matrix products, embedding, dropout and nll_loss; registers the rest of the nn family
 // (rules_nn_conv.cpp, rules_nn_pool.cpp, rules_nn_norm.cpp).
 #include "ember/ops/modes.h"
 #include "ember/autodiff/rules.h"
@@ -139,6 +139,22 @@ TensorList vjp_nll_loss(const VjpCtx& c) {
   return {gx, Tensor(), gw};
 }
 
+// --- dropout: the mask drawn again from the Philox state the forward drew (its attributes), as
+// the forward's decomposition draws it: bitwise the same mask, recomputed instead of saved. On
+// a fused device it is generated inside the kernel that applies it (no mask in memory either
+// way). ---
+
+TensorList vjp_dropout(const VjpCtx& c) {
+  const Tensor& g = c.grad(0);
+  const double p = c.attrs.f[0];
+  if (!c.attrs.b[0] || p == 0 || g.numel() == 0) return {g};
+  if (p == 1) return {g * 0.0};
+  Attrs keep = c.attrs;
+  keep.f[0] = 1 - p;
+  keep.b[0] = true;
+  return {g * (dispatch1(OpId::bernoulli, keep, {g}) * (1.0 / (1 - p)))};
+}
+
 }  // namespace
 
 void register_rules_nn() {
@@ -148,6 +164,7 @@ void register_rules_nn() {
   set_vjp(OpId::linear, vjp_linear);
   set_vjp(OpId::embedding, vjp_embedding);
   set_vjp(OpId::nll_loss, vjp_nll_loss);
+  set_vjp(OpId::dropout, vjp_dropout);
   register_rules_nn_conv();
   register_rules_nn_pool();
   register_rules_nn_norm();

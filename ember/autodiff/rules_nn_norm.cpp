@@ -52,44 +52,33 @@ Tensor sum_lead(const Tensor& t, int64_t lead) {
   return sum(t, dims);
 }
 
-// xhat comes from the fused forward op itself (without the affine part); rstd from var.
-TensorList vjp_layer_norm(const VjpCtx& c) {
-  const Tensor& x = c.input(0);
-  const Tensor w = opt_input(c, 1), b = opt_input(c, 2);
-  const int64_t k = int64_t(c.attrs.ints.size()), lead = x.dim() - k;
-  Shape dims;
-  for (int64_t d = lead; d < x.dim(); ++d) dims.push_back(d);
-  const Tensor g = upcast(c.grad(0));
-  Attrs plain = c.attrs;
-  const Tensor xhat = upcast(dispatch1(OpId::layer_norm, plain, {x, Tensor(), Tensor()}));
-  Tensor gx, gw, gb;
-  if (wants(c, 0)) {
-    const Tensor rstd = rsqrt(var(upcast(x), dims, 0, true) + c.attrs.f[0]);
-    gx = cast_like(normalized_grad(w.defined() ? g * upcast(w) : g, xhat, rstd, dims), x);
-  }
-  if (wants(c, 1)) gw = cast_like(sum_lead(g * xhat, lead), w);
-  if (wants(c, 2)) gb = cast_like(sum_lead(g, lead), b);
-  return {gx, gw, gb};
-}
-
-// rms_norm: y = x * r * w with r = rsqrt(mean(x^2) + eps); no mean is removed.
-TensorList vjp_rms_norm(const VjpCtx& c) {
+// The input's gradient and xhat come from layer_norm_backward / rms_norm_backward (one row
+// kernel each on a fused device; ember/ops/norm_backward.cpp has the closed forms); the affine
+// gradients are column sums of g * xhat and g.
+TensorList norm_grads(const VjpCtx& c, OpId backward, bool has_bias) {
   const Tensor& x = c.input(0);
   const Tensor w = opt_input(c, 1);
-  const int64_t k = int64_t(c.attrs.ints.size()), lead = x.dim() - k;
-  Shape dims;
-  for (int64_t d = lead; d < x.dim(); ++d) dims.push_back(d);
-  const Tensor xc = upcast(x), g = upcast(c.grad(0));
-  const Tensor r = rsqrt(mean(xc * xc, dims, true) + ops::rms_norm_eps(c.attrs, x.dtype()));
-  const Tensor xhat = xc * r;
-  Tensor gx, gw;
+  const int64_t lead = x.dim() - int64_t(c.attrs.ints.size());
+  Tensor gx, xhat, gw, gb;
   if (wants(c, 0)) {
-    const Tensor gy = w.defined() ? g * upcast(w) : g;
-    gx = cast_like(r * addcmul(gy, xhat, mean(gy * xhat, dims, true), -1), x);
+    const TensorList r = dispatch(backward, c.attrs, {x, w, c.grad(0)});
+    gx = r[0];
+    xhat = r[1];
+  } else if (wants(c, 1)) {
+    xhat = dispatch(backward, c.attrs, {x, Tensor(), c.grad(0)})[1];
   }
+  const Tensor g = upcast(c.grad(0));
   if (wants(c, 1)) gw = cast_like(sum_lead(g * xhat, lead), w);
+  if (has_bias && wants(c, 2)) gb = cast_like(sum_lead(g, lead), opt_input(c, 2));
+  if (has_bias) return {gx, gw, gb};
   return {gx, gw};
 }
+
+TensorList vjp_layer_norm(const VjpCtx& c) {
+  return norm_grads(c, OpId::layer_norm_backward, true);
+}
+// rms_norm: y = x * r * w with r = rsqrt(mean(x^2) + eps); no mean is removed.
+TensorList vjp_rms_norm(const VjpCtx& c) { return norm_grads(c, OpId::rms_norm_backward, false); }
 
 // [C] -> [1, C, 1, ...] against an [N, C, *] input.
 Tensor channel_view(const Tensor& t, int64_t ndim) {

@@ -1,5 +1,7 @@
 #include "ember/fusion/chain.h"
 
+#include "ember/error.h"
+#include "ember/kl/random.h"
 #include "ember/kl/trace_op.h"
 #include "ember/ops/nn_common.h"
 
@@ -11,6 +13,11 @@ std::vector<int64_t> strides_over(const Tensor& t, const Shape& shape) {
   for (size_t d = off; d < shape.size(); ++d)
     if (t.size(int64_t(d - off)) != 1) s[d] = t.stride(int64_t(d - off));
   return s;
+}
+
+bool random_node(const Node& n) {
+  return n.op == OpId::bernoulli && n.attrs.b[0] && n.inputs.size() == 1 && n.meta.n == 1 &&
+         is_floating(n.meta.m[0].dtype);
 }
 
 DType compute_of(const Node& n) {
@@ -67,8 +74,14 @@ std::vector<Scalar> Operands::scalar_values(const std::vector<Node>& nodes) cons
         break;
       case ScalarSource::Kind::Eps: {
         const Node& n = nodes[size_t(s.node)];
-        out.push_back(n.op == OpId::rms_norm ? ops::rms_norm_eps(n.attrs, n.inputs[0].dtype)
-                                             : n.attrs.f[0]);
+        const bool rms = n.op == OpId::rms_norm || n.op == OpId::rms_norm_backward;
+        out.push_back(rms ? ops::rms_norm_eps(n.attrs, n.inputs[0].dtype) : n.attrs.f[0]);
+        break;
+      }
+      case ScalarSource::Kind::Philox: {
+        const Node& n = nodes[size_t(s.node)];
+        if (s.index == 2) out.push_back(Scalar(n.attrs.f[0]));
+        else out.push_back(Scalar(int64_t(s.index == 0 ? n.attrs.seed : n.attrs.offset)));
         break;
       }
       case ScalarSource::Kind::OpScalar: {
@@ -88,6 +101,12 @@ void Operands::buffers(const std::vector<Node>& nodes, const std::vector<Tensor>
                                    : nodes[size_t(m.node)].inputs[size_t(m.input)].tensor;
     out.push_back(t.impl()->data());
   }
+}
+
+bool Chain::positional(const std::vector<Node>& all) const {
+  for (int32_t ni : nodes)
+    if (random_node(all[size_t(ni)])) return true;
+  return false;
 }
 
 bool Chain::makes(const std::vector<Node>& all, int32_t v) const {
@@ -111,6 +130,20 @@ void Chain::collect(Operands& ops, const std::vector<Node>& all, const std::vect
     const Node& n = all[size_t(ni)];
     first_scalar[gi] = int32_t(ops.scalars.size());
     if (n.target.defined()) continue;  // an in-place copy: a store of the group
+    if (random_node(n)) {
+      // Its input only gives the shape: nothing is read; the draw's state is three scalars.
+      compute[gi] = n.meta.m[0].dtype;
+      slot[gi].push_back(-1);
+      value_in[gi].push_back(-1);
+      for (int32_t k = 0; k < 3; ++k) {
+        ScalarSource s;
+        s.kind = ScalarSource::Kind::Philox;
+        s.node = ni;
+        s.index = k;
+        ops.add_scalar(s, k == 2 ? DType::F64 : DType::I64);
+      }
+      continue;
+    }
     compute[gi] = compute_of(n);
     for (size_t j = 0; j < n.inputs.size(); ++j) {
       const NodeInput& in = n.inputs[j];
@@ -146,12 +179,22 @@ void Chain::collect(Operands& ops, const std::vector<Node>& all, const std::vect
 }
 
 std::vector<kl::Expr> Chain::trace(const std::vector<Node>& all, size_t nvalues,
-                                   std::span<const kl::Expr> loaded,
-                                   std::span<const kl::Expr> sc) const {
+                                   std::span<const kl::Expr> loaded, std::span<const kl::Expr> sc,
+                                   const kl::Expr& pos) const {
   std::vector<kl::Expr> val(nvalues);
   for (size_t gi = 0; gi < nodes.size(); ++gi) {
     const Node& n = all[size_t(nodes[gi])];
     if (n.target.defined()) continue;
+    if (random_node(n)) {
+      if (!pos.valid())
+        detail::throw_value("fusion", "expected the elements' positions for a random node, found "
+                                      "none (a random chain in a template without them)");
+      const size_t f = size_t(first_scalar[gi]);
+      const kl::Expr keep = kl::bernoulli_keep(sc[f], sc[f + 1], pos, sc[f + 2]);
+      // flex writes T(keep ? 1 : 0): exact in every float dtype.
+      val[size_t(n.outputs[0])] = kl::cast(keep, n.meta.m[0].dtype);
+      continue;
+    }
     std::vector<kl::Expr> ins;
     for (size_t j = 0; j < n.inputs.size(); ++j) {
       const int32_t s = slot[gi][j];

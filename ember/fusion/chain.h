@@ -24,6 +24,7 @@ struct ScalarSource {
     Constant,  // the node's constant operand `index`
     Fixed,     // `fixed` (a fact of the shapes, e.g. a row length)
     Eps,       // the node's epsilon (layer_norm / rms_norm)
+    Philox,    // a random node's draw: `index` 0 its seed, 1 its counter offset (I64), 2 its p
   } kind = Kind::OpScalar;
   int32_t node = -1;
   int32_t index = 0;
@@ -73,15 +74,24 @@ struct Chain {
   void collect(Operands& ops, const std::vector<Node>& all, const std::vector<Value>& values,
                const Shape& shape);
   /// Traces the chain on loaded operands and scalars: the Expr of each value the chain makes,
-  /// indexed by value id (others stay invalid).
+  /// indexed by value id (others stay invalid). `pos` (the elements' row-major index in the
+  /// chain's shape) is needed by random nodes only (see positional).
   std::vector<kl::Expr> trace(const std::vector<Node>& all, size_t nvalues,
-                              std::span<const kl::Expr> loaded,
-                              std::span<const kl::Expr> scalars) const;
+                              std::span<const kl::Expr> loaded, std::span<const kl::Expr> scalars,
+                              const kl::Expr& pos = {}) const;
   bool makes(const std::vector<Node>& all, int32_t v) const;
+  /// Whether a node of the chain draws random numbers from the element's position (dropout's
+  /// bernoulli mask): only the pointwise template hands the trace one, so such a chain is a
+  /// pointwise group of its own, never a row kernel's prologue or epilogue nor a multi-tensor
+  /// member.
+  bool positional(const std::vector<Node>& all) const;
 };
 
 /// The dtype node `n` computes in (its inputs' promotion, as the elementwise table says).
 DType compute_of(const Node& n);
+/// Whether `n` is a bernoulli with a fixed probability (dropout's mask): a pointwise node whose
+/// value is drawn in the kernel (kl/random.h), from the Philox state the op drew when called.
+bool random_node(const Node& n);
 /// Element strides of `t` over `shape` (right-aligned broadcasting: 0 where t has size 1 or no
 /// dim).
 std::vector<int64_t> strides_over(const Tensor& t, const Shape& shape);

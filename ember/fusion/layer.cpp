@@ -9,6 +9,13 @@
 namespace ember::fusion {
 namespace {
 
+// A composite op the planner runs as one kernel of its own (a norm's backward): queued, not
+// lowered. On host devices for now, like the row epilogues (see make_plan).
+bool planned_composite(const OpCall& c) {
+  return (c.op == OpId::layer_norm_backward || c.op == OpId::rms_norm_backward) &&
+         backend_for(c.device.backend())->is_host();
+}
+
 class FusionLayer final : public Layer {
  public:
   const char* name() const override { return "fusion"; }
@@ -17,7 +24,7 @@ class FusionLayer final : public Layer {
     const bool inplace = c.op == OpId::copy && c.inputs.size() == 2;
     const OpDef& def = op_def(c.op);
     if (def.category == OpCategory::Composite && def.decompose && c.out.empty() &&
-        !backend_for(c.device.backend())->supports(c)) {
+        !backend_for(c.device.backend())->supports(c) && !planned_composite(c)) {
       // The backend would lower it anyway: lower it here, so its pieces queue and fuse (and
       // its checks wait for the queue instead of reading data now).
       LayerFloor floor(this);
@@ -26,6 +33,8 @@ class FusionLayer final : public Layer {
     }
     if ((!inplace && !queued_op(c.op)) || !c.out.empty() || c.stream || c.meta.variadic)
       return next(c);
+    // bernoulli with tensor probabilities checks them before it draws: eagerly, as before.
+    if (c.op == OpId::bernoulli && !c.attrs.b[0]) return next(c);
     for (int k = 0; k < c.meta.n; ++k)
       for (int64_t d : c.meta.m[k].shape)
         if (d < 0) return next(c);  // a size that depends on the data

@@ -39,7 +39,7 @@ bool meets(const std::vector<const Storage*>& a, const std::vector<const Storage
 bool multi_tensor_body(const PointwiseGroup& g, const std::vector<Node>& nodes,
                        const std::vector<Value>& values, kl::MultiTensorKey& key, kl::Kernel& k,
                        const kl::Target& target) {
-  if (g.targets.empty() && g.stores.empty()) return false;
+  if ((g.targets.empty() && g.stores.empty()) || g.chain.positional(nodes)) return false;
   for (const std::vector<int64_t>& s : g.ops.strides)
     if (!contiguous_over(s, g.shape)) return false;
   std::vector<kl::MultiTensorSlot> slots;

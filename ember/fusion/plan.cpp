@@ -146,8 +146,15 @@ std::string signature(const std::vector<Node>& nodes, const std::vector<Value>& 
     s.add(uint64_t(n.op) | uint64_t(n.attrs.mode) << 16 | uint64_t(n.meta.n) << 24 |
           uint64_t(n.meta.compute) << 32 | uint64_t(n.target.defined()) << 40 |
           uint64_t(kl::is_elementwise(n.op) ? kl::static_attrs(n.op, n.attrs) : 0) << 48);
-    // Other ops' attributes (dims, flags) decide their kernels: all of them are the signature's.
-    if (!kl::is_elementwise(n.op)) s.add(uint64_t(n.attrs.hash()));
+    // Other ops' attributes (dims, flags) decide their kernels: all of them are the signature's,
+    // but for a random draw's state, which its kernel takes as parameters (each step draws anew).
+    if (random_node(n)) {
+      Attrs a = n.attrs;
+      a.seed = a.offset = 0;
+      s.add(uint64_t(a.hash()));
+    } else if (!kl::is_elementwise(n.op)) {
+      s.add(uint64_t(n.attrs.hash()));
+    }
     for (int k = 0; k < n.meta.n; ++k) {
       s.add(uint64_t(n.meta.m[k].dtype));
       s.add_shape(n.meta.m[k].shape);
@@ -185,6 +192,8 @@ bool absorbs(const std::vector<int32_t>& members, const Shape& shape, const Node
   side.clear();
   const NodeInput& x = tail.inputs[0];
   if (x.value < 0 || members.empty()) return false;
+  for (int32_t ni : members)  // random draws need the elements' positions (see Chain)
+    if (random_node(nodes[size_t(ni)])) return false;
   const Value& xv = values[size_t(x.value)];
   if (nodes[size_t(xv.node)].meta.m[xv.out].shape != shape) return false;
   bool made = false;
@@ -340,8 +349,9 @@ void merge_epilogues(Plan& plan, std::vector<char>& built,
   drop_steps(plan, absorbed);
 }
 
-// A row group's log_softmax that only the nll_loss of the next live step reads (held nowhere):
-// the loss joins the row kernel, which then never writes the log-probabilities.
+// A row group's log_softmax that the nll_loss of the next live step reads: the loss joins the row
+// kernel, which writes the log-probabilities too only when something else needs them (a holder
+// outside the queue, as the tape of a training step is, or another reader).
 void merge_losses(Plan& plan, const std::vector<std::vector<int32_t>>& readers,
                   const std::vector<Node>& nodes, const std::vector<Value>& values,
                   const kl::Target& target) {
@@ -356,10 +366,10 @@ void merge_losses(Plan& plan, const std::vector<std::vector<int32_t>>& readers,
     RowGroup& r = *plan.rows[size_t(plan.steps[si].row)];
     const int32_t nll = plan.steps[pj].node;
     const int32_t tv = nodes[size_t(r.tail)].outputs[0];
-    if (!values[size_t(tv)].storage.expired() || readers[size_t(tv)].size() != 1 ||
-        readers[size_t(tv)][0] != nll)
-      continue;
-    if (!build_row_loss(r, nll, nodes, values, target)) continue;
+    const std::vector<int32_t>& rd = readers[size_t(tv)];
+    if (std::find(rd.begin(), rd.end(), nll) == rd.end()) continue;
+    const bool keep = !values[size_t(tv)].storage.expired() || rd.size() > 1;
+    if (!build_row_loss(r, nll, keep, nodes, values, target)) continue;
     absorbed[pj] = 1;
   }
   drop_steps(plan, absorbed);
@@ -605,6 +615,20 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
       forwards[size_t(open)].insert(forwards[size_t(open)].end(), fwd.begin(), fwd.end());
       mark(n);
       continue;
+    }
+    if (on && norm_backward_node(n)) {
+      auto r = std::make_unique<RowGroup>();
+      r->tail = int32_t(i);
+      r->shape = input_shape(n, nodes, values);
+      const int32_t xhat = n.outputs[1];
+      const bool want = !values[size_t(xhat)].storage.expired() || !readers[size_t(xhat)].empty();
+      if (build_row_norm_backward(*r, want, nodes, values, target)) {
+        close();
+        plan->steps.push_back(Step{-1, -1, int32_t(plan->rows.size())});
+        plan->rows.push_back(std::move(r));
+        mark(n);
+        continue;
+      }
     }
     if (on && row_tail(n)) {
       auto r = std::make_unique<RowGroup>();

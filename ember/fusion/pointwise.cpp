@@ -5,6 +5,7 @@
 namespace ember::fusion {
 
 bool pointwise_node(const Node& n) {
+  if (random_node(n)) return !n.target.defined();
   if (!kl::is_elementwise(n.op) || n.target.defined() || n.meta.n != 1) return false;
   switch (n.op) {
     case OpId::div: case OpId::remainder: case OpId::fmod:
@@ -33,9 +34,10 @@ void build_pointwise(PointwiseGroup& g, const std::vector<Node>& nodes,
   }
   g.layout = kl::collapse(std::span<const int64_t>(g.shape.data(), g.shape.size()), strides);
   g.key = kl::pointwise_key(g.layout, g.ops.in_dtypes, out_dtypes, g.ops.scalar_dtypes, target);
-  g.code.kernel = kl::pointwise_kernel(
-      "k", g.key, [&](std::span<const kl::Expr> loaded, std::span<const kl::Expr> sc) {
-        const std::vector<kl::Expr> val = g.chain.trace(nodes, values.size(), loaded, sc);
+  g.code.kernel = kl::pointwise_kernel_at(
+      "k", g.key,
+      [&](std::span<const kl::Expr> loaded, std::span<const kl::Expr> sc, const kl::Expr& pos) {
+        const std::vector<kl::Expr> val = g.chain.trace(nodes, values.size(), loaded, sc, pos);
         std::vector<kl::Expr> outs;
         for (int32_t v : g.stores) outs.push_back(val[size_t(v)]);
         for (int32_t ni : g.targets) {

@@ -255,8 +255,10 @@ bool queued_op(OpId op) {
     case OpCategory::Reduce:
       return true;
     default:
+      // bernoulli: dropout's mask, drawn in the kernel that applies it (random_node).
       return op == OpId::softmax || op == OpId::log_softmax || op == OpId::layer_norm ||
-             op == OpId::rms_norm || op == OpId::nll_loss || library_op(op);
+             op == OpId::bernoulli || op == OpId::rms_norm || op == OpId::nll_loss ||
+             op == OpId::layer_norm_backward || op == OpId::rms_norm_backward || library_op(op);
   }
 }
 

@@ -22,7 +22,8 @@ Shape row_reduced_dims(const Node& n, int64_t rank) {
   switch (n.op) {
     case OpId::softmax: case OpId::log_softmax:
       return {wrap_dim(n.attrs.i[0], rank, op_name(n.op))};
-    case OpId::layer_norm: case OpId::rms_norm: {
+    case OpId::layer_norm: case OpId::rms_norm:
+    case OpId::layer_norm_backward: case OpId::rms_norm_backward: {
       Shape d;
       for (int64_t i = rank - int64_t(n.attrs.ints.size()); i < rank; ++i) d.push_back(i);
       return d;

@@ -69,21 +69,29 @@ bool collect_prologue(RowGroup& g, const std::vector<Node>& nodes,
 bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const PointwiseGroup& p,
                         const std::vector<Node>& nodes, const std::vector<Value>& values,
                         const kl::Target& target);
-/// Makes the nll_loss node `nll`, which alone reads the log_softmax of `g` (over the class dim,
-/// its value held nowhere), part of `g`: cross-entropy's forward as one row kernel that never
-/// writes the log-probabilities. Per row it reduces the online-softmax pair (max, sum of exp),
-/// the logit of the target class and its weight (sums of select(class == target, ., 0): exact),
-/// and writes the row's loss and weight (reduction none: the loss straight into the output); a
-/// target out of range fails the kernel's status word as nll_loss's own check does. A second
-/// kernel, `finish`, adds the rows up (the loss for mean and sum, the weight always) and
-/// divides for mean. False (and `g` unchanged) when it does not fit.
-bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
+/// Makes the nll_loss node `nll`, which reads the log_softmax of `g` (over the class dim), part
+/// of `g`: cross-entropy's forward as one row kernel. Per row it reduces the online-softmax pair
+/// (max, sum of exp), the logit of the target class and its weight (sums of select(class ==
+/// target, ., 0): exact), and writes the row's loss and weight (reduction none: the loss straight
+/// into the output); a target out of range fails the kernel's status word as nll_loss's own check
+/// does. A second kernel, `finish`, adds the rows up (the loss for mean and sum, the weight
+/// always) and divides for mean. With `keep` (the log-probabilities are held or read elsewhere:
+/// the tape of a training step keeps them) the kernel writes them too, in the pass that writes
+/// the loss; else they never reach memory. False (and `g` unchanged) when it does not fit.
+bool build_row_loss(RowGroup& g, int32_t nll, bool keep, const std::vector<Node>& nodes,
                     const std::vector<Value>& values, const kl::Target& target);
 /// Makes the row group `b` (the next step after `a`) part of `a`: two plain reductions (sum,
 /// mean, amax, amin; not split) over the same shape and dims, `b` reading nothing `a` writes,
 /// become one kernel with two combiners. False (and `a` unchanged) when they do not fit.
 bool build_row_sibling(RowGroup& a, const RowGroup& b, const std::vector<Node>& nodes,
                        const std::vector<Value>& values, const kl::Target& target);
+/// Whether `n` is a layer_norm_backward or rms_norm_backward that one row kernel can run.
+bool norm_backward_node(const Node& n);
+/// Builds the row kernel of the norm backward `g.tail` (see row_norm_backward.cpp; shape filled
+/// in, no prologue): dx, and xhat when `want_xhat` (something reads or holds it). False when the
+/// kernel cannot walk the feature dims as one row (the node then runs on its own).
+bool build_row_norm_backward(RowGroup& g, bool want_xhat, const std::vector<Node>& nodes,
+                             const std::vector<Value>& values, const kl::Target& target);
 /// Runs a loss group's two kernels (see build_row_loss).
 void launch_row_loss(const RowGroup& g, const std::vector<Node>& nodes,
                      const std::vector<Tensor>& vals, Executor& exec, Device place);

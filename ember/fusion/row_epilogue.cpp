@@ -14,6 +14,7 @@ bool build_row_epilogue(RowGroup& g, const PointwiseGroup* before, const Pointwi
       !g.epilogue.empty() || (before && (!g.chain.nodes.empty() || !before->targets.empty() ||
                                          !before->chain.forwards.empty())))
     return false;
+  if (p.chain.positional(nodes) || (before && before->chain.positional(nodes))) return false;
   const int64_t rank = int64_t(g.shape.size());
   if (int64_t(t.meta.m[0].shape.size()) != rank || p.shape != g.shape || !p.targets.empty() ||
       !p.chain.forwards.empty() || p.stores.empty())

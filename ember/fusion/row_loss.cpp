@@ -1,7 +1,9 @@
-// Cross-entropy's forward as one row kernel: a log_softmax over the class dim whose only reader
-// is an nll_loss (class-index targets). The log-probabilities never reach memory: per row the
-// kernel reduces the online-softmax pair, the target's logit and weight, and writes the row's
-// loss and weight; a second kernel adds the rows up (the loss for mean and sum, the weights).
+// Cross-entropy's forward as one row kernel: a log_softmax over the class dim read by an
+// nll_loss (class-index targets). Per row the kernel reduces the online-softmax pair, the
+// target's logit and weight, and writes the row's loss and weight; a second kernel adds the rows
+// up (the loss for mean and sum, the weights). The log-probabilities reach memory only when
+// something else needs them (under autodiff the tape keeps them for the backward): the kernel
+// then writes them too, in the same pass that writes the row's loss.
 #include <exception>
 #include <memory>
 
@@ -31,7 +33,7 @@ const Shape& value_shape(int32_t v, const std::vector<Node>& nodes,
 
 }  // namespace
 
-bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
+bool build_row_loss(RowGroup& g, int32_t nll, bool keep, const std::vector<Node>& nodes,
                     const std::vector<Value>& values, const kl::Target& target) {
   const Node& t = nodes[size_t(g.tail)];
   const Node& n = nodes[size_t(nll)];
@@ -94,7 +96,8 @@ bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
   ncls.fixed = Scalar(int64_t(g.shape[size_t(cd)]));
   const int32_t classes_scalar = r.ops.add_scalar(ncls, DType::I64);
 
-  // Two per-row outputs in x's dtype: the row's loss and weight.
+  // Two per-row outputs in x's dtype: the row's loss and weight; then the log-probabilities
+  // (full shape) when kept.
   std::vector<std::vector<int64_t>> strides = r.ops.strides;
   Shape kept = r.shape;
   kept[size_t(cd)] = 1;
@@ -103,6 +106,12 @@ bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
   os[size_t(cd)] = 0;
   strides.push_back(os);
   strides.push_back(os);
+  std::vector<DType> out_dtypes{acc, acc};
+  if (keep) {
+    const Shape cs = contiguous_strides(r.shape);
+    strides.emplace_back(cs.begin(), cs.end());
+    out_dtypes.push_back(xd);
+  }
   try {
     r.layout = kl::row_layout(std::span<const int64_t>(r.shape.data(), r.shape.size()), strides,
                               std::span<const int64_t>(&cd, 1));
@@ -113,18 +122,20 @@ bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
                                   {kl::Combiner::Sum, acc},   // the target's logit
                                   {kl::Combiner::Sum, acc}};  // 1 where the target counts
   if (has_w) reds.push_back({kl::Combiner::Sum, acc});        // its weight
-  r.key = kl::row_reduce_key(r.layout, r.ops.in_dtypes, r.prologue_inputs, reds, {acc, acc}, false,
+  r.key = kl::row_reduce_key(r.layout, r.ops.in_dtypes, r.prologue_inputs, reds, out_dtypes, keep,
                              r.ops.scalar_dtypes, target);
   r.key.status = true;  // a target out of range
   const size_t nvalues = values.size();
   const int32_t xv = x_in_chain ? t.inputs[0].value : -1;
   const RowGroup& rr = r;
+  auto logit = [&](std::span<const kl::Expr> in, std::span<const kl::Expr> sc) {
+    return xv < 0 ? kl::cast(in[size_t(rr.x_slot)], acc)
+                  : kl::cast(rr.chain.trace(nodes, nvalues, in, sc)[size_t(xv)], acc);
+  };
   r.code.kernel = kl::row_reduce_kernel_at(
       "k", r.key,
       [&](std::span<const kl::Expr> in, std::span<const kl::Expr> sc, const kl::Expr& pos) {
-        const kl::Expr x =
-            xv < 0 ? kl::cast(in[size_t(rr.x_slot)], acc)
-                   : kl::cast(rr.chain.trace(nodes, nvalues, in, sc)[size_t(xv)], acc);
+        const kl::Expr x = logit(in, sc);
         const kl::Expr cls = kl::cast(in[size_t(t_slot)], DType::I64);
         const kl::Expr hit = pos == cls && cls != sc[size_t(ign_scalar)];
         const kl::Expr zero = kl::lit(x, 0);
@@ -135,12 +146,16 @@ bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
         v.push_back(cls);
         return v;
       },
-      [&](std::span<const kl::Expr> red, std::span<const kl::Expr>, std::span<const kl::Expr>) {
+      [&](std::span<const kl::Expr> red, std::span<const kl::Expr> in,
+          std::span<const kl::Expr> sc) {
         // red: max, sum of exp, the target's logit, its count (0 or 1), its weight.
         const kl::Expr logp = red[2] - red[0] - kl::log(red[1]);
         const kl::Expr w = w_slot >= 0 ? red[4] : red[3];
         const kl::Expr l = kl::select(red[3] > kl::lit(red[3], 0), -w * logp, kl::lit(logp, 0));
-        return std::vector<kl::Expr>{l, w};
+        std::vector<kl::Expr> outs{l, w};
+        // As log_softmax's own row kernel writes it (build_row).
+        if (keep) outs.push_back(logit(in, sc) - red[0] - kl::log(red[1]));
+        return outs;
       });
   // The finish: over the rows, the loss's sum (mean: divided by the weights') and the weights'.
   const bool none = ops::Reduction(n.attrs.mode) == ops::Reduction::None,
@@ -166,6 +181,7 @@ bool build_row_loss(RowGroup& g, int32_t nll, const std::vector<Node>& nodes,
         return std::vector<kl::Expr>{mean ? red[0] / red[1] : red[0], red[1]};
       });
   r.stores = n.outputs;
+  if (keep) r.stores.push_back(t.outputs[0]);
   r.epilogue = {nll};
   g = std::move(r);
   return true;
@@ -189,11 +205,15 @@ void launch_row_loss(const RowGroup& g, const std::vector<Node>& nodes,
   g.ops.buffers(nodes, vals, bufs);
   bufs.push_back(loss_rows);
   bufs.push_back(weight.impl()->data());
+  // The log-probabilities, when kept, are the third output.
+  const bool kept = g.stores.size() > 2;
+  if (kept) bufs.push_back(vals[size_t(g.stores[2])].impl()->data());
   // A target out of range fails as nll_loss's own check does, named after the op the program
   // called (cross_entropy), as a failed flush names it (the device may report it later).
   // What the kernels wrote is poisoned, as a failed flush's outputs are.
   const char* op = n.origin ? n.origin : "nll_loss";
   std::vector<std::weak_ptr<Storage>> written{out.impl()->storage, total.impl()->storage};
+  if (kept) written.push_back(vals[size_t(g.stores[2])].impl()->storage);
   bufs.push_back(exec.status_word(place, [classes, op, written](int32_t, int64_t target) {
     std::exception_ptr e;
     try {

@@ -251,7 +251,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 
 
 namespace ops {
+void register_norm_backward_ops();  // norm_backward.cpp
 void register_norm_ops() {
+  register_norm_backward_ops();
   for (OpId op : {OpId::softmax, OpId::log_softmax, OpId::layer_norm, OpId::rms_norm,
                   OpId::group_norm, OpId::batch_norm})
     op_def_mut(op).infer = infer_norm;

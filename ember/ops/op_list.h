@@ -74,5 +74,7 @@
   X(binary_cross_entropy, Composite) X(binary_cross_entropy_with_logits, Composite)          \
   X(kl_div, Composite) X(cosine_similarity, Composite) X(pairwise_distance, Composite)        \
   X(cdist, Composite)                                                                         \
+  /* backward ops the VJP rules call (fused devices run each as one kernel) */                 \
+  X(layer_norm_backward, Composite) X(rms_norm_backward, Composite)                            \
   /* ops registered at run time (ember/user_op.h): Attrs::i[0] names which */               \
   X(user_op, User)

@@ -9,6 +9,7 @@
 #include "ember/backends/cuda/nvrtc.h"
 #include "ember/fusion.h"
 #include "ember/fusion/executor.h"
+#include "ember/kl/random.h"
 #include "ember/kl/render.h"
 #include "ember/kl/scalar.h"
 #include "ember/kl/templates/index.h"
@@ -113,6 +114,22 @@ Kernel row(std::vector<int64_t> shape, std::vector<int64_t> dims, Combiner c, bo
         if (c == Combiner::ArgMax) return std::vector<Expr>{r[1]};
         return std::vector<Expr>{cast(r[0], out)};
       });
+}
+
+// Dropout's in-kernel Philox (kl/random.h: words in I64, the 64-bit products split by shifts and
+// masks) is plain IR: the renderer needs nothing new for it.
+TEST(KlCudaRender, DropoutPhiloxCompiles) {
+  std::vector<Kernel> ks;
+  for (DType d : {kF32, kBF16}) {
+    const std::vector<int64_t> shape{4099};
+    PwLayout l = collapse(shape, {{1}, {1}, {1}});
+    PwKey key = pointwise_key(l, {d, d}, {d}, {kI64, kI64, kF64}, gpu());
+    ks.push_back(pointwise_kernel_at("dropout", key, [d](auto x, auto s, const Expr& pos) {
+      const Expr keep = cast(bernoulli_keep(s[0], s[1], pos, s[2]), d);
+      return std::vector<Expr>{x[1] + x[0] * keep};
+    }));
+  }
+  compile_ok(ks);
 }
 
 TEST(KlCudaRender, RowReduceGpuFormsCompile) {

@@ -119,6 +119,14 @@ class KernelWriter {
     const std::string back = t.lanes == 1 ? elem_cast(t) : "(" + ctype(t) + ")";
     return back + "((" + U + ")" + v(a) + " " + op + " (" + U + ")" + v(b) + ")";
   }
+  // The amount of a shift by `b` when it is a constant (or a broadcast one) in [0, bits), else -1.
+  int64_t const_shift(int32_t b, int bits) const {
+    const Inst* c = &at(b);
+    if (c->op == Op::Broadcast) c = &at(c->a);
+    if (c->op != Op::Const) return -1;
+    const int64_t s = const_as_int(c->type.dtype, c->imm);
+    return s >= 0 && s < bits ? s : -1;
+  }
   std::string wrap_neg(int32_t a, Type t) {
     const std::string back = t.lanes == 1 ? elem_cast(t) : "(" + ctype(t) + ")";
     return back + "(0 - (" + unsigned_type(t) + ")" + v(a) + ")";
@@ -242,6 +250,16 @@ class KernelWriter {
         return def(id, p_.int_op(Op::Div, t.dtype, L) + "(" + v(in.a) + ", " + v(in.b) + ")");
       case Op::Rem: case Op::Shl: case Op::Shr:
         if (is_floating(t.dtype)) return def(id, p_.math(Op::Fmod, t.dtype, L) + "(" + v(in.a) + ", " + v(in.b) + ")");
+        if (in.op != Op::Rem) {
+          // By a constant within [0, bits) the C++ shift is the IR's (arithmetic on signed
+          // types) and stays a vector instruction, where the general form is a loop over lanes
+          // checking the amount (Philox's word splits are such shifts).
+          const int64_t s = const_shift(in.b, int(itemsize(t.dtype) * 8));
+          const std::string back = t.lanes == 1 ? elem_cast(t) : "(" + ctype(t) + ")";
+          if (s >= 0 && in.op == Op::Shr) return def(id, back + "(" + v(in.a) + " >> " + std::to_string(s) + ")");
+          if (s >= 0)
+            return def(id, back + "((" + unsigned_type(t) + ")" + v(in.a) + " << " + std::to_string(s) + ")");
+        }
         return def(id, p_.int_op(in.op, t.dtype, L) + "(" + v(in.a) + ", " + v(in.b) + ")");
       case Op::Pow: case Op::Atan2: case Op::Fmod:
         return def(id, p_.math(in.op, t.dtype, L) + "(" + v(in.a) + ", " + v(in.b) + ")");

@@ -109,6 +109,11 @@ PwKey pointwise_key(const PwLayout& l, std::vector<DType> inputs, std::vector<DT
 }
 
 Kernel pointwise_kernel(const std::string& name, const PwKey& key, const PwBody& body) {
+  return pointwise_kernel_at(name, key, [&](std::span<const Expr> in, std::span<const Expr> sc,
+                                            const Expr&) { return body(in, sc); });
+}
+
+Kernel pointwise_kernel_at(const std::string& name, const PwKey& key, const PwBodyAt& body) {
   Builder kb(name);
   kb.set_spec(key.str());
   const size_t nin = key.inputs.size(), nops = nin + key.outputs.size();
@@ -145,7 +150,9 @@ Kernel pointwise_kernel(const std::string& name, const PwKey& key, const PwBody&
         const bool bcast = key.broadcast[k] & (1u << (r - 1));
         loaded.push_back(kb.load(int(k), at(k), bcast ? 1 : lanes));
       }
-      std::vector<Expr> outs = body(loaded, scalars);
+      // The elements' row-major index (unused values are dropped when the kernel finishes).
+      const Expr pos = lanes > 1 ? broadcast(first + j, lanes) + iota(DType::I64, lanes) : first + j;
+      std::vector<Expr> outs = body(loaded, scalars, pos);
       if (outs.size() != key.outputs.size())
         ember::detail::throw_value("kl", "pointwise body returned " + std::to_string(outs.size()) + " values for " +
                                       std::to_string(key.outputs.size()) + " outputs");

@@ -48,6 +48,12 @@ PwKey pointwise_key(const PwLayout& l, std::vector<DType> inputs, std::vector<DT
 /// parameters to the outputs (cast to the output dtypes if they differ).
 using PwBody = std::function<std::vector<Expr>(std::span<const Expr> in, std::span<const Expr> scalars)>;
 Kernel pointwise_kernel(const std::string& name, const PwKey& key, const PwBody& body);
+/// A body that also sees the elements' positions: their row-major index in the shape (I64, as
+/// many lanes as the loaded values), which collapsing leaves unchanged. A random op's element i
+/// (dropout's mask) is drawn from its position.
+using PwBodyAt = std::function<std::vector<Expr>(std::span<const Expr> in, std::span<const Expr> scalars,
+                                                 const Expr& pos)>;
+Kernel pointwise_kernel_at(const std::string& name, const PwKey& key, const PwBodyAt& body);
 
 /// The argument pack: buffers (inputs then outputs, element pointers at each operand's first
 /// element), the scalars, then the extents and the strides the key did not specialise.

@@ -203,12 +203,31 @@ class RowEmitter {
       std::vector<Expr> outs = epi_(reduced, in, scalars_);
       check_outs(outs);
       for (size_t o = 0; o < outs.size(); ++o)
-        kb_.store(int(nin + o), at(nin + o, base[nin + o], j), broadcast(cast(outs[o], key_.outputs[o]), lanes));
+        if (!per_row(o))
+          kb_.store(int(nin + o), at(nin + o, base[nin + o], j), broadcast(cast(outs[o], key_.outputs[o]), lanes));
     }, step);
+  }
+  // In broadcast-back mode an output with row stride 0 holds one value per row (a loss beside
+  // the log-probabilities): written once, the epilogue's value at the row's first element.
+  bool per_row(size_t o) const {
+    return key_.broadcast_back && (key_.broadcast[key_.inputs.size() + o] & kRowBit) != 0;
+  }
+  void write_per_row(const std::vector<Expr>& base, const std::vector<Expr>& reduced, int lanes, bool across) {
+    bool any = false;
+    for (size_t o = 0; o < key_.outputs.size(); ++o) any = any || per_row(o);
+    if (!any) return;
+    const size_t nin = key_.inputs.size();
+    if_(row_ > Expr(0), [&] {
+      std::vector<Expr> outs = epi_(reduced, loads(base, Expr(0), nin, lanes, across), scalars_);
+      check_outs(outs);
+      for (size_t o = 0; o < outs.size(); ++o)
+        if (per_row(o)) kb_.store(int(nin + o), base[nin + o], broadcast(cast(outs[o], key_.outputs[o]), lanes));
+    });
   }
 
   void finish_row(const std::vector<Expr>& base, const std::vector<Expr>& reduced) {
     if (!key_.broadcast_back) return write_reduced(base, reduced, 1);
+    write_per_row(base, reduced, 1, false);
     if (key_.lanes > 1) {
       const Expr nvec = row_ / Expr(key_.lanes) * Expr(key_.lanes);
       write_full(base, reduced, Expr(0), nvec, key_.lanes, key_.lanes, false);
@@ -283,6 +302,7 @@ class RowEmitter {
       if_(valid && sub == Expr(0), [&] { write_reduced(base, reduced, 1); });
       return;
     }
+    if_(valid && sub == Expr(0), [&] { write_per_row(base, reduced, 1, false); });
     if_(valid, [&] {
       if (L > 1) {
         write_full(base, reduced, sub * Expr(L), nvec, L, int64_t(T) * L, false);
@@ -316,6 +336,7 @@ class RowEmitter {
       for (State& st : read(s))
         for (Expr& e : st) reduced.push_back(e);
       if (!key_.broadcast_back) return write_reduced(b, reduced, L);
+      write_per_row(b, reduced, L, true);
       write_full(b, reduced, Expr(0), row_, L, 1, true);
     }, [&] {
       for_range(c0, inner, [&](Expr c) {  // the partial last block, row by row
@@ -326,6 +347,7 @@ class RowEmitter {
         for (State& st : read(s))
           for (Expr& e : st) reduced.push_back(e);
         if (!key_.broadcast_back) return write_reduced(b, reduced, 1);
+        write_per_row(b, reduced, 1, false);
         write_full(b, reduced, Expr(0), row_, 1, 1, false);
       });
     });
@@ -428,7 +450,8 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
     const bool is_out = k >= inputs.size();
     if (l.row_strides[k] == 0 && (!is_out || broadcast_back)) bits |= kRowBit;
     key.broadcast.push_back(bits);
-    const bool along = !is_out || broadcast_back;
+    // A broadcast-back output with row stride 0 is a per-row value (written once per row).
+    const bool along = !is_out || (broadcast_back && l.row_strides[k] != 0);
     if (along) row_vec = row_vec && (l.row_strides[k] == 1 || (l.row_strides[k] == 0 && !is_out));
     if (col_vec) {
       const int64_t s = l.outer_strides[k].back();

@@ -78,7 +78,9 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
 /// prologue(inputs read while reducing, scalars) -> one value per reduction.
 using RowPrologue = std::function<std::vector<Expr>(std::span<const Expr> in, std::span<const Expr> scalars)>;
 /// epilogue(reduced values, in order of the reductions; every input at this element in
-/// broadcast-back mode, else none; scalars) -> the outputs.
+/// broadcast-back mode, else none; scalars) -> the outputs. In broadcast-back mode an output
+/// whose row stride is 0 is a per-row output: written once per row, with the epilogue's value at
+/// the row's first element (cross-entropy's loss beside the log-probabilities it keeps).
 using RowEpilogue = std::function<std::vector<Expr>(std::span<const Expr> reduced, std::span<const Expr> in,
                                                     std::span<const Expr> scalars)>;
 Kernel row_reduce_kernel(const std::string& name, const RowReduceKey& key, const RowPrologue& prologue,
