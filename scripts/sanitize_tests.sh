@@ -2,10 +2,10 @@
 # Runs ember's tests under AddressSanitizer + UndefinedBehaviorSanitizer, leak detection on, in a
 # build configured with EMBER_SANITIZE (presets `fuzz` and `asan`; the library is instrumented too).
 #   scripts/sanitize_tests.sh BUILD_DIR        ember_sanitize_tests: the hostile-input, store,
-#                                              data, optim, train and core tensor tests
+#                                              data, optim, train and core tensor tests (CI)
 #   scripts/sanitize_tests.sh BUILD_DIR unit   the whole unit suite (ember_tests without the
 #                                              PyTorch goldens, the JIT process tests and cuda;
-#                                              ctest's `unit` entry): what CI runs
+#                                              ctest's `unit` entry)
 #   scripts/sanitize_tests.sh BUILD_DIR all    the whole suite through ctest (unit, jit, goldens,
 #                                              the guide's examples), after building it all
 # Extra arguments go to the test binary (e.g. --gtest_filter='Hostile*'), or to ctest with `all`.

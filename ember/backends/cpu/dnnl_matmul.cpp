@@ -283,7 +283,9 @@ Call linear_call(const Tensor& x, const Tensor& w, const Tensor& bias, Shape out
 // have it (broadcast operands keep theirs).
 void narrow(Operand& o, int dim, int64_t start, int64_t len) {
   if (dim < 0 || o.dims[dim] == 1) return;
-  o.data = static_cast<const char*>(o.data) + start * o.strides[dim] * int64_t(sizeof(float));
+  // An absent operand (no bias, no residual) has no data to offset (null + offset is UB).
+  if (o.data)
+    o.data = static_cast<const char*>(o.data) + start * o.strides[dim] * int64_t(sizeof(float));
   o.dims[dim] = len;
 }
 
