@@ -117,7 +117,9 @@ TensorList k_scatter_add(const OpCall& c) {
   a.n = out.size(dim);
   if (index_add) {
     idx = idx.reshape({-1});
-    a.alpha = c.attrs.s[0].to_double();
+    // Integer tensors take the alpha truncated, as the host kernel does.
+    a.alpha =
+        is_floating(out.dtype()) ? c.attrs.s[0].to_double() : double(c.attrs.s[0].to<int64_t>());
   }
   if (!fill(a, index_add ? s.shape() : idx.shape(), idx, index_add, s, out, dim))
     return detail::run_host_fallback(c);
@@ -142,7 +144,7 @@ TensorList max_pool_with_indices(const OpCall& c) {
   a.dtype = int(x.dtype());
   a.w = x.size(-1), a.h = nd == 2 ? x.size(-2) : 1;
   a.ow = os.back(), a.oh = nd == 2 ? os[os.size() - 2] : 1;
-  a.planes = a.h * a.w ? x.numel() / (a.h * a.w) : 0;
+  a.planes = a.h * a.w > 0 ? x.numel() / (a.h * a.w) : 0;
   a.kh = k.kh, a.kw = k.kw, a.sh = k.sh, a.sw = k.sw, a.ph = k.ph, a.pw = k.pw, a.dh = k.dh,
   a.dw = k.dw;
   const int dev = c.device.index();
