@@ -3,8 +3,8 @@
 // GPUs, events, and synchronisation that rethrows what kernels reported. Its kernel table holds
 // the view ops (geometry only), the copy family (copy_ops.cpp), cuBLASLt's products
 // (cublas_matmul.cpp), cuDNN's convolutions, pooling and batch norm (cudnn_*.cpp), CUB's sorts
-// and scans (sort_scan_ops.cpp) and the gather/scatter family (index_ops.cpp); every other op
-// runs through the dispatcher's host fallback.
+// and scans (sort_scan_ops.cpp), the gather/scatter family (index_ops.cpp) and the copy-only
+// layout ops (layout_ops.cpp); every other op runs through the dispatcher's host fallback.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -226,6 +226,7 @@ std::unique_ptr<BackendImpl> make_cuda_backend() {
   register_cudnn_pool_norm_kernels(*b);
   register_sort_scan_kernels(*b);
   register_index_kernels(*b);
+  register_layout_kernels(*b);
   register_kl_kernels(*b);  // last: only ops nothing above serves
   return b;
 }

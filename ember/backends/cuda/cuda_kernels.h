@@ -10,6 +10,8 @@ void register_copy_kernels(BackendImpl& b);
 void register_cublas_kernels(BackendImpl& b);
 /// sort, argsort, topk, cumsum and cumprod through CUB (sort_scan_ops.cpp).
 void register_sort_scan_kernels(BackendImpl& b);
+/// cat, stack, flip, roll and repeat as strided copies (layout_ops.cpp).
+void register_layout_kernels(BackendImpl& b);
 /// index_select, gather, scatter_add and index_add (index_ops.cpp).
 void register_index_kernels(BackendImpl& b);
 /// max_pool1d/2d on the generated-by-hand kernel of index_kernel.cu: with indices, any dilation
