@@ -78,3 +78,39 @@ TEST(OnnxGenerated, MatchesRuntimeAndTorch) {
   check<onnx_gen::bigru_op13>("bigru_op13");
   check<onnx_gen::bigru_op17>("bigru_op17");
 }
+
+TEST(OnnxGenerated, CallRunsOneOp) {
+  Tensor x = tensor({-1.f, 2.f, -3.f, 4.f}).reshape({2, 2});
+  TensorList y = onnx::call("LeakyRelu", {x}, {{"alpha", 0.5}});
+  EXPECT_EQ(y[0].to_vector<float>(), (std::vector<float>{-0.5f, 2.f, -1.5f, 4.f}));
+  TensorList top = onnx::call("TopK", {x, tensor({int64_t{1}})}, {{"axis", int64_t{1}}}, 11, 2);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[1].to_vector<int64_t>(), (std::vector<int64_t>{1, 1}));
+  EXPECT_THROW(onnx::call("NoSuchOp", {x}), onnx::UnsupportedError);
+}
+
+TEST(OnnxGenerated, RefusesControlFlow) {
+  const fs::path model = fs::path(EMBER_ONNX_NODE_DATA) / "test_if" / "model.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  try {
+    onnx::generate_module(onnx::load(model.string()));
+    FAIL() << "expected UnsupportedError";
+  } catch (const onnx::UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("control flow"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OnnxGenerated, NamesComeFromTheGraph) {
+  const fs::path dir = fs::path(EMBER_TEST_DATA) / "onnx_models" / "tiny_cnn_op17";
+  onnx::GeneratedModule g = onnx::generate_module(onnx::load((dir / "model.onnx").string()),
+                                                  {.class_name = "TinyCnn"});
+  EXPECT_NE(g.header.find("class TinyCnn : public ember::nn::Module"), std::string::npos);
+  EXPECT_NE(g.header.find("ember::Tensor c2_weight;  // 'c2.weight' {16, 8, 3, 3}"),
+            std::string::npos);
+  EXPECT_NE(g.source.find("conv2d(MaxPool, c2_weight, c2_bias, {.stride = {2, 2}, "
+                          ".padding = {1, 1}})"),
+            std::string::npos)
+      << g.source;
+  EXPECT_TRUE(g.fallbacks.empty());
+  ASSERT_EQ(g.weights.size(), 6u);
+}
