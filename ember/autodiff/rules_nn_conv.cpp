@@ -13,27 +13,12 @@ bool wants(const VjpCtx& c, size_t i) {
   return c.needs_grad(i) && i < c.inputs.size() && c.input(i).defined();
 }
 
+using ops::conv_attrs;
+using ops::conv_op;
 using ops::ConvGeometry;
+using ops::dim_slot;
+using ops::used_dims;
 using Dims = ConvGeometry::Dims;
-
-OpId conv_op(int nsp) {
-  return nsp == 1 ? OpId::conv1d : nsp == 2 ? OpId::conv2d : OpId::conv3d;
-}
-
-// The used (last nsp) slots of a right-aligned geometry triple.
-Shape used(const Dims& v, int nsp) {
-  return Shape(std::span<const int64_t>(v.data() + (3 - nsp), size_t(nsp)));
-}
-size_t slot(int nsp, int i) { return size_t(3 - nsp + i); }
-
-Attrs conv_attrs(const Shape& stride, const Shape& pad, const Shape& dilation, int64_t groups) {
-  Attrs a;
-  a.ints2 = stride;
-  a.ints3 = pad;
-  a.ints4 = dilation;
-  a.i[0] = groups;
-  return a;
-}
 
 // The gradients of y = conv(x, w) for x and w, as the ops a backend may serve in one call.
 Tensor conv_input_grad(const Tensor& gy, const Tensor& w, const ConvGeometry& g) {
@@ -81,11 +66,12 @@ TensorList vjp_conv_transpose(const VjpCtx& c) {
   const Batched b = batched(c, g);
   Tensor gx, gw, gbias;
   if (wants(c, 0)) {
-    Attrs a = conv_attrs(used(g.stride, nsp), used(g.pad, nsp), used(g.dilation, nsp), g.groups);
+    Attrs a = conv_attrs(used_dims(g.stride, nsp), used_dims(g.pad, nsp),
+                         used_dims(g.dilation, nsp), g.groups);
     Tensor r = dispatch1(conv_op(nsp), a, {b.g, c.input(1), Tensor()});
     // An output_padding of stride or more (allowed when dilation is larger) adds windows.
     for (int i = 0; i < nsp; ++i)
-      if (r.size(2 + i) != g.in[slot(nsp, i)]) r = r.narrow(2 + i, 0, g.in[slot(nsp, i)]);
+      if (r.size(2 + i) != g.in[dim_slot(nsp, i)]) r = r.narrow(2 + i, 0, g.in[dim_slot(nsp, i)]);
     gx = unbatch(r, b.squeeze);
   }
   if (wants(c, 1)) gw = conv_weight_grad(b.g, b.x, g, g.out, g.in);
@@ -114,8 +100,7 @@ TensorList vjp_fold(const VjpCtx& c) {
 
 void register_rules_nn_conv() {
   for (OpId op : {OpId::conv1d, OpId::conv2d, OpId::conv3d}) set_vjp(op, vjp_conv);
-  for (OpId op : {OpId::conv_transpose1d, OpId::conv_transpose2d})
-    set_vjp(op, vjp_conv_transpose);
+  for (OpId op : {OpId::conv_transpose1d, OpId::conv_transpose2d}) set_vjp(op, vjp_conv_transpose);
   set_vjp(OpId::unfold, vjp_unfold);
   set_vjp(OpId::fold, vjp_fold);
 }

@@ -9,10 +9,10 @@
 #include <functional>
 
 #include "ember/device.h"
-#include "ember/tensor.h"
 #include "ember/kl/abi.h"
 #include "ember/kl/cache/kernel_cache.h"
 #include "ember/kl/render.h"
+#include "ember/tensor.h"
 
 namespace ember::fusion {
 
@@ -33,6 +33,9 @@ class Executor {
   /// Whether a group of one op still runs as a generated kernel (else the backend's own kernel
   /// runs it: it is as good).
   virtual bool single_op_kernels() const { return false; }
+  /// Whether the planner may run a norm's backward (layer_norm_backward, rms_norm_backward) as
+  /// one row kernel of its own on this device; else the fusion layer lowers it to its pieces.
+  virtual bool plans_norm_backward() const { return true; }
   /// Runs entry point `fn` of kernel `k` over work items [0, items), `grain` items per
   /// workgroup, in device d's stream order. `op` names the work in errors.
   virtual void launch(Device d, const kl::Kernel& k, kl::KernelFn fn, const kl::ArgPack& args,

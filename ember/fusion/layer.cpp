@@ -4,16 +4,17 @@
 #include "ember/fusion/layer.h"
 
 #include "ember/backends/backend.h"
+#include "ember/fusion/executor.h"
 #include "ember/fusion/queue.h"
 
 namespace ember::fusion {
 namespace {
 
 // A composite op the planner runs as one kernel of its own (a norm's backward): queued, not
-// lowered. On host devices for now, like the row epilogues (see make_plan).
+// lowered, where the device's executor says it can.
 bool planned_composite(const OpCall& c) {
   return (c.op == OpId::layer_norm_backward || c.op == OpId::rms_norm_backward) &&
-         backend_for(c.device.backend())->is_host();
+         executor_for(c.device).plans_norm_backward();
 }
 
 class FusionLayer final : public Layer {

@@ -326,7 +326,8 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
   }
   if (used != inputs.size()) {
     std::string unknown;
-    for (const auto& [name, t] : inputs) {
+    for (const auto& in : inputs) {
+      const std::string& name = in.first;  // (clang 14 cannot capture a structured binding)
       bool known = std::any_of(impl_->inputs.begin(), impl_->inputs.end(),
                                [&](const ValueInfo& v) { return v.name == name; });
       if (!known) unknown += (unknown.empty() ? "'" : ", '") + name + "'";

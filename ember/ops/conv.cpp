@@ -7,23 +7,14 @@
 // unfold: ints kernel_size, ints2 stride, ints3 padding, ints4 dilation.
 // fold: as unfold, plus i[0], i[1] output_size and i[2] how many of them were given (1 or 2).
 // Spatial lists hold one value (used for every spatial dim) or one per spatial dim.
-#include "ember/ops/modes.h"
 #include "ember/ops/conv.h"
 
 #include "ember/backends/backend.h"
-#include "ember/ops/nn.h"
 #include "ember/ops/common.h"
+#include "ember/ops/modes.h"
+#include "ember/ops/nn.h"
 
 namespace ember::ops {
-namespace {
-
-int spatial_dims(OpId op) {
-  switch (op) {
-    case OpId::conv1d: case OpId::conv_transpose1d: return 1;
-    case OpId::conv3d: return 3;
-    default: return 2;
-  }
-}
 
 // One value per used slot, right-aligned into three; `fill` stays in the unused slots.
 ConvGeometry::Dims spread(const char* op, std::span<const int64_t> v, int nsp, const char* what,
@@ -40,6 +31,20 @@ ConvGeometry::Dims spread(const char* op, std::span<const int64_t> v, int nsp, c
     d[size_t(3 - nsp + i)] = x;
   }
   return d;
+}
+
+namespace {
+
+int spatial_dims(OpId op) {
+  switch (op) {
+    case OpId::conv1d:
+    case OpId::conv_transpose1d:
+      return 1;
+    case OpId::conv3d:
+      return 3;
+    default:
+      return 2;
+  }
 }
 
 std::string dims_str(const ConvGeometry::Dims& d, int nsp) {
@@ -66,10 +71,10 @@ void check_dims(const char* op, const ConvGeometry::Dims& d, const char* what) {
 // comes from the user, and kernels index with them.
 std::pair<int64_t, int64_t> span_and_padded(const char* op, const ConvGeometry& g, int s) {
   int64_t span = checked_add(
-      checked_mul(g.dilation[size_t(s)], g.kernel[size_t(s)] - 1, op, "dilation * (kernel - 1)"),
-      1, op, "the dilated kernel");
-  int64_t padded = checked_add(g.in[size_t(s)], checked_mul(2, g.pad[size_t(s)], op, "padding"),
-                               op, "the padded input");
+      checked_mul(g.dilation[size_t(s)], g.kernel[size_t(s)] - 1, op, "dilation * (kernel - 1)"), 1,
+      op, "the dilated kernel");
+  int64_t padded = checked_add(g.in[size_t(s)], checked_mul(2, g.pad[size_t(s)], op, "padding"), op,
+                               "the padded input");
   return {span, padded};
 }
 
@@ -127,8 +132,8 @@ ConvGeometry blocks_geometry(OpId op, const Attrs& a, std::span<const Tensor> in
   sliding_blocks(name, g);
   check_dims(name, g.out, "the grid of sliding blocks");
   if (x.size(-1) != g.out_numel())
-    detail::throw_shape(name, "output_size " + dims_str(g.in, 2) + " gives " +
-                                  dims_str(g.out, 2) + " = " + std::to_string(g.out_numel()) +
+    detail::throw_shape(name, "output_size " + dims_str(g.in, 2) + " gives " + dims_str(g.out, 2) +
+                                  " = " + std::to_string(g.out_numel()) +
                                   " sliding blocks, but the input's last dim is " +
                                   std::to_string(x.size(-1)));
   return g;
@@ -330,8 +335,8 @@ Tensor fold(const Tensor& x, const Shape& output_size, const Shape& kernel_size,
             const Shape& dilation, const Shape& padding, const Shape& stride) {
   Attrs a = blocks(kernel_size, dilation, padding, stride);
   if (output_size.size() != 1 && output_size.size() != 2)
-    detail::throw_value("fold", "expected 1 or 2 values for output_size, found " +
-                                    shape_str(output_size));
+    detail::throw_value("fold",
+                        "expected 1 or 2 values for output_size, found " + shape_str(output_size));
   a.i[0] = output_size[0];
   a.i[1] = output_size.size() == 2 ? output_size[1] : output_size[0];
   a.i[2] = int64_t(output_size.size());

@@ -11,11 +11,11 @@ namespace ember::ops {
 
 struct ConvGeometry {
   using Dims = std::array<int64_t, 3>;
-  int nsp = 2;           // spatial dims of the op
-  bool batched = true;   // the input had a batch dim (the output keeps it)
-  int64_t n = 1;         // batch size
-  int64_t c_in = 0;      // input channels (all groups); unfold/fold: the image's channels
-  int64_t c_out = 0;     // output channels (all groups); unfold/fold: c_in
+  int nsp = 2;          // spatial dims of the op
+  bool batched = true;  // the input had a batch dim (the output keeps it)
+  int64_t n = 1;        // batch size
+  int64_t c_in = 0;     // input channels (all groups); unfold/fold: the image's channels
+  int64_t c_out = 0;    // output channels (all groups); unfold/fold: c_in
   int64_t groups = 1;
   // conv: in -> out spatial sizes. conv_transpose: in is the (small) input, out the result.
   // unfold / fold: in is the image, out the grid of sliding blocks.
@@ -26,6 +26,25 @@ struct ConvGeometry {
   int64_t out_numel() const { return out[0] * out[1] * out[2]; }
   int64_t kernel_numel() const { return kernel[0] * kernel[1] * kernel[2]; }
 };
+
+/// The conv / conv_transpose op of `nsp` spatial dims.
+inline OpId conv_op(int nsp) {
+  return nsp == 1 ? OpId::conv1d : nsp == 2 ? OpId::conv2d : OpId::conv3d;
+}
+inline OpId conv_transpose_op(int nsp) {
+  return nsp == 1 ? OpId::conv_transpose1d : OpId::conv_transpose2d;
+}
+/// The used (last nsp) slots of a right-aligned geometry triple, and the slot of spatial dim i.
+inline Shape used_dims(const ConvGeometry::Dims& v, int nsp) {
+  return Shape(std::span<const int64_t>(v.data() + (3 - nsp), size_t(nsp)));
+}
+inline size_t dim_slot(int nsp, int i) { return size_t(3 - nsp + i); }
+/// A geometry attr (one value, or one per spatial dim) right-aligned into three slots, `fill`
+/// in the unused ones; each value at least `min` (throws op's ValueError otherwise).
+ConvGeometry::Dims spread(const char* op, std::span<const int64_t> v, int nsp, const char* what,
+                          int64_t fill, int64_t min);
+/// A conv call's attrs: ints2 stride, ints3 padding, ints4 dilation, i[0] groups.
+Attrs conv_attrs(const Shape& stride, const Shape& pad, const Shape& dilation, int64_t groups);
 
 /// Validates a conv*/conv_transpose*/unfold/fold call (throwing the op's errors) and computes
 /// its geometry. Padding is the leading (top/left) padding; "same" pads any odd remainder at the

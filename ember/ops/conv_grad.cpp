@@ -9,10 +9,9 @@
 //   (stride-dilated) cotangent with the flipped, group-transposed weight.
 // - w's gradient correlates the padded input with the cotangent: unfold(x) times the cotangent
 //   (1-d, 2-d), or a convolution with batch and channels swapped, stride d and dilation s (3-d).
-#include "ember/ops/conv.h"
-
 #include "ember/backends/backend.h"
 #include "ember/ops/common.h"
+#include "ember/ops/conv.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/layout.h"
 #include "ember/ops/linalg.h"
@@ -20,22 +19,6 @@
 #include "ember/ops/reduce.h"
 
 namespace ember::ops {
-namespace {
-
-using Dims = ConvGeometry::Dims;
-
-OpId conv_op(int nsp) {
-  return nsp == 1 ? OpId::conv1d : nsp == 2 ? OpId::conv2d : OpId::conv3d;
-}
-OpId conv_transpose_op(int nsp) {
-  return nsp == 1 ? OpId::conv_transpose1d : OpId::conv_transpose2d;
-}
-
-// The used (last nsp) slots of a right-aligned geometry triple.
-Shape used(const Dims& v, int nsp) {
-  return Shape(std::span<const int64_t>(v.data() + (3 - nsp), size_t(nsp)));
-}
-size_t slot(int nsp, int i) { return size_t(3 - nsp + i); }
 
 Attrs conv_attrs(const Shape& stride, const Shape& pad, const Shape& dilation, int64_t groups) {
   Attrs a;
@@ -45,6 +28,10 @@ Attrs conv_attrs(const Shape& stride, const Shape& pad, const Shape& dilation, i
   a.i[0] = groups;
   return a;
 }
+
+namespace {
+
+using Dims = ConvGeometry::Dims;
 
 // Torch-style pad list (pairs from the last dim backwards) for the spatial dims.
 Tensor pad_spatial(const Tensor& t, const Shape& left, const Shape& right) {
@@ -88,7 +75,7 @@ Tensor weight_grad(const Tensor& x, const Tensor& gy, const ConvGeometry& g) {
   const Dims &in = g.in, &out = g.out;
   const int64_t n = x.size(0), cx = x.size(1), cg = gy.size(1), groups = g.groups;
   Shape wshape = {cg, cx / groups};
-  for (int i = 0; i < nsp; ++i) wshape.push_back(g.kernel[slot(nsp, i)]);
+  for (int i = 0; i < nsp; ++i) wshape.push_back(g.kernel[dim_slot(nsp, i)]);
   if (n == 0) return zeros(wshape, {x.dtype(), x.device()});
   // The windows' own padding reproduces exactly `out` windows unless the padding is asymmetric
   // ("same") or x has room for more windows (a transposed conv's output_padding); then pad or
@@ -96,7 +83,7 @@ Tensor weight_grad(const Tensor& x, const Tensor& gy, const ConvGeometry& g) {
   bool exact = true;
   Shape left, right;
   for (int i = 0; i < nsp; ++i) {
-    const size_t j = slot(nsp, i);
+    const size_t j = dim_slot(nsp, i);
     const int64_t span = (g.kernel[j] - 1) * g.dilation[j] + 1;
     const int64_t needed = (out[j] - 1) * g.stride[j] + span;
     exact = exact && (in[j] + 2 * g.pad[j] - span) / g.stride[j] + 1 == out[j];
@@ -129,7 +116,7 @@ Tensor weight_grad(const Tensor& x, const Tensor& gy, const ConvGeometry& g) {
   }
   const Tensor xsw = xp.reshape(xs).permute(perm).reshape(xm);   // [Cx/G, G*N, in...]
   const Tensor gsw = gy.reshape(gs).permute(gperm).reshape(gm);  // [Cg, N, out...]
-  Attrs a = conv_attrs(used(g.dilation, nsp), Shape{0}, used(g.stride, nsp), groups);
+  Attrs a = conv_attrs(used_dims(g.dilation, nsp), Shape{0}, used_dims(g.stride, nsp), groups);
   return dispatch1(conv_op(nsp), a, {xsw, gsw, Tensor()}).transpose(0, 1).contiguous();
 }
 
@@ -137,17 +124,18 @@ Tensor weight_grad(const Tensor& x, const Tensor& gy, const ConvGeometry& g) {
 Tensor input_grad(const Tensor& gy, const Tensor& w, const ConvGeometry& g) {
   const int nsp = g.nsp;
   bool strided = false;
-  for (int i = 0; i < nsp; ++i) strided = strided || g.stride[slot(nsp, i)] > 1;
+  for (int i = 0; i < nsp; ++i) strided = strided || g.stride[dim_slot(nsp, i)] > 1;
   // Strided: the transposed conv skips the zeros a correlation would multiply (conv3d has no
   // transposed op, so it pays for them). Unit stride: a plain conv is faster on flex.
   if (nsp <= 2 && strided) {
-    Attrs a = conv_attrs(used(g.stride, nsp), used(g.pad, nsp), used(g.dilation, nsp), g.groups);
+    Attrs a = conv_attrs(used_dims(g.stride, nsp), used_dims(g.pad, nsp),
+                         used_dims(g.dilation, nsp), g.groups);
     for (int i = 0; i < nsp; ++i) {
-      const size_t j = slot(nsp, i);
+      const size_t j = dim_slot(nsp, i);
       // The input rows past the last window (fewer than the stride) come back as
       // output_padding. ("same", whose padding may be asymmetric, has unit stride.)
-      const int64_t full = (g.out[j] - 1) * g.stride[j] - 2 * g.pad[j] +
-                           g.dilation[j] * (g.kernel[j] - 1) + 1;
+      const int64_t full =
+          (g.out[j] - 1) * g.stride[j] - 2 * g.pad[j] + g.dilation[j] * (g.kernel[j] - 1) + 1;
       a.ints.push_back(g.in[j] - full);
     }
     return dispatch1(conv_transpose_op(nsp), a, {gy, w, Tensor()});
@@ -157,7 +145,7 @@ Tensor input_grad(const Tensor& gy, const Tensor& w, const ConvGeometry& g) {
   Tensor gd = gy;
   Shape left, right, flip_dims;
   for (int i = 0; i < nsp; ++i) {
-    const size_t j = slot(nsp, i);
+    const size_t j = dim_slot(nsp, i);
     gd = dilate(gd, 2 + i, g.stride[j]);
     const int64_t reach = g.dilation[j] * (g.kernel[j] - 1);
     left.push_back(reach - g.pad[j]);
@@ -166,23 +154,17 @@ Tensor input_grad(const Tensor& gy, const Tensor& w, const ConvGeometry& g) {
   }
   gd = pad_spatial(gd, left, right);
   const Tensor wf = flip(swap_group_channels(w, g.groups), flip_dims);
-  Attrs a = conv_attrs(Shape{1}, Shape{0}, used(g.dilation, nsp), g.groups);
+  Attrs a = conv_attrs(Shape{1}, Shape{0}, used_dims(g.dilation, nsp), g.groups);
   return dispatch1(conv_op(nsp), a, {gd, wf, Tensor()});
 }
 
 // Three slots from one value per spatial dim.
+// One value per spatial dim (the attrs conv_grad_attrs writes), each at least `min`.
 Dims slots(const char* op, const IntVec& v, int nsp, const char* what, int64_t fill, int64_t min) {
   if (v.size() != size_t(nsp))
-    detail::throw_value(op, "expected " + std::to_string(nsp) + " values for " + what +
-                                ", found " + shape_str(v));
-  Dims d{fill, fill, fill};
-  for (int i = 0; i < nsp; ++i) {
-    if (v[size_t(i)] < min)
-      detail::throw_value(op, std::string(what) + " must be at least " + std::to_string(min) +
-                                  ", found " + shape_str(v));
-    d[slot(nsp, i)] = v[size_t(i)];
-  }
-  return d;
+    detail::throw_value(
+        op, "expected " + std::to_string(nsp) + " values for " + what + ", found " + shape_str(v));
+  return spread(op, v, nsp, what, fill, min);
 }
 
 void infer_conv_grad(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& out) {
@@ -190,10 +172,10 @@ void infer_conv_grad(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
   Shape s;
   if (op == OpId::conv_input_grad) {
     s = {g.n, g.c_in};
-    for (int i = 0; i < g.nsp; ++i) s.push_back(g.in[slot(g.nsp, i)]);
+    for (int i = 0; i < g.nsp; ++i) s.push_back(g.in[dim_slot(g.nsp, i)]);
   } else {
     s = {g.c_out, g.c_in / g.groups};
-    for (int i = 0; i < g.nsp; ++i) s.push_back(g.kernel[slot(g.nsp, i)]);
+    for (int i = 0; i < g.nsp; ++i) s.push_back(g.kernel[dim_slot(g.nsp, i)]);
   }
   out.add(s, in[0].dtype());
 }
@@ -208,9 +190,9 @@ TensorList dec_weight_grad(const Attrs& a, std::span<const Tensor> in) {
 }  // namespace
 
 Attrs conv_grad_attrs(OpId op, const ConvGeometry& g) {
-  Attrs a = conv_attrs(used(g.stride, g.nsp), used(g.pad, g.nsp), used(g.dilation, g.nsp),
-                       g.groups);
-  a.ints = used(op == OpId::conv_input_grad ? g.in : g.kernel, g.nsp);
+  Attrs a = conv_attrs(used_dims(g.stride, g.nsp), used_dims(g.pad, g.nsp),
+                       used_dims(g.dilation, g.nsp), g.groups);
+  a.ints = used_dims(op == OpId::conv_input_grad ? g.in : g.kernel, g.nsp);
   return a;
 }
 
@@ -242,24 +224,24 @@ ConvGeometry conv_grad_geometry(OpId op, const Attrs& a, std::span<const Tensor>
   g.dilation = slots(name, a.ints4, g.nsp, "dilation", 1, 1);
   g.n = gy.size(0);
   g.c_out = gy.size(1);
-  for (int i = 0; i < g.nsp; ++i) g.out[slot(g.nsp, i)] = gy.size(2 + i);
+  for (int i = 0; i < g.nsp; ++i) g.out[dim_slot(g.nsp, i)] = gy.size(2 + i);
   if (input) {
     const Tensor& w = other;
     if (w.size(0) != g.c_out || g.c_out % g.groups)
-      detail::throw_shape(name, "weight of shape " + shape_str(w.shape()) + " with groups=" +
-                                    std::to_string(g.groups) + " does not fit grad_output " +
-                                    shape_str(gy.shape()));
+      detail::throw_shape(name, "weight of shape " + shape_str(w.shape()) +
+                                    " with groups=" + std::to_string(g.groups) +
+                                    " does not fit grad_output " + shape_str(gy.shape()));
     g.c_in = w.size(1) * g.groups;
     g.in = slots(name, a.ints, g.nsp, "input size", 1, 1);
-    for (int i = 0; i < g.nsp; ++i) g.kernel[slot(g.nsp, i)] = w.size(2 + i);
+    for (int i = 0; i < g.nsp; ++i) g.kernel[dim_slot(g.nsp, i)] = w.size(2 + i);
   } else {
     const Tensor& x = other;
     if (x.size(0) != g.n || x.size(1) % g.groups || g.c_out % g.groups)
       detail::throw_shape(name, "input " + shape_str(x.shape()) + " and grad_output " +
-                                    shape_str(gy.shape()) + " do not fit groups=" +
-                                    std::to_string(g.groups));
+                                    shape_str(gy.shape()) +
+                                    " do not fit groups=" + std::to_string(g.groups));
     g.c_in = x.size(1);
-    for (int i = 0; i < g.nsp; ++i) g.in[slot(g.nsp, i)] = x.size(2 + i);
+    for (int i = 0; i < g.nsp; ++i) g.in[dim_slot(g.nsp, i)] = x.size(2 + i);
     g.kernel = slots(name, a.ints, g.nsp, "kernel size", 1, 1);
   }
   return g;

@@ -37,8 +37,8 @@ enum class Dir : int { Fwd, BwdData, BwdFilter };
 struct Problem {
   Dir dir = Dir::Fwd;
   DType dt = DType::F32;
-  int nd = 4;                        // 4 or 5 dims
-  int x[5]{}, y[5]{}, w[5]{};        // [n, c, sp...], [n, k, sp...], [k, c/g, ks...]
+  int nd = 4;                  // 4 or 5 dims
+  int x[5]{}, y[5]{}, w[5]{};  // [n, c, sp...], [n, k, sp...], [k, c/g, ks...]
   int pad[3]{}, stride[3]{}, dil[3]{};
   int groups = 1;
   bool nhwc = false, tf32 = false;
@@ -103,7 +103,8 @@ void build(Plan& pl, const Problem& p, const char* op) {
   check_dnn(a.cudnnSetConvolutionNdDescriptor(pl.cd.d, p.nd - 2, p.pad, p.stride, p.dil,
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
             op, "cudnnSetConvolutionNdDescriptor");
-  check_dnn(a.cudnnSetConvolutionGroupCount(pl.cd.d, p.groups), op, "cudnnSetConvolutionGroupCount");
+  check_dnn(a.cudnnSetConvolutionGroupCount(pl.cd.d, p.groups), op,
+            "cudnnSetConvolutionGroupCount");
   const cudnnMathType_t math =
       p.dt == DType::F32 && !p.tf32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
   check_dnn(a.cudnnSetConvolutionMathType(pl.cd.d, math), op, "cudnnSetConvolutionMathType");
@@ -120,15 +121,15 @@ void build(Plan& pl, const Problem& p, const char* op) {
               op, "cudnnGetConvolutionForwardWorkspaceSize");
   } else if (p.dir == Dir::BwdData) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    check_dnn(a.cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                  h, pl.wd.d, pl.yd.d, pl.cd.d, pl.xd.d, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n,
-                  perf),
-              op, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    check_dnn(
+        a.cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            h, pl.wd.d, pl.yd.d, pl.cd.d, pl.xd.d, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf),
+        op, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
     if (!pick(p, perf, n, pl)) return;
-    check_dnn(a.cudnnGetConvolutionBackwardDataWorkspaceSize(
-                  h, pl.wd.d, pl.yd.d, pl.cd.d, pl.xd.d, cudnnConvolutionBwdDataAlgo_t(pl.algo),
-                  &pl.ws),
-              op, "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    check_dnn(
+        a.cudnnGetConvolutionBackwardDataWorkspaceSize(
+            h, pl.wd.d, pl.yd.d, pl.cd.d, pl.xd.d, cudnnConvolutionBwdDataAlgo_t(pl.algo), &pl.ws),
+        op, "cudnnGetConvolutionBackwardDataWorkspaceSize");
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     check_dnn(a.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
@@ -137,8 +138,8 @@ void build(Plan& pl, const Problem& p, const char* op) {
               op, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
     if (!pick(p, perf, n, pl)) return;
     check_dnn(a.cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                  h, pl.xd.d, pl.yd.d, pl.cd.d, pl.wd.d,
-                  cudnnConvolutionBwdFilterAlgo_t(pl.algo), &pl.ws),
+                  h, pl.xd.d, pl.yd.d, pl.cd.d, pl.wd.d, cudnnConvolutionBwdFilterAlgo_t(pl.algo),
+                  &pl.ws),
               op, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
   }
   pl.ok = true;
@@ -215,13 +216,15 @@ bool describe(const Geo& g, const Geo::Dims& xsp, const Geo::Dims& ysp, Problem&
     const int i = 2 + s - first;
     if (!fits(xsp[j]) || !fits(ysp[j]) || !fits(g.kernel[j])) return false;
     p.x[i] = int(xsp[j]), p.y[i] = int(ysp[j]), p.w[i] = int(g.kernel[j]);
-    p.pad[i - 2] = int(g.pad[j]), p.stride[i - 2] = int(g.stride[j]), p.dil[i - 2] = int(g.dilation[j]);
+    p.pad[i - 2] = int(g.pad[j]), p.stride[i - 2] = int(g.stride[j]),
+              p.dil[i - 2] = int(g.dilation[j]);
     xn *= xsp[j], yn *= ysp[j], wn *= g.kernel[j];
   }
   return xn < INT32_MAX && yn < INT32_MAX && wn < INT32_MAX;
 }
 
-void add_bias(const Problem& p, const Tensor& bias, void* out, const TensorDesc& od, const char* op) {
+void add_bias(const Problem& p, const Tensor& bias, void* out, const TensorDesc& od,
+              const char* op) {
   int d[5] = {1, 1, 1, 1, 1}, s[5];
   d[1] = int(bias.numel());
   packed_strides(d, p.nd, false, s);
@@ -242,8 +245,8 @@ void run(const Problem& p, const Plan& pl, const void* x, const void* w, const v
   const float one = 1.f, zero = 0.f;
   if (p.dir == Dir::Fwd)
     check_dnn(a.cudnnConvolutionForward(h, &one, pl.xd.d, x, pl.wd.d, w, pl.cd.d,
-                                        cudnnConvolutionFwdAlgo_t(pl.algo), ws.ptr(), pl.ws,
-                                        &zero, pl.yd.d, out),
+                                        cudnnConvolutionFwdAlgo_t(pl.algo), ws.ptr(), pl.ws, &zero,
+                                        pl.yd.d, out),
               op, "cudnnConvolutionForward");
   else if (p.dir == Dir::BwdData)
     check_dnn(a.cudnnConvolutionBackwardData(h, &one, pl.wd.d, w, pl.yd.d, y, pl.cd.d,
@@ -259,8 +262,22 @@ void run(const Problem& p, const Plan& pl, const void* x, const void* w, const v
   note_dnn_served();
 }
 
-const char* kCannot = "cuDNN cannot describe this convolution (asymmetric padding, an output "
-                      "size its formula does not give, an empty or too large tensor)";
+// The cached plan of `p` with `lock` (on g_mu) taken and p's device current, or null with the
+// lock released when cuDNN has no algorithm (the host fallback may run convolutions itself).
+Plan* locked_plan(const Problem& p, const char* op, std::unique_lock<std::mutex>& lock) {
+  lock.lock();
+  Plan* pl = plan_for(p, op);
+  if (!pl->ok) {
+    lock.unlock();
+    return nullptr;
+  }
+  set_device(p.dev);
+  return pl;
+}
+
+const char* kCannot =
+    "cuDNN cannot describe this convolution (asymmetric padding, an output "
+    "size its formula does not give, an empty or too large tensor)";
 
 Tensor placed_or(const OpCall& c, const Shape& shape, bool nhwc) {
   if (!nhwc && !c.out.empty()) return c.out[0];
@@ -282,21 +299,19 @@ TensorList k_conv(const OpCall& c) {
   if (!ok) return dnn_fallback(c, kCannot);
   const Tensor x = as_nd(c.inputs[0], g, g.batched);
   p.nhwc = g.nsp > 1 && channels_last(x);
-  const Tensor xp = packed(x, p.nhwc), wp = packed(g.nsp == 1 ? c.inputs[1].unsqueeze(2) : c.inputs[1], p.nhwc);
+  const Tensor xp = packed(x, p.nhwc),
+               wp = packed(g.nsp == 1 ? c.inputs[1].unsqueeze(2) : c.inputs[1], p.nhwc);
   Tensor out = placed_or(c, c.meta.m[0].shape, p.nhwc);
   const Tensor o = as_nd(out, g, g.batched);
-  std::unique_lock lock(g_mu);
-  Plan* pl = plan_for(p, op);
-  if (!pl->ok) {
-    lock.unlock();  // the fallback may run convolutions itself
-    return dnn_fallback(c, "cuDNN has no algorithm for this convolution");
-  }
-  set_device(p.dev);
+  std::unique_lock lock(g_mu, std::defer_lock);
+  Plan* pl = locked_plan(p, op, lock);
+  if (!pl) return dnn_fallback(c, "cuDNN has no algorithm for this convolution");
   if (transposed)
     run(p, *pl, nullptr, device_ptr(wp), device_ptr(xp), device_ptr(o), op);
   else
     run(p, *pl, device_ptr(xp), device_ptr(wp), nullptr, device_ptr(o), op);
-  if (c.inputs[2].defined()) add_bias(p, c.inputs[2], device_ptr(o), transposed ? pl->xd : pl->yd, op);
+  if (c.inputs[2].defined())
+    add_bias(p, c.inputs[2], device_ptr(o), transposed ? pl->xd : pl->yd, op);
   return {out};
 }
 
@@ -315,13 +330,9 @@ TensorList k_conv_grad(const OpCall& c) {
   const Tensor a = packed(main, p.nhwc), b = packed(nd(c.inputs[1]), p.nhwc);
   Tensor out = placed_or(c, c.meta.m[0].shape, p.nhwc);
   const Tensor o = nd(out);
-  std::unique_lock lock(g_mu);
-  Plan* pl = plan_for(p, op);
-  if (!pl->ok) {
-    lock.unlock();  // the fallback may run convolutions itself
-    return dnn_fallback(c, "cuDNN has no algorithm for this convolution");
-  }
-  set_device(p.dev);
+  std::unique_lock lock(g_mu, std::defer_lock);
+  Plan* pl = locked_plan(p, op, lock);
+  if (!pl) return dnn_fallback(c, "cuDNN has no algorithm for this convolution");
   if (input)
     run(p, *pl, nullptr, device_ptr(b), device_ptr(a), device_ptr(o), op);
   else
@@ -335,7 +346,8 @@ void register_cudnn_conv_kernels(BackendImpl& b) {
   constexpr DTypeMask kDnn = mask_of(DType::F32) | mask_of(DType::F16) | mask_of(DType::BF16);
   for (OpId op : {OpId::conv1d, OpId::conv2d, OpId::conv3d, OpId::conv_transpose1d,
                   OpId::conv_transpose2d, OpId::conv_input_grad, OpId::conv_weight_grad})
-    b.set_kernel(op, op == OpId::conv_input_grad || op == OpId::conv_weight_grad ? k_conv_grad : k_conv,
+    b.set_kernel(op,
+                 op == OpId::conv_input_grad || op == OpId::conv_weight_grad ? k_conv_grad : k_conv,
                  kDnn);
 }
 

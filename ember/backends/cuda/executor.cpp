@@ -17,9 +17,9 @@
 #include "ember/backends/cuda/runtime.h"
 #include "ember/backends/cuda/status.h"
 #include "ember/backends/fallback.h"
-#include "ember/tensor_impl.h"
 #include "ember/fusion/library.h"
 #include "ember/fusion/queue.h"
+#include "ember/tensor_impl.h"
 
 namespace ember::cuda {
 namespace {
@@ -39,6 +39,8 @@ class CudaExecutor final : public fusion::Executor {
   }
   bool waits_for_kernels() const override { return true; }
   bool single_op_kernels() const override { return true; }
+  // The norm-backward row kernel's GPU form has not run on a GPU yet: its pieces fuse instead.
+  bool plans_norm_backward() const override { return false; }
 
   void launch(Device d, const kl::Kernel& k, kl::KernelFn fn, const kl::ArgPack& args,
               int64_t items, int64_t grain, const char* op) override {
