@@ -16,9 +16,10 @@ namespace fs = std::filesystem;
 namespace {
 
 int usage() {
-  std::cerr << "usage: ember-onnx MODEL.onnx --out DIR [--name CLASS] [--namespace NS] [--stem STEM]\n"
-               "writes DIR/STEM.h, DIR/STEM.cpp and DIR/STEM.safetensors (STEM defaults to "
-               "'model', CLASS to 'Model', NS to 'generated')\n";
+  std::cerr
+      << "usage: ember-onnx MODEL.onnx --out DIR [--name CLASS] [--namespace NS] [--stem STEM]\n"
+         "writes DIR/STEM.h, DIR/STEM.cpp and DIR/STEM.safetensors (STEM defaults to "
+         "'model', CLASS to 'Model', NS to 'generated')\n";
   return 2;
 }
 
@@ -36,13 +37,20 @@ int main(int argc, char** argv) {
   for (int k = 1; k < argc; ++k) {
     std::string a = argv[k];
     auto value = [&]() -> std::string { return k + 1 < argc ? argv[++k] : ""; };
-    if (a == "--out") out = value();
-    else if (a == "--name") o.class_name = value();
-    else if (a == "--namespace") o.name_space = value();
-    else if (a == "--stem") stem = value();
-    else if (a == "-h" || a == "--help") return usage(), 0;
-    else if (model.empty() && a.rfind("--", 0) != 0) model = a;
-    else return usage();
+    if (a == "--out")
+      out = value();
+    else if (a == "--name")
+      o.class_name = value();
+    else if (a == "--namespace")
+      o.name_space = value();
+    else if (a == "--stem")
+      stem = value();
+    else if (a == "-h" || a == "--help")
+      return usage(), 0;
+    else if (model.empty() && a.rfind("--", 0) != 0)
+      model = a;
+    else
+      return usage();
   }
   if (model.empty() || out.empty() || stem.empty() || o.class_name.empty()) return usage();
   try {

@@ -10,13 +10,20 @@ detail::Attr to_attr(const Attribute& v) {
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) a.kind = detail::Attr::Int, a.i = x;
-        else if constexpr (std::is_same_v<T, double>) a.kind = detail::Attr::Float, a.f = x;
-        else if constexpr (std::is_same_v<T, std::string>) a.kind = detail::Attr::String, a.s = x;
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) a.kind = detail::Attr::Ints, a.ints = x;
-        else if constexpr (std::is_same_v<T, std::vector<double>>) a.kind = detail::Attr::Floats, a.floats = x;
-        else if constexpr (std::is_same_v<T, std::vector<std::string>>) a.kind = detail::Attr::Strings, a.strings = x;
-        else a.kind = detail::Attr::TensorValue, a.t = x;
+        if constexpr (std::is_same_v<T, int64_t>)
+          a.kind = detail::Attr::Int, a.i = x;
+        else if constexpr (std::is_same_v<T, double>)
+          a.kind = detail::Attr::Float, a.f = x;
+        else if constexpr (std::is_same_v<T, std::string>)
+          a.kind = detail::Attr::String, a.s = x;
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+          a.kind = detail::Attr::Ints, a.ints = x;
+        else if constexpr (std::is_same_v<T, std::vector<double>>)
+          a.kind = detail::Attr::Floats, a.floats = x;
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+          a.kind = detail::Attr::Strings, a.strings = x;
+        else
+          a.kind = detail::Attr::TensorValue, a.t = x;
       },
       v);
   return a;

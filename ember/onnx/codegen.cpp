@@ -4,13 +4,14 @@
 // function renders the op exactly (codegen_ops.cpp), onnx::call otherwise. The graph is traced
 // once on example inputs (symbolic dims taken as 1) so that dtype- and rank-dependent ops can be
 // rendered natively.
+#include "ember/onnx/codegen.h"
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
 
 #include "ember/ember.h"
-#include "ember/onnx/codegen.h"
 
 namespace ember::onnx {
 namespace detail {
@@ -18,11 +19,12 @@ namespace {
 
 bool is_keyword(const std::string& s) {
   static const std::set<std::string> k = {
-      "auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
-      "do", "double", "else", "enum", "float", "for", "if", "int", "long", "new", "private",
-      "public", "return", "short", "signed", "sizeof", "static", "struct", "switch", "this",
-      "template", "throw", "try", "typedef", "union", "unsigned", "using", "void", "while",
-      "Tensor", "TensorList", "ember", "onnx", "nn", "std"};
+      "auto",       "bool",    "break",  "case",     "char",    "class",  "const",    "continue",
+      "default",    "delete",  "do",     "double",   "else",    "enum",   "float",    "for",
+      "if",         "int",     "long",   "new",      "private", "public", "return",   "short",
+      "signed",     "sizeof",  "static", "struct",   "switch",  "this",   "template", "throw",
+      "try",        "typedef", "union",  "unsigned", "using",   "void",   "while",    "Tensor",
+      "TensorList", "ember",   "onnx",   "nn",       "std"};
   return k.count(s) > 0;
 }
 
@@ -32,8 +34,10 @@ std::string identifier(std::string_view name) {
   std::string out;
   for (char c : name) {
     bool ok = std::isalnum(static_cast<unsigned char>(c)) != 0;
-    if (ok) out += c;
-    else if (!out.empty() && out.back() != '_') out += '_';
+    if (ok)
+      out += c;
+    else if (!out.empty() && out.back() != '_')
+      out += '_';
   }
   while (!out.empty() && out.back() == '_') out.pop_back();
   if (out.empty()) out = "v";
@@ -51,16 +55,26 @@ std::string Namer::take(const std::string& base) {
 
 std::string cpp_dtype(DType d) {
   switch (d) {
-    case DType::Bool: return "kBool";
-    case DType::U8: return "kU8";
-    case DType::I8: return "kI8";
-    case DType::I16: return "kI16";
-    case DType::I32: return "kI32";
-    case DType::I64: return "kI64";
-    case DType::F16: return "kF16";
-    case DType::BF16: return "kBF16";
-    case DType::F32: return "kF32";
-    case DType::F64: return "kF64";
+    case DType::Bool:
+      return "kBool";
+    case DType::U8:
+      return "kU8";
+    case DType::I8:
+      return "kI8";
+    case DType::I16:
+      return "kI16";
+    case DType::I32:
+      return "kI32";
+    case DType::I64:
+      return "kI64";
+    case DType::F16:
+      return "kF16";
+    case DType::BF16:
+      return "kBF16";
+    case DType::F32:
+      return "kF32";
+    case DType::F64:
+      return "kF64";
   }
   return "kF32";
 }
@@ -93,8 +107,10 @@ std::string tensor_literal(const Tensor& t) {
   std::string s = "tensor(std::vector<" + elem + ">{";
   for (size_t k = 0; k < vals.size(); ++k) {
     if (k) s += ", ";
-    if (elem == "int64_t") s += std::to_string(int64_t(vals[k]));
-    else s += number(vals[k], d) + (elem == "float" && std::isfinite(vals[k]) ? "f" : "");
+    if (elem == "int64_t")
+      s += std::to_string(int64_t(vals[k]));
+    else
+      s += number(vals[k], d) + (elem == "float" && std::isfinite(vals[k]) ? "f" : "");
   }
   return s + "}, " + ints_list(shape) + ", " + cpp_dtype(d) + ")";
 }
@@ -162,19 +178,26 @@ std::string attr_value(const detail::Attr& a) {
     return s + "}";
   };
   switch (a.kind) {
-    case Attr::Int: return "int64_t{" + std::to_string(a.i) + "}";
-    case Attr::Float: return detail::number(a.f, kF64);
-    case Attr::String: return "std::string(" + detail::string_literal(a.s) + ")";
-    case Attr::Ints: return "std::vector<int64_t>" + detail::ints_list(a.ints);
-    case Attr::Floats: return doubles(a.floats);
+    case Attr::Int:
+      return "int64_t{" + std::to_string(a.i) + "}";
+    case Attr::Float:
+      return detail::number(a.f, kF64);
+    case Attr::String:
+      return "std::string(" + detail::string_literal(a.s) + ")";
+    case Attr::Ints:
+      return "std::vector<int64_t>" + detail::ints_list(a.ints);
+    case Attr::Floats:
+      return doubles(a.floats);
     case Attr::Strings: {
       std::string s = "std::vector<std::string>{";
       for (size_t k = 0; k < a.strings.size(); ++k)
         s += (k ? ", " : "") + detail::string_literal(a.strings[k]);
       return s + "}";
     }
-    case Attr::TensorValue: return detail::tensor_literal(a.t);
-    case Attr::Other: break;
+    case Attr::TensorValue:
+      return detail::tensor_literal(a.t);
+    case Attr::Other:
+      break;
   }
   throw UnsupportedError("[onnx.generate] an attribute of a kind the generator cannot write");
 }
@@ -192,10 +215,12 @@ GeneratedModule generate_module(const Model& model, const GenerateOptions& o) {
   detail::Emit e{g, trace(*m)};
   detail::Namer names;
   // The ember functions generated code calls stay unshadowed.
-  for (const char* f : {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "neg", "abs", "erf", "add",
-                        "sub", "mul", "div", "matmul", "linear", "conv1d", "conv2d", "conv3d",
-                        "max_pool2d", "layer_norm", "mean", "permute", "unsqueeze", "reshape",
-                        "flatten", "softmax", "cat", "tensor", "zeros", "forward", "forward_all"})
+  for (const char* f :
+       {"relu",    "sigmoid",   "tanh",       "exp",     "log",        "sqrt",       "neg",
+        "abs",     "erf",       "add",        "sub",     "mul",        "div",        "matmul",
+        "linear",  "conv1d",    "conv2d",     "conv3d",  "max_pool2d", "layer_norm", "mean",
+        "permute", "unsqueeze", "reshape",    "flatten", "softmax",    "cat",        "tensor",
+        "zeros",   "forward",   "forward_all"})
     names.take(f);
   e.expr.assign(g.names.size(), "");
   GeneratedModule out;
@@ -221,8 +246,8 @@ GeneratedModule generate_module(const Model& model, const GenerateOptions& o) {
     members.push_back("  Tensor " + name + ";  // " + (param ? "" : "buffer ") + "'" + g.names[id] +
                       "' " + detail::ints_list(shape));
     ctor.push_back("  " + std::string(param ? "register_parameter" : "register_buffer") + "(\"" +
-                   name + "\", " + name + " = zeros(" + detail::ints_list(shape) + ", {.dtype = " +
-                   detail::cpp_dtype(c.dtype()) + ", .device = {}}));");
+                   name + "\", " + name + " = zeros(" + detail::ints_list(shape) +
+                   ", {.dtype = " + detail::cpp_dtype(c.dtype()) + ", .device = {}}));");
     out.weights.emplace_back(name, c);
   }
   // Inputs and the statements, one per node.
@@ -278,12 +303,15 @@ GeneratedModule generate_module(const Model& model, const GenerateOptions& o) {
                   (m->name.empty() ? std::string("a model") : "'" + m->name + "'") + " (" +
                   (m->producer.empty() ? "unknown producer" : m->producer) +
                   ").\n// Load the weights with store::load_into(module.state_dict(), \"" +
-                  o.header_name.substr(0, o.header_name.rfind('.')) + ".safetensors\").\n"
-                  "#include <ember/ember.h>\n\nnamespace " + o.name_space + " {\n\nclass " + cls +
+                  o.header_name.substr(0, o.header_name.rfind('.')) +
+                  ".safetensors\").\n"
+                  "#include <ember/ember.h>\n\nnamespace " +
+                  o.name_space + " {\n\nclass " + cls +
                   " : public ember::nn::Module {\n public:\n  " + cls + "();\n";
   auto signature = [&](const std::string& ns) {
     std::string sig;
-    for (size_t k = 0; k < params.size(); ++k) sig += (k ? ", const " : "const ") + ns + "Tensor& " + params[k];
+    for (size_t k = 0; k < params.size(); ++k)
+      sig += (k ? ", const " : "const ") + ns + "Tensor& " + params[k];
     return sig;
   };
   const std::string sig = signature("ember::"), src_sig = signature("");
@@ -291,7 +319,8 @@ GeneratedModule generate_module(const Model& model, const GenerateOptions& o) {
   if (plain) {
     h += "  ember::Tensor forward(" + sig + ") override;\n";
   } else {
-    h += "  /// Every output of the graph, in order.\n  ember::TensorList forward_all(" + sig + ");\n";
+    h += "  /// Every output of the graph, in order.\n  ember::TensorList forward_all(" + sig +
+         ");\n";
     if (params.size() == 1)
       h += "  ember::Tensor forward(" + sig + ") override { return forward_all(" +
            e.expr[size_t(g.inputs[0])] + ")[0]; }\n";
@@ -302,11 +331,13 @@ GeneratedModule generate_module(const Model& model, const GenerateOptions& o) {
     h += s + "\n";
   }
   h += "};\n\n}  // namespace " + o.name_space + "\n";
-  std::string s = "// Generated by ember-onnx: one statement per node of the ONNX graph (after constant\n"
-                  "// folding); onnx::call runs the ops that no single ember function renders.\n"
-                  "#include \"" + o.header_name + "\"\n\n" +
-                  (out.fallbacks.empty() ? "" : "#include <ember/onnx.h>\n\n") + "namespace " +
-                  o.name_space + " {\n\nusing namespace ember;\n\n" + cls + "::" + cls + "() {\n";
+  std::string s =
+      "// Generated by ember-onnx: one statement per node of the ONNX graph (after constant\n"
+      "// folding); onnx::call runs the ops that no single ember function renders.\n"
+      "#include \"" +
+      o.header_name + "\"\n\n" + (out.fallbacks.empty() ? "" : "#include <ember/onnx.h>\n\n") +
+      "namespace " + o.name_space + " {\n\nusing namespace ember;\n\n" + cls + "::" + cls +
+      "() {\n";
   for (const auto& c : ctor) s += c + "\n";
   s += "}\n\n";
   s += plain ? "Tensor " + cls + "::forward(" + src_sig + ") {\n"

@@ -20,10 +20,10 @@ class Namer {
  private:
   std::set<std::string> used_;
 };
-std::string cpp_dtype(DType d);                       // "kF32"
-std::string number(double v, DType d);                // a literal of that dtype's precision
+std::string cpp_dtype(DType d);                        // "kF32"
+std::string number(double v, DType d);                 // a literal of that dtype's precision
 std::string ints_list(const std::vector<int64_t>& v);  // "{1, 2}"
-std::string tensor_literal(const Tensor& t);          // tensor(std::vector<float>{...}, {..}, kF32)
+std::string tensor_literal(const Tensor& t);  // tensor(std::vector<float>{...}, {..}, kF32)
 std::string string_literal(const std::string& s);
 
 /// A value's dtype and rank as the trace saw them (known = false without a trace).
@@ -37,7 +37,9 @@ struct Emit {
   const Graph& g;
   std::vector<ValueType> types;   // per value id (empty: no trace)
   std::vector<std::string> expr;  // per value id: how the code names it
-  ValueType type(int id) const { return id >= 0 && size_t(id) < types.size() ? types[size_t(id)] : ValueType{}; }
+  ValueType type(int id) const {
+    return id >= 0 && size_t(id) < types.size() ? types[size_t(id)] : ValueType{};
+  }
   const Tensor* constant(int id) const {
     return id >= 0 && g.constants[size_t(id)].defined() ? &g.constants[size_t(id)] : nullptr;
   }

@@ -30,7 +30,8 @@ Out conv(const Node& n, const Args& in, const Emit& e) {
   size_t s = size_t(w->dim() - 2);
   if (s < 1 || s > 3) return std::nullopt;
   auto pads = n.ints("pads", std::vector<int64_t>(2 * s, 0));
-  std::vector<int64_t> begin(pads.begin(), pads.begin() + int64_t(s)), end(pads.begin() + int64_t(s), pads.end());
+  std::vector<int64_t> begin(pads.begin(), pads.begin() + int64_t(s)),
+      end(pads.begin() + int64_t(s), pads.end());
   if (begin != end) return std::nullopt;
   auto strides = n.ints("strides", std::vector<int64_t>(s, 1));
   auto dil = n.ints("dilations", std::vector<int64_t>(s, 1));
@@ -49,7 +50,8 @@ Out conv(const Node& n, const Args& in, const Emit& e) {
 
 Out max_pool(const Node& n, const Args& in, const Emit& e) {
   auto k = n.ints("kernel_shape");
-  if (k.size() != 2 || n.s("auto_pad", "NOTSET") != "NOTSET" || n.i("storage_order", 0)) return std::nullopt;
+  if (k.size() != 2 || n.s("auto_pad", "NOTSET") != "NOTSET" || n.i("storage_order", 0))
+    return std::nullopt;
   if (!e.type(n.in[0]).known || !is_floating(e.type(n.in[0]).dtype)) return std::nullopt;
   auto pads = n.ints("pads", {0, 0, 0, 0});
   if (pads[0] != pads[2] || pads[1] != pads[3] || 2 * pads[0] > k[0] || 2 * pads[1] > k[1])
@@ -88,7 +90,8 @@ Out reduce_mean(const Node& n, const Args& in, const Emit& e) {
   auto axes = n.ints("axes");
   for (auto& a : axes)
     if (a < 0) a += t.rank;
-  return "mean(" + in[0] + ", " + ints_list(axes) + ", " + (n.i("keepdims", 1) ? "true" : "false") + ")";
+  return "mean(" + in[0] + ", " + ints_list(axes) + ", " + (n.i("keepdims", 1) ? "true" : "false") +
+         ")";
 }
 
 Out transpose(const Node& n, const Args& in, const Emit& e) {
@@ -115,7 +118,8 @@ Out reshape(const Node& n, const Args& in, const Emit& e) {
   std::string dims = "{";
   for (size_t k = 0; k < shape->size(); ++k) {
     int64_t d = (*shape)[k];
-    dims += (k ? ", " : "") + (d == 0 ? in[0] + ".size(" + std::to_string(k) + ")" : std::to_string(d));
+    dims +=
+        (k ? ", " : "") + (d == 0 ? in[0] + ".size(" + std::to_string(k) + ")" : std::to_string(d));
   }
   return "reshape(" + in[0] + ", " + dims + "})";
 }
@@ -175,8 +179,8 @@ std::optional<std::string> native_expr(const Node& n, const std::vector<std::str
                                        const Emit& e) {
   if (!n.domain.empty()) return std::nullopt;
   static const std::map<std::string, std::string, std::less<>> unary = {
-      {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Exp", "exp"},
-      {"Log", "log"}, {"Sqrt", "sqrt"}, {"Neg", "neg"}, {"Abs", "abs"}, {"Erf", "erf"}};
+      {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Exp", "exp"}, {"Log", "log"},
+      {"Sqrt", "sqrt"}, {"Neg", "neg"},         {"Abs", "abs"},   {"Erf", "erf"}};
   static const std::map<std::string, std::string, std::less<>> binary = {
       {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"MatMul", "matmul"}};
   if (auto it = unary.find(n.op_type); it != unary.end() && in.size() == 1)
@@ -184,12 +188,21 @@ std::optional<std::string> native_expr(const Node& n, const std::vector<std::str
   if (auto it = binary.find(n.op_type); it != binary.end() && in.size() == 2)
     return it->second + "(" + in[0] + ", " + in[1] + ")";
   using Fn = Out (*)(const Node&, const Args&, const Emit&);
-  static const std::map<std::string, Fn, std::less<>> table = {
-      {"Conv", conv}, {"MaxPool", max_pool}, {"Gemm", gemm},
-      {"LayerNormalization", layer_norm}, {"ReduceMean", reduce_mean},
-      {"Transpose", transpose}, {"Unsqueeze", unsqueeze}, {"Reshape", reshape},
-      {"Flatten", flatten}, {"Softmax", softmax}, {"Div", div_op}, {"Concat", concat},
-      {"Cast", cast}, {"Gather", gather}, {"Squeeze", squeeze}};
+  static const std::map<std::string, Fn, std::less<>> table = {{"Conv", conv},
+                                                               {"MaxPool", max_pool},
+                                                               {"Gemm", gemm},
+                                                               {"LayerNormalization", layer_norm},
+                                                               {"ReduceMean", reduce_mean},
+                                                               {"Transpose", transpose},
+                                                               {"Unsqueeze", unsqueeze},
+                                                               {"Reshape", reshape},
+                                                               {"Flatten", flatten},
+                                                               {"Softmax", softmax},
+                                                               {"Div", div_op},
+                                                               {"Concat", concat},
+                                                               {"Cast", cast},
+                                                               {"Gather", gather},
+                                                               {"Squeeze", squeeze}};
   if (n.op_type == "Identity") return in[0];
   if (n.op_type == "GlobalAveragePool" && e.type(n.in[0]).known && e.type(n.in[0]).rank == 4)
     return "mean(" + in[0] + ", {2, 3}, true)";

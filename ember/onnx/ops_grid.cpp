@@ -1,7 +1,8 @@
 // GridSample and RoiAlign, bilinear sampling. GridSample (opset 16, 4-D): the grid's normalized
-// coordinates become source positions, the padding mode folds them (border, reflection) or masks taps outside the input (zeros), and each
-// tap is a gather from the flattened image weighted elementwise: every step is an ember op on
-// the graph's device. The maths is torch's grid_sampler, which ONNX's reference follows.
+// coordinates become source positions, the padding mode folds them (border, reflection) or masks
+// taps outside the input (zeros), and each tap is a gather from the flattened image weighted
+// elementwise: every step is an ember op on the graph's device. The maths is torch's grid_sampler,
+// which ONNX's reference follows.
 #include <algorithm>
 #include <cmath>
 
@@ -135,19 +136,23 @@ TensorList roi_align(const OpArgs& a) {
   const int64_t ratio = a.node.i("sampling_ratio", 0);
   const double scale = a.node.f("spatial_scale", 1.0);
   const bool half_pixel =
-      a.node.s("coordinate_transformation_mode", a.node.opset >= 16 ? "half_pixel" : "output_half_pixel") ==
-      "half_pixel";
+      a.node.s("coordinate_transformation_mode",
+               a.node.opset >= 16 ? "half_pixel" : "output_half_pixel") == "half_pixel";
   std::vector<double> rois = host_doubles(a[1]);
   std::vector<int64_t> batch = host_ints(a[2]);
   const int64_t R = int64_t(batch.size());
-  if (int64_t(rois.size()) != 4 * R) invalid(a.node, "rois must be [num_rois, 4], one per batch index");
+  if (int64_t(rois.size()) != 4 * R)
+    invalid(a.node, "rois must be [num_rois, 4], one per batch index");
   for (int64_t b : batch)
     if (b < 0 || b >= N) invalid(a.node, "batch index " + std::to_string(b) + " is out of range");
   // Samples per bin: the largest any roi uses; the others' extra samples weigh 0.
   auto grid = [&](double extent, int64_t pooled) {
     return ratio > 0 ? ratio : std::max<int64_t>(1, int64_t(std::ceil(extent / double(pooled))));
   };
-  struct Box { double y0, x0, bh, bw; int64_t gh, gw; };
+  struct Box {
+    double y0, x0, bh, bw;
+    int64_t gh, gw;
+  };
   std::vector<Box> boxes;
   int64_t S = 1;
   for (int64_t r = 0; r < R; ++r) {

@@ -129,11 +129,15 @@ Tensor conv_transpose_by_conv(const Tensor& x, const Tensor& w, const std::vecto
     g_shape.push_back(w.size(k + 2));
     out_shape.push_back(w.size(k + 2));
   }
-  Tensor wt = reshape(transpose(reshape(flip(w, spatial), to_shape(g_shape)), 1, 2), to_shape(out_shape));
-  ConvOptions o{.stride = Shape(size_t(s), 1), .padding = padding, .dilation = to_shape(dil),
+  Tensor wt =
+      reshape(transpose(reshape(flip(w, spatial), to_shape(g_shape)), 1, 2), to_shape(out_shape));
+  ConvOptions o{.stride = Shape(size_t(s), 1),
+                .padding = padding,
+                .dilation = to_shape(dil),
                 .groups = groups};
   if (s == 3) return conv3d(xu, wt, {}, o);
-  throw NotImplementedError("[onnx] ConvTranspose: " + std::to_string(s) + "-d transposed convolution");
+  throw NotImplementedError("[onnx] ConvTranspose: " + std::to_string(s) +
+                            "-d transposed convolution");
 }
 
 // ConvTranspose: the full transposed convolution, then cropped (pads) or extended
@@ -175,7 +179,8 @@ TensorList conv_transpose(const OpArgs& a) {
   Tensor y;
   if (s == 1) y = conv_transpose1d(x, w, {}, o);
   else if (s == 2) y = conv_transpose2d(x, w, {}, o);
-  else y = conv_transpose_by_conv(x, w, strides, dil, groups);
+  else
+    y = conv_transpose_by_conv(x, w, strides, dil, groups);
   // Extend by output_padding, then crop the pads (a negative pad crops).
   std::vector<int64_t> nb(s), ne(s);
   for (size_t k = 0; k < s; ++k) {
@@ -211,11 +216,13 @@ TensorList max_pool(const OpArgs& a) {
   DType dtype = x.dtype();
   if (!is_floating(dtype)) x = x.to(kF64);
   if (x.dim() > 4) {
-    if (want_indices) unsupported(a.node, "indices of " + std::to_string(x.dim() - 2) + "-d max pooling");
+    if (want_indices)
+      unsupported(a.node, "indices of " + std::to_string(x.dim() - 2) + "-d max pooling");
     g.ceil_mode = ceil_mode;
     return {pool_by_taps(x, g, true, false).to(dtype)};
   }
-  if (column_major && want_indices && x.dim() != 4) unsupported(a.node, "storage_order 1 before 2-d");
+  if (column_major && want_indices && x.dim() != 4)
+    unsupported(a.node, "storage_order 1 before 2-d");
   if (!g.pool_pads_fit()) {
     if (want_indices) unsupported(a.node, "indices with asymmetric pads or pads over half the kernel");
     x = pad_spatial(x, g.begin, g.end, -std::numeric_limits<double>::infinity());
@@ -232,7 +239,9 @@ TensorList max_pool(const OpArgs& a) {
     // ember's indices count within each [H, W] plane; ONNX's within the whole tensor.
     auto [v, i] = max_pool2d_with_indices(x, o);
     // storage_order 1 numbers a plane's cells column by column.
-    if (column_major) i = add(mul(remainder(i, x.size(3)), x.size(2)), floor_divide(i, scalar_tensor(x.size(3), kI64, i.device())));
+    if (column_major)
+      i = add(mul(remainder(i, x.size(3)), x.size(2)),
+              floor_divide(i, scalar_tensor(x.size(3), kI64, i.device())));
     Tensor plane = arange(x.size(0) * x.size(1), {.dtype = kI64, .device = x.device()})
                        .reshape({x.size(0), x.size(1), 1, 1});
     return {v.to(dtype), add(i, mul(plane, x.size(2) * x.size(3)))};

@@ -16,7 +16,8 @@ Tensor pool_by_taps(const Tensor& x, const PoolGeometry& g, bool is_max, bool co
     out[k] = (g.ceil_mode ? (room + g.strides[k] - 1) / g.strides[k] : room / g.strides[k]) + 1;
     // A last window starting in the end padding is dropped (torch's and ONNX's rule).
     if (g.ceil_mode && (out[k] - 1) * g.strides[k] >= in + g.begin[k]) --out[k];
-    end[k] += std::max<int64_t>(0, (out[k] - 1) * g.strides[k] + span - (in + g.begin[k] + g.end[k]));
+    end[k] +=
+        std::max<int64_t>(0, (out[k] - 1) * g.strides[k] + span - (in + g.begin[k] + g.end[k]));
   }
   auto padded = [&](const Tensor& t, double value, double extra) {
     Shape p, q;
@@ -71,14 +72,16 @@ TensorList max_unpool(const OpArgs& a) {
   for (int64_t d : shape) total *= d;
   // ONNX's indices (MaxPool's second output) count within the whole unpooled tensor.
   Tensor flat = zeros({total}, {.dtype = x.dtype(), .device = x.device()});
-  Tensor y = scatter(flat, 0, a[1].to(kI64).reshape({-1}), x.reshape({-1})).reshape(to_shape(shape));
+  Tensor y =
+      scatter(flat, 0, a[1].to(kI64).reshape({-1}), x.reshape({-1})).reshape(to_shape(shape));
   if (!a.has(2)) return {y};
   // A larger output_shape extends the unpooled tensor at the end of each spatial dim.
   auto want = host_ints(a[2]);
   if (want.size() != s + 2) invalid(a.node, "output_shape must have the input's rank");
   Shape p;
   for (size_t k = s; k-- > 0;) {
-    if (want[k + 2] < shape[k + 2]) invalid(a.node, "output_shape is smaller than the unpooled size");
+    if (want[k + 2] < shape[k + 2])
+      invalid(a.node, "output_shape is smaller than the unpooled size");
     p.push_back(0);
     p.push_back(want[k + 2] - shape[k + 2]);
   }

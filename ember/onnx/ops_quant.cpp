@@ -1,7 +1,8 @@
 // Quantization ONNX ops composed from ember ops: QuantizeLinear, DequantizeLinear,
-// DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv. Integer products run in int32 (ember's
-// integer matmul wraps like ONNX's int32 accumulator); integer convolutions run in float64, exact
-// for the sizes quantized models use. A registry op with int32 accumulation would serve both.
+// DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv. Integer products
+// run in int32 (ember's integer matmul wraps like ONNX's int32 accumulator); integer convolutions
+// run in float64, exact for the sizes quantized models use. A registry op with int32 accumulation
+// would serve both.
 #include "ember/onnx/ops.h"
 
 namespace ember::onnx::detail {
@@ -80,7 +81,8 @@ Tensor integer_conv(const OpArgs& a, const Tensor& x, const Tensor& w) {
 }
 
 TensorList conv_integer(const OpArgs& a) {
-  return {integer_conv(a, minus_zero_point(a[0], a, 2, 1), minus_zero_point(a[1], a, 3, 0)).to(kI32)};
+  return {
+      integer_conv(a, minus_zero_point(a[0], a, 2, 1), minus_zero_point(a[1], a, 3, 0)).to(kI32)};
 }
 
 // QLinear*: the integer product of the shifted operands, rescaled by a_scale * b_scale / y_scale

@@ -34,7 +34,8 @@ std::pair<Tensor, Tensor> dft_last(const Tensor& re, const Tensor& im, int64_t b
 // x [..., 1 or 2] split into its real and imaginary parts (undefined for a real signal).
 std::pair<Tensor, Tensor> parts(const Node& n, const Tensor& x) {
   int64_t c = x.size(-1);
-  if (c != 1 && c != 2) invalid(n, "the last dim must be 1 (real) or 2 (complex), got " + std::to_string(c));
+  if (c != 1 && c != 2)
+    invalid(n, "the last dim must be 1 (real) or 2 (complex), got " + std::to_string(c));
   return {x.select(-1, 0), c == 2 ? x.select(-1, 1) : Tensor()};
 }
 
@@ -67,13 +68,15 @@ TensorList stft(const OpArgs& a) {
   int64_t step = host_ints(a[1])[0];
   int64_t len = a.has(3) ? host_ints(a[3])[0] : a.has(2) ? a[2].numel() : 0;
   if (len <= 0 || step <= 0 || len > re.size(1))
-    invalid(a.node, "needs a frame_length or window no longer than the signal, and a frame_step > 0");
+    invalid(a.node,
+            "needs a frame_length or window no longer than the signal, and a frame_step > 0");
   if (a.has(2) && a[2].numel() != len) invalid(a.node, "the window's length is not frame_length");
   bool onesided = a.node.i("onesided", 1) != 0;
   int64_t frames = (re.size(1) - len) / step + 1;
   // Frame f is signal[f*step : f*step + len]: one gather of every frame's positions.
-  Tensor pos = add(mul(arange(frames, {.dtype = kI64, .device = x.device()}).reshape({frames, 1}), step),
-                   arange(len, {.dtype = kI64, .device = x.device()}).reshape({1, len}));
+  Tensor pos =
+      add(mul(arange(frames, {.dtype = kI64, .device = x.device()}).reshape({frames, 1}), step),
+          arange(len, {.dtype = kI64, .device = x.device()}).reshape({1, len}));
   auto framed = [&](const Tensor& t) {
     if (!t.defined()) return t;
     Tensor f = index_select(t, 1, pos.reshape({-1})).reshape({t.size(0), frames, len});
@@ -103,7 +106,8 @@ TensorList mel_weight_matrix(const OpArgs& a) {
   };
   for (int64_t i = 0; i < mels; ++i) {
     int64_t l = f[size_t(i)], c = f[size_t(i + 1)], h = f[size_t(i + 2)];
-    if (c == l) at(c, i) = 1;
+    if (c == l)
+      at(c, i) = 1;
     else
       for (int64_t j = l; j <= c; ++j) at(j, i) = double(j - l) / double(c - l);
     for (int64_t j = c; j < h; ++j) at(j, i) = double(h - j) / double(h - c);

@@ -102,8 +102,8 @@ TEST(OnnxGenerated, RefusesControlFlow) {
 
 TEST(OnnxGenerated, NamesComeFromTheGraph) {
   const fs::path dir = fs::path(EMBER_TEST_DATA) / "onnx_models" / "tiny_cnn_op17";
-  onnx::GeneratedModule g = onnx::generate_module(onnx::load((dir / "model.onnx").string()),
-                                                  {.class_name = "TinyCnn"});
+  onnx::GeneratedModule g =
+      onnx::generate_module(onnx::load((dir / "model.onnx").string()), {.class_name = "TinyCnn"});
   EXPECT_NE(g.header.find("class TinyCnn : public ember::nn::Module"), std::string::npos);
   EXPECT_NE(g.header.find("ember::Tensor c2_weight;  // 'c2.weight' {16, 8, 3, 3}"),
             std::string::npos);
