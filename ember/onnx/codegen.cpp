@@ -99,7 +99,7 @@ std::string ints_list(const std::vector<int64_t>& v) {
   return s + "}";
 }
 
-std::string tensor_literal(const Tensor& t) {
+std::string tensor_literal(const Tensor& t, const std::string& device) {
   std::vector<double> vals = t.to_vector<double>();
   std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
   DType d = t.dtype();
@@ -112,7 +112,8 @@ std::string tensor_literal(const Tensor& t) {
     else
       s += number(vals[k], d) + (elem == "float" && std::isfinite(vals[k]) ? "f" : "");
   }
-  return s + "}, " + ints_list(shape) + ", " + cpp_dtype(d) + ")";
+  return s + "}, " + ints_list(shape) + ", " + cpp_dtype(d) +
+         (device.empty() ? "" : ", " + device) + ")";
 }
 
 std::string string_literal(const std::string& s) {
@@ -225,6 +226,14 @@ GeneratedModule generate_module(const Model& model, const GenerateOptions& o) {
   e.expr.assign(g.names.size(), "");
   GeneratedModule out;
 
+  // The inputs; inline constants are made on the first one's device.
+  std::vector<std::string> params;
+  for (int id : g.inputs) {
+    std::string name = names.take(detail::identifier(g.names[size_t(id)]));
+    e.expr[size_t(id)] = name;
+    params.push_back(name);
+  }
+  const std::string device = params.empty() ? "" : params[0] + ".device()";
   // Members: the constants nodes read (graph inputs with defaults are plain inputs).
   std::vector<std::string> members, ctor;
   std::vector<bool> read(g.names.size(), false);
@@ -237,7 +246,7 @@ GeneratedModule generate_module(const Model& model, const GenerateOptions& o) {
     if (!c.defined() || !read[id]) continue;
     bool param = is_floating(c.dtype()) && (g.initializer[id] || c.numel() > 8);
     if (!param && c.numel() <= 16) {
-      e.expr[id] = detail::tensor_literal(c);
+      e.expr[id] = detail::tensor_literal(c, device);
       continue;
     }
     std::string name = names.take(detail::identifier(g.names[id]));
@@ -250,13 +259,7 @@ GeneratedModule generate_module(const Model& model, const GenerateOptions& o) {
                    ", {.dtype = " + detail::cpp_dtype(c.dtype()) + ", .device = {}}));");
     out.weights.emplace_back(name, c);
   }
-  // Inputs and the statements, one per node.
-  std::vector<std::string> params;
-  for (int id : g.inputs) {
-    std::string name = names.take(detail::identifier(g.names[size_t(id)]));
-    e.expr[size_t(id)] = name;
-    params.push_back(name);
-  }
+  // The statements, one per node.
   std::vector<std::string> body;
   for (const Node& n : g.nodes) {
     std::vector<std::string> in;

@@ -23,7 +23,9 @@ class Namer {
 std::string cpp_dtype(DType d);                        // "kF32"
 std::string number(double v, DType d);                 // a literal of that dtype's precision
 std::string ints_list(const std::vector<int64_t>& v);  // "{1, 2}"
-std::string tensor_literal(const Tensor& t);  // tensor(std::vector<float>{...}, {..}, kF32)
+/// tensor(std::vector<float>{...}, {..}, kF32[, device]); `device` is an expression or "".
+/// tensor(std::vector<float>{...}, {..}, kF32[, device]), `device` being an expression or "".
+std::string tensor_literal(const Tensor& t, const std::string& device = "");
 std::string string_literal(const std::string& s);
 
 /// A value's dtype and rank as the trace saw them (known = false without a trace).
