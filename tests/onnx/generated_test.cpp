@@ -114,3 +114,28 @@ TEST(OnnxGenerated, NamesComeFromTheGraph) {
   EXPECT_TRUE(g.fallbacks.empty());
   ASSERT_EQ(g.weights.size(), 6u);
 }
+
+// A generated module is an ordinary one: gradients reach every parameter, through the ember
+// calls and the onnx::call fallbacks alike.
+template <class M>
+void check_gradients(const std::string& name) {
+  SCOPED_TRACE(name);
+  M module;
+  store::load_into(module.state_dict(),
+                   (fs::path(EMBER_ONNX_GEN_DIR) / (name + ".safetensors")).string());
+  const fs::path dir = fs::path(EMBER_TEST_DATA) / "onnx_models" / name / "test_data_set_1";
+  Tensor x = onnx::load_tensor((dir / "input_0.pb").string());
+  Tensor loss = square(outputs_of(module, x)[0]).sum();
+  Gradients grads = loss.backward();
+  ASSERT_FALSE(module.named_parameters().empty());
+  for (auto& [key, p] : module.named_parameters()) {
+    ASSERT_TRUE(p.grad(grads).defined()) << key;
+    EXPECT_EQ(p.grad(grads).shape(), p.shape()) << key;
+  }
+}
+
+TEST(OnnxGenerated, Trains) {
+  check_gradients<onnx_gen::tiny_cnn_op17>("tiny_cnn_op17");
+  check_gradients<onnx_gen::transformer_encoder_op17>("transformer_encoder_op17");
+  check_gradients<onnx_gen::lstm_op17>("lstm_op17");
+}
