@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "ember/error.h"
@@ -79,6 +81,8 @@ class Model {
   const std::map<std::string, std::string>& metadata() const;
   /// Nodes left to run after constant folding at load.
   size_t num_nodes() const;
+  /// The prepared graph (ember/onnx's own use: the code generator reads it).
+  const Impl* impl() const { return impl_.get(); }
 
  private:
   std::shared_ptr<const Impl> impl_;
@@ -96,5 +100,32 @@ Tensor load_tensor(const std::string& path);
 Tensor load_tensor_bytes(const std::string& bytes, const std::string& name = "<bytes>");
 /// A value from a serialized TensorProto, SequenceProto or OptionalProto (`type` says which).
 Value load_value(const std::string& path, ValueInfo::Type type);
+
+/// One attribute value of an ONNX node, for onnx::call.
+using Attribute = std::variant<int64_t, double, std::string, std::vector<int64_t>,
+                               std::vector<double>, std::vector<std::string>, Tensor>;
+using Attributes = std::vector<std::pair<std::string, Attribute>>;
+/// Runs one op of the default ONNX domain at `opset` on `inputs` (an undefined Tensor is an
+/// omitted optional input), as the runtime graph would, and returns its first `num_outputs`
+/// outputs. Generated code calls it for ops ember has no single function for.
+TensorList call(const std::string& op_type, const TensorList& inputs, const Attributes& attrs = {},
+                int64_t opset = 17, size_t num_outputs = 1);
+
+/// What `generate_module` writes: a header and a source defining an nn::Module subclass, the
+/// weights its state_dict loads (store::load_into), and notes on what it could not render.
+struct GeneratedModule {
+  std::string header, source;
+  std::vector<std::pair<std::string, Tensor>> weights;
+  /// One line per node that fell back to onnx::call, for the user to see.
+  std::vector<std::string> fallbacks;
+};
+struct GenerateOptions {
+  std::string class_name = "Model";
+  std::string name_space = "generated";
+  std::string header_name = "model.h";  // what the source includes
+};
+/// Renders a loaded model as readable ember C++ (one statement per node of the prepared graph).
+/// UnsupportedError for models with control flow, sequences or optionals.
+GeneratedModule generate_module(const Model& m, const GenerateOptions& o = {});
 
 }  // namespace ember::onnx

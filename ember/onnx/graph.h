@@ -89,6 +89,7 @@ struct Node {
 struct Graph {
   std::vector<std::string> names;       // per value id
   std::vector<Tensor> constants;        // per value id: defined for initializers and folded values
+  std::vector<bool> initializer;        // per value id: an initializer of the model
   std::vector<int> inputs, outputs;     // graph inputs (needing a value at run) and outputs
   std::vector<Tensor> input_defaults;   // per graph input: an initializer of the same name, or {}
   std::vector<Node> nodes;              // topological order, after folding

@@ -103,6 +103,7 @@ class GraphBuilder {
       if (!declared_inputs.count(name)) {
         int id = id_of(name);
         out_.constants[id] = t;
+        out_.initializer[size_t(id)] = true;
         defined_.insert(id);
       }
     for (const auto& n : g.node()) out_.nodes.push_back(node(n));
@@ -122,6 +123,7 @@ class GraphBuilder {
     if (fresh) {
       out_.names.push_back(name);
       out_.constants.emplace_back();
+      out_.initializer.push_back(false);
     }
     return it->second;
   }

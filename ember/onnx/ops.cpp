@@ -17,6 +17,9 @@ OpFn find_op(std::string_view op_type) {
     add_rnn_ops(t);
     add_select_ops(t);
     add_grid_ops(t);
+    add_pool_ops(t);
+    add_spectral_ops(t);
+    add_linalg_ops(t);
     add_training_ops(t);
     return t;
   }();
