@@ -66,6 +66,23 @@ SafetensorsFile SafetensorsFile::from_bytes(std::string bytes, const std::string
   return SafetensorsFile(std::move(src), name);
 }
 
+namespace {
+// What a file that is not safetensors looks like from its first 8 bytes, so that the error names
+// the format found rather than a nonsensical header length; null when none is recognised.
+const char* other_format(const unsigned char* b) {
+  if (b[0] == 'P' && b[1] == 'K' && b[2] == 3 && b[3] == 4)
+    return "a zip archive, such as a PyTorch .pt/.pth file from torch.save (convert it in Python "
+           "with safetensors.torch.save_file(torch.load(path), out))";
+  if (b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
+    return "a Python pickle, such as a legacy PyTorch .pt/.pth file (convert it in Python with "
+           "safetensors.torch.save_file(torch.load(path), out))";
+  if (b[0] == 0x93 && b[1] == 'N' && b[2] == 'U' && b[3] == 'M') return "a NumPy .npy file";
+  if (b[0] == 0x89 && b[1] == 'H' && b[2] == 'D' && b[3] == 'F') return "an HDF5 file";
+  if (b[0] == 0x1f && b[1] == 0x8b) return "a gzip stream";
+  return nullptr;
+}
+}  // namespace
+
 SafetensorsFile::SafetensorsFile(std::shared_ptr<const Source> src, const std::string& path)
     : path_(path) {
   auto bad = [&](const std::string& m) { return FormatError(detail::message(path, m)); };
@@ -79,6 +96,8 @@ SafetensorsFile::SafetensorsFile(std::shared_ptr<const Source> src, const std::s
   std::string error;
   if (!src->read(0, &n, 8, error)) throw io(error);
   uint64_t avail = size - 8;
+  if (const char* other = other_format(reinterpret_cast<const unsigned char*>(&n)))
+    throw bad(std::string("not a safetensors file: it starts like ") + other);
   if (n > kMaxHeader)
     throw bad("bad header: length " + std::to_string(n) + " exceeds the limit of " +
               std::to_string(kMaxHeader) + " bytes");
