@@ -22,6 +22,7 @@ template <int Dims>
 class BatchNormNd : public Module {
  public:
   explicit BatchNormNd(const BatchNormOptions& o);
+  explicit BatchNormNd(int64_t features) : BatchNormNd(BatchNormOptions{.features = features}) {}
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "BatchNorm" + std::to_string(Dims) + "d"; }
   std::string extra_repr() const override;
@@ -33,7 +34,7 @@ using BatchNorm1d = BatchNormNd<1>;
 using BatchNorm2d = BatchNormNd<2>;
 
 struct LayerNormOptions {
-  Shape shape;  // the trailing dims normalised
+  Shape shape = {};  // the trailing dims normalised
   double eps = 1e-5;
   bool elementwise_affine = true;
   bool bias = true;
@@ -42,6 +43,9 @@ struct LayerNormOptions {
 class LayerNorm : public Module {
  public:
   explicit LayerNorm(const LayerNormOptions& o);
+  /// libtorch's positional form: nn::LayerNorm({128}).
+  explicit LayerNorm(const Shape& normalized_shape)
+      : LayerNorm(LayerNormOptions{.shape = normalized_shape}) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;
@@ -58,6 +62,8 @@ struct GroupNormOptions {
 class GroupNorm : public Module {
  public:
   explicit GroupNorm(const GroupNormOptions& o);
+  GroupNorm(int64_t groups, int64_t channels)
+      : GroupNorm(GroupNormOptions{.groups = groups, .channels = channels}) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;
@@ -66,8 +72,8 @@ class GroupNorm : public Module {
 };
 
 struct RMSNormOptions {
-  Shape shape;
-  std::optional<double> eps;  // unset: the dtype's machine epsilon
+  Shape shape = {};
+  std::optional<double> eps = {};  // unset: the dtype's machine epsilon
   bool elementwise_affine = true;
   ParamOptions param = {};
 };
