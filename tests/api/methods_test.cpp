@@ -198,8 +198,13 @@ TEST(TensorMethods, PositionalModulesAndFunctions) {
   EXPECT_EQ(conv.weight.shape(), Shape({32, 1, 3, 3}));
   nn::Embedding emb(76, 64);
   EXPECT_EQ(emb.weight.shape(), Shape({76, 64}));
-  nn::LayerNorm ln({128});
+  nn::LayerNorm ln(Shape{128});
   EXPECT_EQ(ln.weight.shape(), Shape({128}));
+  nn::BatchNorm2d bn(32);
+  EXPECT_EQ(bn.running_mean.shape(), Shape({32}));
+  nn::BatchNorm2d bn_opts({.features = 3});  // the options form still works
+  nn::LayerNorm ln_opts({.shape = {6}});
+  EXPECT_EQ(ln_opts.weight.shape(), Shape({6}));
   nn::LSTM lstm(64, 128, 2);
   auto [out, hc] = lstm(randn({5, 3, 64}), {});
   EXPECT_EQ(out.shape(), Shape({5, 3, 128}));
