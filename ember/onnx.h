@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "ember/error.h"
@@ -22,9 +24,31 @@ class IOError : public Error { using Error::Error; };
 /// count and the first node's name.
 class UnsupportedError : public NotImplementedError { using NotImplementedError::NotImplementedError; };
 
+/// A value of a graph that need not be a tensor: ONNX's sequences (of tensors) and optionals
+/// (a tensor or sequence, or nothing). Model::run_values takes and returns these.
+struct Value {
+  enum class Kind : uint8_t { Tensor, Sequence, None };
+  Kind kind = Kind::None;
+  Tensor tensor;                  // kind Tensor
+  std::vector<Tensor> sequence;   // kind Sequence
+  Value() = default;
+  Value(Tensor t) : kind(Kind::Tensor), tensor(std::move(t)) {}  // NOLINT: a tensor is a value
+  static Value of_sequence(std::vector<Tensor> s) {
+    Value v;
+    v.kind = Kind::Sequence;
+    v.sequence = std::move(s);
+    return v;
+  }
+  bool is_tensor() const { return kind == Kind::Tensor; }
+  bool is_sequence() const { return kind == Kind::Sequence; }
+  bool is_none() const { return kind == Kind::None; }
+};
+
 /// A graph input or output as the model declares it (dims < 0 are symbolic or unknown).
 struct ValueInfo {
   std::string name;
+  /// What the type proto says: a tensor, a sequence, or an optional (of either).
+  enum class Type : uint8_t { Tensor, Sequence, Optional } type = Type::Tensor;
   DType dtype = DType::F32;
   bool known_dtype = false;  // false: a type ember has no dtype for, or none given
   std::vector<int64_t> dims;
@@ -43,6 +67,9 @@ class Model {
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs) const;
   /// Positional form: inputs in the order of inputs(), outputs in the order of outputs().
   TensorList run(const TensorList& inputs) const;
+  /// As run, for models whose inputs or outputs are sequences or optionals (an input of kind
+  /// None is an absent optional, or uses its initializer default).
+  std::vector<Value> run_values(const std::vector<Value>& inputs) const;
 
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
@@ -54,6 +81,8 @@ class Model {
   const std::map<std::string, std::string>& metadata() const;
   /// Nodes left to run after constant folding at load.
   size_t num_nodes() const;
+  /// The prepared graph (ember/onnx's own use: the code generator reads it).
+  const Impl* impl() const { return impl_.get(); }
 
  private:
   std::shared_ptr<const Impl> impl_;
@@ -69,5 +98,34 @@ std::vector<std::string> list_op_types(const std::string& path);
 /// A tensor from a serialized ONNX TensorProto (the .pb files of ONNX's test data).
 Tensor load_tensor(const std::string& path);
 Tensor load_tensor_bytes(const std::string& bytes, const std::string& name = "<bytes>");
+/// A value from a serialized TensorProto, SequenceProto or OptionalProto (`type` says which).
+Value load_value(const std::string& path, ValueInfo::Type type);
+
+/// One attribute value of an ONNX node, for onnx::call.
+using Attribute = std::variant<int64_t, double, std::string, std::vector<int64_t>,
+                               std::vector<double>, std::vector<std::string>, Tensor>;
+using Attributes = std::vector<std::pair<std::string, Attribute>>;
+/// Runs one op of the default ONNX domain at `opset` on `inputs` (an undefined Tensor is an
+/// omitted optional input), as the runtime graph would, and returns its first `num_outputs`
+/// outputs. Generated code calls it for ops ember has no single function for.
+TensorList call(const std::string& op_type, const TensorList& inputs, const Attributes& attrs = {},
+                int64_t opset = 17, size_t num_outputs = 1);
+
+/// What `generate_module` writes: a header and a source defining an nn::Module subclass, the
+/// weights its state_dict loads (store::load_into), and notes on what it could not render.
+struct GeneratedModule {
+  std::string header, source;
+  std::vector<std::pair<std::string, Tensor>> weights;
+  /// One line per node that fell back to onnx::call, for the user to see.
+  std::vector<std::string> fallbacks;
+};
+struct GenerateOptions {
+  std::string class_name = "Model";
+  std::string name_space = "generated";
+  std::string header_name = "model.h";  // what the source includes
+};
+/// Renders a loaded model as readable ember C++ (one statement per node of the prepared graph).
+/// UnsupportedError for models with control flow, sequences or optionals.
+GeneratedModule generate_module(const Model& m, const GenerateOptions& o = {});
 
 }  // namespace ember::onnx

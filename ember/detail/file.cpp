@@ -94,4 +94,14 @@ bool read_whole_file(const std::string& path, uint64_t max_bytes, std::string& o
   return f.read_exact(0, out.data(), out.size(), error);
 }
 
+bool ByteSource::read(uint64_t offset, void* dst, size_t n, std::string& error) const {
+  if (!in_memory) return file.read_exact(offset, dst, n, error);
+  if (offset > bytes.size() || n > bytes.size() - offset) {
+    error = "read past the end";
+    return false;
+  }
+  if (n) std::memcpy(dst, bytes.data() + offset, n);
+  return true;
+}
+
 }  // namespace ember::detail

@@ -33,6 +33,16 @@ class ReadFile {
   uint64_t size_ = 0;
 };
 
+/// A reader's bytes: an open regular file, or a buffer in memory (a download, a fuzz input).
+struct ByteSource {
+  ReadFile file;
+  std::string bytes;
+  bool in_memory = false;
+  uint64_t size() const { return in_memory ? bytes.size() : file.size(); }
+  /// All `n` bytes at `offset`, or false with `error` set.
+  bool read(uint64_t offset, void* dst, size_t n, std::string& error) const;
+};
+
 /// The whole of the regular file `path` into `out`; false with `error` set when it cannot be
 /// read or is larger than `max_bytes` (checked before anything is allocated).
 bool read_whole_file(const std::string& path, uint64_t max_bytes, std::string& out,

@@ -20,8 +20,15 @@ using ember::detail::shorten;
 ValueInfo value_info(const ::onnx::ValueInfoProto& v) {
   ValueInfo out;
   out.name = v.name();
-  if (v.type().has_tensor_type()) {
-    const auto& tt = v.type().tensor_type();
+  const ::onnx::TypeProto* type = &v.type();
+  if (type->has_optional_type()) {
+    out.type = ValueInfo::Type::Optional;
+    type = &type->optional_type().elem_type();
+  } else if (type->has_sequence_type()) {
+    out.type = ValueInfo::Type::Sequence;
+  }
+  if (type->has_tensor_type()) {
+    const auto& tt = type->tensor_type();
     if (auto d = dtype_of(tt.elem_type())) {
       out.dtype = *d;
       out.known_dtype = true;
@@ -48,63 +55,112 @@ Attr attr_from_proto(const ::onnx::AttributeProto& a, const DataDir& where) {
     case A::FLOATS: out.kind = Attr::Floats; out.floats.assign(a.floats().begin(), a.floats().end()); break;
     case A::INTS: out.kind = Attr::Ints; out.ints.assign(a.ints().begin(), a.ints().end()); break;
     case A::STRINGS: out.kind = Attr::Strings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
-    default: out.kind = Attr::Other; break;  // graphs, sparse tensors, type protos
+    default: out.kind = Attr::Other; break;  // graphs (converted by the builder), sparse tensors, types
   }
   return out;
 }
 
-// Converts the main graph. Values are numbered by name; every node input must name a graph
-// input, an initializer or an earlier node's output (ONNX's topological order).
-void build_graph(const ::onnx::ModelProto& m, const DataDir& where, Model::Impl& impl) {
-  const auto& g = m.graph();
-  Graph& out = impl.graph;
-  std::map<std::string, int, std::less<>> ids;
-  auto id_of = [&](const std::string& name) {
-    auto [it, fresh] = ids.emplace(name, int(out.names.size()));
+// Converts one graph. Values are numbered by name; every node input must name a graph input,
+// an initializer, an earlier node's output (ONNX's topological order) or, in a subgraph, a
+// value of an enclosing graph, which becomes one of the subgraph's captures.
+class GraphBuilder {
+ public:
+  GraphBuilder(const DataDir& where, const std::map<std::string, int64_t>& opsets, Graph& out,
+               GraphBuilder* outer)
+      : where_(where), opsets_(opsets), out_(out), outer_(outer) {}
+
+  // The id of a defined value named `name` here or in an enclosing graph (captured), or -1.
+  int lookup(const std::string& name) {
+    auto it = ids_.find(name);
+    if (it != ids_.end() && defined_.count(it->second)) return it->second;
+    if (!outer_ || outer_->lookup(name) < 0) return -1;
+    int id = id_of(name);
+    defined_.insert(id);
+    out_.captures.push_back(id);
+    capture_names_.push_back(name);
+    return id;
+  }
+  const std::vector<std::string>& capture_names() const { return capture_names_; }
+
+  // Inputs (with their initializer defaults), initializers, nodes and outputs of `g`.
+  void build(const ::onnx::GraphProto& g, std::vector<ValueInfo>* inputs,
+             std::vector<ValueInfo>* outputs) {
+    std::map<std::string, Tensor, std::less<>> inits;
+    for (const auto& t : g.initializer()) inits[t.name()] = tensor_from_proto(t, where_);
+    if (g.sparse_initializer_size() > 0)
+      throw UnsupportedError(message(where_.model, "sparse initializers are not supported"));
+    std::set<std::string, std::less<>> declared_inputs;
+    for (const auto& v : g.input()) {
+      declared_inputs.insert(v.name());
+      int id = id_of(v.name());
+      defined_.insert(id);
+      out_.inputs.push_back(id);
+      auto it = inits.find(v.name());
+      out_.input_defaults.push_back(it == inits.end() ? Tensor() : it->second);
+      if (inputs) inputs->push_back(value_info(v));
+    }
+    for (auto& [name, t] : inits)
+      if (!declared_inputs.count(name)) {
+        int id = id_of(name);
+        out_.constants[id] = t;
+        out_.initializer[size_t(id)] = true;
+        defined_.insert(id);
+      }
+    for (const auto& n : g.node()) out_.nodes.push_back(node(n));
+    for (const auto& v : g.output()) {
+      int id = lookup(v.name());
+      if (id < 0)
+        throw ModelError(message(where_.model, "graph output '" + shorten(v.name(), 80) +
+                                                   "' is not produced by any node"));
+      out_.outputs.push_back(id);
+      if (outputs) outputs->push_back(value_info(v));
+    }
+  }
+
+ private:
+  int id_of(const std::string& name) {
+    auto [it, fresh] = ids_.emplace(name, int(out_.names.size()));
     if (fresh) {
-      out.names.push_back(name);
-      out.constants.emplace_back();
+      out_.names.push_back(name);
+      out_.constants.emplace_back();
+      out_.initializer.push_back(false);
     }
     return it->second;
-  };
-  std::map<std::string, Tensor, std::less<>> inits;
-  for (const auto& t : g.initializer()) inits[t.name()] = tensor_from_proto(t, where);
-  if (g.sparse_initializer_size() > 0)
-    throw UnsupportedError(message(where.model, "sparse initializers are not supported"));
-  std::set<std::string, std::less<>> declared_inputs;
-  for (const auto& v : g.input()) {
-    declared_inputs.insert(v.name());
-    int id = id_of(v.name());
-    out.inputs.push_back(id);
-    auto it = inits.find(v.name());
-    out.input_defaults.push_back(it == inits.end() ? Tensor() : it->second);
-    impl.inputs.push_back(value_info(v));
   }
-  for (auto& [name, t] : inits)
-    if (!declared_inputs.count(name)) out.constants[id_of(name)] = t;
 
-  std::set<int> defined(out.inputs.begin(), out.inputs.end());
-  for (size_t k = 0; k < out.constants.size(); ++k)
-    if (out.constants[k].defined()) defined.insert(int(k));
-  for (const auto& n : g.node()) {
+  Node node(const ::onnx::NodeProto& n) {
     Node node;
     node.op_type = n.op_type();
     node.name = n.name();
     node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
-    auto op = impl.opsets.find(node.domain);
-    node.opset = op == impl.opsets.end() ? 0 : op->second;
-    for (const auto& a : n.attribute()) node.attrs[a.name()] = attr_from_proto(a, where);
+    auto op = opsets_.find(node.domain);
+    node.opset = op == opsets_.end() ? 0 : op->second;
     for (const auto& name : n.input()) {
       if (name.empty()) {
         node.in.push_back(-1);
         continue;
       }
-      int id = id_of(name);
-      if (!defined.count(id))
-        throw ModelError(message(where.model, node.where() + " reads '" + shorten(name, 80) +
-                                                  "', which no earlier node, input or "
-                                                  "initializer defines"));
+      int id = lookup(name);
+      if (id < 0)
+        throw ModelError(message(where_.model, node.where() + " reads '" + shorten(name, 80) +
+                                                   "', which no earlier node, input or "
+                                                   "initializer defines"));
       node.in.push_back(id);
+    }
+    node.explicit_in = node.in.size();
+    for (const auto& a : n.attribute()) {
+      if (a.type() == ::onnx::AttributeProto::GRAPH) {
+        // The subgraph's captures become the node's extra inputs, so folding, dead-node
+        // removal and freeing see them as reads of the outer values.
+        auto sub = std::make_shared<Graph>();
+        GraphBuilder b(where_, opsets_, *sub, this);
+        b.build(a.g(), nullptr, nullptr);
+        Subgraph sg{sub, node.in.size()};
+        for (const auto& name : b.capture_names()) node.in.push_back(lookup(name));
+        node.graphs[a.name()] = std::move(sg);
+        continue;
+      }
+      node.attrs[a.name()] = attr_from_proto(a, where_);
     }
     for (const auto& name : n.output()) {
       if (name.empty()) {
@@ -112,19 +168,27 @@ void build_graph(const ::onnx::ModelProto& m, const DataDir& where, Model::Impl&
         continue;
       }
       int id = id_of(name);
-      defined.insert(id);
+      defined_.insert(id);
       node.out.push_back(id);
     }
-    out.nodes.push_back(std::move(node));
+    return node;
   }
-  for (const auto& v : g.output()) {
-    int id = id_of(v.name());
-    if (!defined.count(id))
-      throw ModelError(message(where.model, "graph output '" + shorten(v.name(), 80) +
-                                                "' is not produced by any node"));
-    out.outputs.push_back(id);
-    impl.outputs.push_back(value_info(v));
-  }
+
+  const DataDir& where_;
+  const std::map<std::string, int64_t>& opsets_;
+  Graph& out_;
+  GraphBuilder* outer_;
+  std::map<std::string, int, std::less<>> ids_;
+  std::set<int> defined_;
+  std::vector<std::string> capture_names_;
+};
+
+void build_graph(const ::onnx::ModelProto& m, const DataDir& where, Model::Impl& impl) {
+  GraphBuilder b(where, impl.opsets, impl.graph, nullptr);
+  b.build(m.graph(), &impl.inputs, &impl.outputs);
+  for (const auto* list : {&impl.inputs, &impl.outputs})
+    for (const auto& v : *list)
+      if (v.type != ValueInfo::Type::Tensor) impl.tensors_only = false;
 }
 
 // `path`: the file the model came from ("" for bytes); ONNX's checker then also checks its
@@ -203,6 +267,40 @@ Tensor load_tensor_bytes(const std::string& bytes, const std::string& name) {
       !t.ParseFromArray(bytes.data(), int(bytes.size())))
     throw ModelError(detail::message(name, "not a valid ONNX TensorProto"));
   return detail::tensor_from_proto(t, {"", name});
+}
+
+namespace {
+
+Value value_from_sequence(const ::onnx::SequenceProto& s, const detail::DataDir& where) {
+  if (s.elem_type() != ::onnx::SequenceProto::TENSOR)
+    throw UnsupportedError(detail::message(where.model, "only sequences of tensors are supported"));
+  std::vector<Tensor> items;
+  for (const auto& t : s.tensor_values()) items.push_back(detail::tensor_from_proto(t, where));
+  return Value::of_sequence(std::move(items));
+}
+
+}  // namespace
+
+Value load_value(const std::string& path, ValueInfo::Type type) {
+  std::string bytes, error;
+  if (!ember::detail::read_whole_file(path, detail::kMaxModelBytes, bytes, error))
+    throw IOError(detail::message(path, error));
+  const detail::DataDir where{"", path};
+  if (type == ValueInfo::Type::Tensor) return load_tensor_bytes(bytes, path);
+  if (type == ValueInfo::Type::Sequence) {
+    ::onnx::SequenceProto s;
+    if (!s.ParseFromArray(bytes.data(), int(bytes.size())))
+      throw ModelError(detail::message(path, "not a valid ONNX SequenceProto"));
+    return value_from_sequence(s, where);
+  }
+  ::onnx::OptionalProto o;
+  if (!o.ParseFromArray(bytes.data(), int(bytes.size())))
+    throw ModelError(detail::message(path, "not a valid ONNX OptionalProto"));
+  if (o.elem_type() == ::onnx::OptionalProto::TENSOR && o.has_tensor_value())
+    return detail::tensor_from_proto(o.tensor_value(), where);
+  if (o.elem_type() == ::onnx::OptionalProto::SEQUENCE && o.has_sequence_value())
+    return value_from_sequence(o.sequence_value(), where);
+  return Value();
 }
 
 Tensor load_tensor(const std::string& path) {

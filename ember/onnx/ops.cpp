@@ -13,6 +13,25 @@ OpFn find_op(std::string_view op_type) {
     add_nn_ops(t);
     add_loss_ops(t);
     add_quant_ops(t);
+    add_resize_ops(t);
+    add_rnn_ops(t);
+    add_select_ops(t);
+    add_grid_ops(t);
+    add_pool_ops(t);
+    add_spectral_ops(t);
+    add_linalg_ops(t);
+    add_training_ops(t);
+    return t;
+  }();
+  auto it = table.find(op_type);
+  return it == table.end() ? nullptr : it->second;
+}
+
+ValueFn find_value_op(std::string_view op_type) {
+  static const ValueOpTable table = [] {
+    ValueOpTable t;
+    add_sequence_ops(t);
+    add_control_ops(t);
     return t;
   }();
   auto it = table.find(op_type);

@@ -18,6 +18,18 @@ void add_reduce_ops(OpTable& t);
 void add_nn_ops(OpTable& t);
 void add_loss_ops(OpTable& t);
 void add_quant_ops(OpTable& t);
+void add_resize_ops(OpTable& t);
+void add_rnn_ops(OpTable& t);
+void add_select_ops(OpTable& t);
+void add_grid_ops(OpTable& t);
+void add_pool_ops(OpTable& t);
+void add_spectral_ops(OpTable& t);
+void add_linalg_ops(OpTable& t);
+/// Ops of the ai.onnx.preview.training domain, keyed "ai.onnx.preview.training.<op>".
+void add_training_ops(OpTable& t);
+using ValueOpTable = std::map<std::string, ValueFn, std::less<>>;
+void add_sequence_ops(ValueOpTable& t);
+void add_control_ops(ValueOpTable& t);
 
 /// Throws NotImplementedError "[onnx] <node>: <msg>".
 [[noreturn]] void unsupported(const Node& n, const std::string& msg);
@@ -40,6 +52,14 @@ inline Shape to_shape(const std::vector<int64_t>& v) { return Shape(v); }
 std::vector<int64_t> dims_of(const Tensor& x);
 /// x as 2-D [prod(dims[:axis]), prod(dims[axis:])] (Softmax and friends before opset 13).
 Tensor flatten_op_2d(const Tensor& x, int64_t axis);
+/// A pooling window's geometry per spatial dim (pads after auto_pad).
+struct PoolGeometry {
+  std::vector<int64_t> kernel, strides, dilations, begin, end;
+  bool ceil_mode = false;
+};
+/// Max or average pooling over any number of spatial dims, as a max or sum over the kernel's
+/// taps (each a strided slice of the padded input): ember's pool ops cover 1-d and 2-d.
+Tensor pool_by_taps(const Tensor& x, const PoolGeometry& g, bool is_max, bool count_include_pad);
 /// A tensor of `dtype` holding one value, on `d`.
 Tensor scalar_like(double v, DType dtype, Device d);
 

@@ -85,7 +85,22 @@ TensorList scatter_nd(const OpArgs& a) {
   std::string r = a.node.s("reduction", "none");
   if (r == "none") return {index_put(x, parts, a[2], false)};
   if (r == "add") return {index_put(x, parts, a[2], true)};
-  unsupported(a.node, "reduction '" + r + "'");
+  if (r != "mul" && r != "max" && r != "min") invalid(a.node, "unknown reduction '" + r + "'");
+  // The other reductions scatter along x's first k dims flattened into one, at the indices'
+  // linear positions.
+  Tensor lin = zeros_like(parts[0]);
+  for (int64_t d = 0; d < k; ++d) lin = add(mul(lin, x.size(d)), parts[size_t(d)]);
+  std::vector<int64_t> flat = {-1}, rows = {lin.numel()};
+  for (int64_t d = k; d < x.dim(); ++d) {
+    flat.push_back(x.size(d));
+    rows.push_back(x.size(d));
+  }
+  Tensor src = a[2].reshape(to_shape(rows));
+  std::vector<int64_t> ishape(rows.size(), 1);
+  ishape[0] = lin.numel();
+  Tensor index = expand(lin.reshape(to_shape(ishape)), src.shape());
+  const char* how = r == "mul" ? "prod" : r == "max" ? "amax" : "amin";
+  return {scatter_reduce(x.reshape(to_shape(flat)), 0, index, src, how).reshape(x.shape())};
 }
 
 TensorList one_hot_op(const OpArgs& a) {

@@ -28,8 +28,7 @@ TensorList gemm(const OpArgs& a) {
 }
 
 // Spatial geometry of a conv or pool: begin/end pads per spatial dim after auto_pad.
-struct Geometry {
-  std::vector<int64_t> kernel, strides, dilations, begin, end;
+struct Geometry : PoolGeometry {
   bool symmetric() const { return begin == end; }
   // ember's pools take at most half the kernel as padding; more is padded explicitly.
   bool pool_pads_fit() const {
@@ -99,6 +98,48 @@ TensorList conv(const OpArgs& a) {
   unsupported(a.node, std::to_string(x.dim() - 2) + "-d convolution");
 }
 
+// A transposed convolution of any rank (ember's op covers 1-d and 2-d) as the convolution of the
+// stride-dilated input with the flipped kernel, its in/out channels swapped within each group.
+Tensor conv_transpose_by_conv(const Tensor& x, const Tensor& w, const std::vector<int64_t>& strides,
+                              const std::vector<int64_t>& dil, int64_t groups) {
+  const int64_t s = x.dim() - 2;
+  Tensor xu = x;
+  for (int64_t k = 0; k < s; ++k) {
+    int64_t st = strides[size_t(k)], n = xu.size(k + 2);
+    if (st == 1) continue;
+    // Interleave st - 1 zeros after each cell along dim k + 2.
+    Tensor t = unsqueeze(transpose(xu, k + 2, -1), -1);
+    t = pad(t, Shape{0, st - 1}, "constant", 0.0);
+    std::vector<int64_t> flat = dims_of(t);
+    flat.pop_back();
+    flat.back() = n * st;
+    t = reshape(t, to_shape(flat)).slice(-1, 0, (n - 1) * st + 1);
+    xu = transpose(t, k + 2, -1);
+  }
+  Shape spatial, padding;
+  for (int64_t k = 0; k < s; ++k) {
+    spatial.push_back(k + 2);
+    padding.push_back(dil[size_t(k)] * (w.size(k + 2) - 1));
+  }
+  // w [Cin, Cout/g, k...] -> [g * Cout/g, Cin/g, k...].
+  const int64_t cin = w.size(0), cout_g = w.size(1);
+  std::vector<int64_t> g_shape = {groups, cin / groups, cout_g};
+  std::vector<int64_t> out_shape = {groups * cout_g, cin / groups};
+  for (int64_t k = 0; k < s; ++k) {
+    g_shape.push_back(w.size(k + 2));
+    out_shape.push_back(w.size(k + 2));
+  }
+  Tensor wt =
+      reshape(transpose(reshape(flip(w, spatial), to_shape(g_shape)), 1, 2), to_shape(out_shape));
+  ConvOptions o{.stride = Shape(size_t(s), 1),
+                .padding = padding,
+                .dilation = to_shape(dil),
+                .groups = groups};
+  if (s == 3) return conv3d(xu, wt, {}, o);
+  throw NotImplementedError("[onnx] ConvTranspose: " + std::to_string(s) +
+                            "-d transposed convolution");
+}
+
 // ConvTranspose: the full transposed convolution, then cropped (pads) or extended
 // (output_padding, output_shape); the bias is added last so extended cells hold it too.
 TensorList conv_transpose(const OpArgs& a) {
@@ -138,7 +179,8 @@ TensorList conv_transpose(const OpArgs& a) {
   Tensor y;
   if (s == 1) y = conv_transpose1d(x, w, {}, o);
   else if (s == 2) y = conv_transpose2d(x, w, {}, o);
-  else unsupported(a.node, std::to_string(s) + "-d transposed convolution");
+  else
+    y = conv_transpose_by_conv(x, w, strides, dil, groups);
   // Extend by output_padding, then crop the pads (a negative pad crops).
   std::vector<int64_t> nb(s), ne(s);
   for (size_t k = 0; k < s; ++k) {
@@ -169,10 +211,18 @@ TensorList max_pool(const OpArgs& a) {
   Geometry g = geometry(a.node, x, a.node.ints("kernel_shape"));
   bool ceil_mode = a.node.i("ceil_mode", 0);
   bool want_indices = a.node.out.size() > 1 && a.node.out[1] >= 0;
-  if (a.node.i("storage_order", 0) && want_indices) unsupported(a.node, "storage_order 1");
+  bool column_major = a.node.i("storage_order", 0) != 0;
   PoolOptions o = pool_options(g, ceil_mode);
   DType dtype = x.dtype();
   if (!is_floating(dtype)) x = x.to(kF64);
+  if (x.dim() > 4) {
+    if (want_indices)
+      unsupported(a.node, "indices of " + std::to_string(x.dim() - 2) + "-d max pooling");
+    g.ceil_mode = ceil_mode;
+    return {pool_by_taps(x, g, true, false).to(dtype)};
+  }
+  if (column_major && want_indices && x.dim() != 4)
+    unsupported(a.node, "storage_order 1 before 2-d");
   if (!g.pool_pads_fit()) {
     if (want_indices) unsupported(a.node, "indices with asymmetric pads or pads over half the kernel");
     x = pad_spatial(x, g.begin, g.end, -std::numeric_limits<double>::infinity());
@@ -188,6 +238,10 @@ TensorList max_pool(const OpArgs& a) {
     if (!want_indices) return {max_pool2d(x, o).to(dtype)};
     // ember's indices count within each [H, W] plane; ONNX's within the whole tensor.
     auto [v, i] = max_pool2d_with_indices(x, o);
+    // storage_order 1 numbers a plane's cells column by column.
+    if (column_major)
+      i = add(mul(remainder(i, x.size(3)), x.size(2)),
+              floor_divide(i, scalar_tensor(x.size(3), kI64, i.device())));
     Tensor plane = arange(x.size(0) * x.size(1), {.dtype = kI64, .device = x.device()})
                        .reshape({x.size(0), x.size(1), 1, 1});
     return {v.to(dtype), add(i, mul(plane, x.size(2) * x.size(3)))};
@@ -198,9 +252,11 @@ TensorList max_pool(const OpArgs& a) {
 TensorList avg_pool(const OpArgs& a) {
   Tensor x = a[0];
   Geometry g = geometry(a.node, x, a.node.ints("kernel_shape"));
-  if (x.dim() != 3 && x.dim() != 4)
-    unsupported(a.node, std::to_string(x.dim() - 2) + "-d average pooling");
   bool include_pad = a.node.i("count_include_pad", 0) != 0;
+  if (x.dim() > 4) {
+    g.ceil_mode = a.node.i("ceil_mode", 0) != 0;
+    return {pool_by_taps(x, g, false, include_pad)};
+  }
   PoolOptions o = pool_options(g, a.node.i("ceil_mode", 0) != 0);
   o.count_include_pad = include_pad;
   auto pool = [&](const Tensor& t) { return t.dim() == 3 ? avg_pool1d(t, o) : avg_pool2d(t, o); };
@@ -334,22 +390,6 @@ TensorList mvn(const OpArgs& a) {
   return {div(d, add(sqrt(v), 1e-9))};
 }
 
-// Upsample (opsets 7-9), nearest: out[i] = x[floor(i / scale)] on each dim, out = floor(in * scale).
-TensorList upsample(const OpArgs& a) {
-  Tensor x = a[0];
-  if (a.node.s("mode", "nearest") != "nearest") unsupported(a.node, "modes other than nearest");
-  std::vector<double> scales = a.node.opset >= 9 ? host_doubles(a[1]) : a.node.floats("scales");
-  if (int64_t(scales.size()) != x.dim()) invalid(a.node, "one scale per dim is needed");
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    if (scales[size_t(d)] == 1.0) continue;
-    int64_t in = x.size(d), out = int64_t(std::floor(double(in) * scales[size_t(d)]));
-    Tensor i = arange(out, {.dtype = kF64, .device = x.device()});
-    Tensor src = clamp(floor(div(i, scales[size_t(d)])), Scalar(0.0), Scalar(double(in - 1))).to(kI64);
-    x = index_select(x, d, src);
-  }
-  return {x};
-}
-
 }  // namespace
 
 Tensor flatten_op_2d(const Tensor& x, int64_t axis) {
@@ -375,7 +415,6 @@ void add_nn_ops(OpTable& t) {
   t["Hardmax"] = softmax_like<&hardmax_2d>;
   t["Dropout"] = dropout;
   t["LRN"] = lrn;
-  t["Upsample"] = upsample;
   t["MeanVarianceNormalization"] = mvn;
 }
 

@@ -1,7 +1,8 @@
 // Quantization ONNX ops composed from ember ops: QuantizeLinear, DequantizeLinear,
-// DynamicQuantizeLinear, MatMulInteger, ConvInteger. Integer products run in int32 (ember's
-// integer matmul wraps like ONNX's int32 accumulator); integer convolutions run in float64, exact
-// for the sizes quantized models use. A registry op with int32 accumulation would serve both.
+// DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv. Integer products
+// run in int32 (ember's integer matmul wraps like ONNX's int32 accumulator); integer convolutions
+// run in float64, exact for the sizes quantized models use. A registry op with int32 accumulation
+// would serve both.
 #include "ember/onnx/ops.h"
 
 namespace ember::onnx::detail {
@@ -67,9 +68,8 @@ TensorList matmul_integer(const OpArgs& a) {
   return {matmul(av, bv)};
 }
 
-TensorList conv_integer(const OpArgs& a) {
-  Tensor x = minus_zero_point(a[0], a, 2, 1).to(kF64);
-  Tensor w = minus_zero_point(a[1], a, 3, 0).to(kF64);
+// The convolution of integer values already shifted by their zero points, exact in float64.
+Tensor integer_conv(const OpArgs& a, const Tensor& x, const Tensor& w) {
   std::vector<int64_t> ks(w.shape().begin() + 2, w.shape().end());
   auto pads = a.node.ints("pads", std::vector<int64_t>(2 * ks.size(), 0));
   ConvOptions o{.stride = to_shape(a.node.ints("strides", std::vector<int64_t>(ks.size(), 1))),
@@ -77,7 +77,39 @@ TensorList conv_integer(const OpArgs& a) {
                 .dilation = to_shape(a.node.ints("dilations", std::vector<int64_t>(ks.size(), 1))),
                 .groups = a.node.i("group", 1)};
   if (x.dim() != 4) unsupported(a.node, "only 2-d integer convolution");
-  return {round(conv2d(x, w, {}, o)).to(kI32)};
+  return round(conv2d(x.to(kF64), w.to(kF64), {}, o));
+}
+
+TensorList conv_integer(const OpArgs& a) {
+  return {
+      integer_conv(a, minus_zero_point(a[0], a, 2, 1), minus_zero_point(a[1], a, 3, 0)).to(kI32)};
+}
+
+// QLinear*: the integer product of the shifted operands, rescaled by a_scale * b_scale / y_scale
+// (per tensor, or per output channel for the weights), rounded half to even and shifted by
+// y_zero_point.
+Tensor requantize(const OpArgs& a, Tensor acc, int64_t axis) {
+  acc = mul(acc.to(kF64), div(mul(a[1].reshape({}).to(kF64), along(a[4], acc, axis).to(kF64)),
+                              a[6].reshape({}).to(kF64)));
+  Tensor q = round(acc);
+  DType out = a.has(7) ? a[7].dtype() : kU8;
+  if (a.has(7)) q = add(q, a[7].reshape({}).to(kF64));
+  return saturate(q, out);
+}
+
+TensorList qlinear_matmul(const OpArgs& a) {
+  const Tensor& A = a[0];
+  const Tensor& B = a[3];
+  Tensor av = minus_zero_point(A, a, 2, std::max<int64_t>(A.dim() - 2, 0));
+  Tensor bv = minus_zero_point(B, a, 5, B.dim() - 1);
+  Tensor acc = matmul(av, bv);
+  return {requantize(a, acc, acc.dim() - 1)};
+}
+
+TensorList qlinear_conv(const OpArgs& a) {
+  Tensor acc = integer_conv(a, minus_zero_point(a[0], a, 2, 1), minus_zero_point(a[3], a, 5, 0));
+  if (a.has(8)) acc = add(acc, a[8].to(kF64).reshape({1, -1, 1, 1}));
+  return {requantize(a, acc, 1)};
 }
 
 }  // namespace
@@ -88,6 +120,8 @@ void add_quant_ops(OpTable& t) {
   t["DynamicQuantizeLinear"] = dynamic_quantize;
   t["MatMulInteger"] = matmul_integer;
   t["ConvInteger"] = conv_integer;
+  t["QLinearMatMul"] = qlinear_matmul;
+  t["QLinearConv"] = qlinear_conv;
 }
 
 }  // namespace ember::onnx::detail

@@ -31,6 +31,12 @@ std::optional<DType> dtype_of(int32_t t) {
     case TensorProto::FLOAT16: return kF16;
     case TensorProto::DOUBLE: return kF64;
     case TensorProto::BFLOAT16: return kBF16;
+    // ember has no unsigned 16/32/64-bit dtypes: they are held in the next wider signed one
+    // (uint64 values must stay below 2^63; arithmetic that would wrap at the narrow width
+    // does not).
+    case TensorProto::UINT16: return kI32;
+    case TensorProto::UINT32: return kI64;
+    case TensorProto::UINT64: return kI64;
     default: return std::nullopt;
   }
 }
@@ -164,10 +170,28 @@ Tensor tensor_from_proto(const TensorProto& t, const DataDir& where, bool check_
     numel *= uint64_t(d);
     shape.push_back(d);
   }
-  const uint64_t w = itemsize(*dtype);
+  // Bytes per stored element (an unsigned type is narrower in the file than in ember).
+  const int32_t type = t.data_type();
+  const bool widened = type == TensorProto::UINT16 || type == TensorProto::UINT32 ||
+                       type == TensorProto::UINT64;
+  const uint64_t w = type == TensorProto::UINT16   ? 2
+                     : type == TensorProto::UINT32 ? 4
+                                                   : itemsize(*dtype);
   if (numel > uint64_t(kMaxNumel)) throw bad("the dims " + dims_str(shape) + " hold too many elements");
   const uint64_t nbytes = numel * w;
-  auto make = [&](const void* p) { return from_blob_copy(p, *dtype, shape, *dtype, Device::flex()); };
+  auto make = [&](const void* p) {
+    if (!widened) return from_blob_copy(p, *dtype, shape, *dtype, Device::flex());
+    std::vector<int64_t> v(static_cast<size_t>(numel));
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t k = 0; k < v.size(); ++k) {
+      uint64_t x = 0;
+      std::memcpy(&x, b + k * w, w);  // little-endian, as ONNX stores raw_data
+      if (x > uint64_t(std::numeric_limits<int64_t>::max()))
+        throw bad("a UINT64 value is 2^63 or more, beyond ember's int64");
+      v[k] = int64_t(x);
+    }
+    return from_blob_copy(v.data(), kI64, shape, *dtype, Device::flex());
+  };
   auto count_check = [&](int64_t n, const char* field) {
     if (uint64_t(n) != numel)
       throw bad(std::string(field) + " holds " + std::to_string(n) + " values, its dims " +
@@ -191,6 +215,20 @@ Tensor tensor_from_proto(const TensorProto& t, const DataDir& where, bool check_
     return make(t.raw_data().data());
   }
   std::vector<uint8_t> bytes;
+  if (widened) {
+    // uint16 values sit in int32_data, uint32 and uint64 ones in uint64_data.
+    std::vector<uint64_t> v;
+    if (type == TensorProto::UINT16) {
+      count_check(t.int32_data_size(), "int32_data");
+      for (int32_t x : t.int32_data()) v.push_back(uint16_t(x));
+    } else {
+      count_check(t.uint64_data_size(), "uint64_data");
+      v.assign(t.uint64_data().begin(), t.uint64_data().end());
+    }
+    std::vector<uint8_t> packed(v.size() * w);
+    for (size_t k = 0; k < v.size(); ++k) std::memcpy(packed.data() + k * w, &v[k], w);
+    return make(packed.data());
+  }
   switch (*dtype) {
     case kF32: count_check(t.float_data_size(), "float_data"); bytes = from_field(t.float_data(), *dtype); break;
     case kF64: count_check(t.double_data_size(), "double_data"); bytes = from_field(t.double_data(), *dtype); break;

@@ -56,6 +56,18 @@ void AtomicFile::write(const void* data, size_t n) {
   }
 }
 
+void AtomicFile::write_at(uint64_t offset, const void* data, size_t n) {
+  auto p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t k = ::pwrite(fd_, p, n, off_t(offset));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) fail("write failed");
+    p += k;
+    offset += uint64_t(k);
+    n -= size_t(k);
+  }
+}
+
 // fsync before rename so that a crash cannot leave the new name pointing at missing data.
 void AtomicFile::commit() {
   if (::fsync(fd_) != 0) fail("fsync failed");

@@ -2,6 +2,7 @@
 // Files written atomically: the bytes go to a hidden temporary file beside the target, which is
 // fsynced and renamed over the target only when complete. A crash or an exception at any point
 // leaves the old file (or no file) in place, never a half-written one.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,9 @@ class AtomicFile {
   /// Appends bytes; throws IOError.
   void write(const void* data, size_t n);
   void write(std::string_view s) { write(s.data(), s.size()); }
+  /// Writes bytes at `offset` of the temporary file (for formats that patch a header written
+  /// earlier, such as zip's local headers); throws IOError.
+  void write_at(uint64_t offset, const void* data, size_t n);
   /// fsync, close, rename over the target, fsync the directory; throws IOError.
   void commit();
   const std::string& target() const { return target_; }

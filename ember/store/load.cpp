@@ -2,11 +2,13 @@
 #include "ember/store/load.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <regex>
 
 #include "ember/autodiff.h"
 #include "ember/store/format.h"
+#include "ember/store/pytorch.h"
 
 namespace ember::store {
 namespace {
@@ -39,11 +41,17 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-}  // namespace
+// What load_into needs of a file: its keys in order, each one's dtype and shape without reading
+// it, and a read converted to a dtype on a device.
+struct Source {
+  std::string path;
+  std::vector<std::string> keys;
+  std::function<std::pair<DType, const Shape*>(const std::string&)> info;
+  std::function<Tensor(const std::string&, DType, Device)> get;
+};
 
-LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
-                     const LoadOptions& o) {
-  const std::string& path = file.path();
+LoadReport load_from(const TensorMap& targets, const Source& file, const LoadOptions& o) {
+  const std::string& path = file.path;
   std::vector<std::pair<std::regex, std::string>> rules;
   for (const auto& r : o.rename)
     rules.emplace_back(compile(r.pattern, path, "rename"), r.replacement);
@@ -69,7 +77,7 @@ LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
   LoadReport rep;
   std::vector<std::string> mismatched;
   std::map<std::string, std::string> source;  // target name -> file key
-  for (const auto& key : file.keys()) {
+  for (const auto& key : file.keys) {
     std::string name = key;
     if (any_rules) check_name_length(key, path, "file key");
     for (const auto& [re, rep_with] : rules) {
@@ -89,14 +97,14 @@ LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
       rep.unexpected.push_back(shown);
       continue;
     }
-    const TensorInfo& fi = file.info(key);
+    auto [fi_dtype, fi_shape] = file.info(key);
     const Tensor& target = *t->second;
-    if (fi.shape != target.shape()) {
-      mismatched.push_back(shown + ": shape " + shape_str(fi.shape) + " in the file, " +
+    if (*fi_shape != target.shape()) {
+      mismatched.push_back(shown + ": shape " + shape_str(*fi_shape) + " in the file, " +
                            shape_str(target.shape()) + " in the target");
-    } else if (fi.dtype != target.dtype() &&
-               !(o.cast_floating && is_floating(fi.dtype) && is_floating(target.dtype()))) {
-      mismatched.push_back(shown + ": dtype " + std::string(dtype_name(fi.dtype)) +
+    } else if (fi_dtype != target.dtype() &&
+               !(o.cast_floating && is_floating(fi_dtype) && is_floating(target.dtype()))) {
+      mismatched.push_back(shown + ": dtype " + std::string(dtype_name(fi_dtype)) +
                            " in the file, " + std::string(dtype_name(target.dtype())) +
                            " in the target");
     }
@@ -131,7 +139,37 @@ LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
   return rep;
 }
 
+}  // namespace
+
+LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
+                     const LoadOptions& o) {
+  Source src{file.path(), file.keys(),
+             [&](const std::string& k) {
+               const TensorInfo& i = file.info(k);
+               return std::pair<DType, const Shape*>(i.dtype, &i.shape);
+             },
+             [&](const std::string& k, DType d, Device dev) { return file.get(k, d, dev); }};
+  return load_from(targets, src, o);
+}
+
+LoadReport load_into(const TensorMap& targets, const PtValue& value, const LoadOptions& o) {
+  Source src{value.path(), {}, {}, {}};
+  std::map<std::string, PtValue> by_key;
+  for (auto& [k, v] : value.tensors()) {
+    if (!by_key.emplace(k, v).second)
+      throw FormatError(detail::message(value.path(), "two tensors are named \"" + k + "\""));
+    src.keys.push_back(k);
+  }
+  src.info = [&](const std::string& k) {
+    const PtValue& v = by_key.at(k);
+    return std::pair<DType, const Shape*>(v.tensor_dtype(), &v.tensor_shape());
+  };
+  src.get = [&](const std::string& k, DType d, Device dev) { return by_key.at(k).tensor(d, dev); };
+  return load_from(targets, src, o);
+}
+
 LoadReport load_into(const TensorMap& targets, const std::string& path, const LoadOptions& o) {
+  if (is_pytorch_file(path)) return load_into(targets, load_pytorch(path).model_state(), o);
   return load_into(targets, SafetensorsFile(path), o);
 }
 

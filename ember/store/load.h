@@ -8,6 +8,8 @@
 
 namespace ember::store {
 
+class PtValue;  // ember/store/pytorch.h
+
 /// One ordered renaming rule: std::regex_replace(key, regex(pattern), replacement).
 struct RenameRule {
   std::string pattern = {};
@@ -51,7 +53,11 @@ class LoadError : public StoreError {
 /// NoGradGuard. Every key is checked before any tensor is written: on error nothing changes.
 LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
                      const LoadOptions& options = {});
-/// Opens `path` and loads it into `targets`.
+/// The same from a PyTorch file's value (its tensors(), named with dotted keys).
+LoadReport load_into(const TensorMap& targets, const PtValue& value,
+                     const LoadOptions& options = {});
+/// Opens `path` and loads it into `targets`: a safetensors file, or a PyTorch file (zip or
+/// legacy, told apart by its first bytes), whose model_state() gives the tensors.
 LoadReport load_into(const TensorMap& targets, const std::string& path,
                      const LoadOptions& options = {});
 

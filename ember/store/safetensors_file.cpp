@@ -32,21 +32,7 @@ std::string brief(const nlohmann::json& j) { return ember::detail::shorten(j.dum
 }  // namespace
 
 // Where the bytes come from: an open regular file, or a buffer in memory.
-struct SafetensorsFile::Source {
-  ember::detail::ReadFile file;
-  std::string bytes;
-  bool in_memory = false;
-  uint64_t size() const { return in_memory ? bytes.size() : file.size(); }
-  bool read(uint64_t offset, void* dst, size_t n, std::string& error) const {
-    if (!in_memory) return file.read_exact(offset, dst, n, error);
-    if (offset > bytes.size() || n > bytes.size() - offset) {
-      error = "read past the end";
-      return false;
-    }
-    if (n) std::memcpy(dst, bytes.data() + offset, n);
-    return true;
-  }
-};
+struct SafetensorsFile::Source : ember::detail::ByteSource {};
 
 SafetensorsFile::SafetensorsFile(const std::string& path)
     : SafetensorsFile(

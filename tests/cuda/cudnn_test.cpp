@@ -7,13 +7,16 @@
 #include <cstdlib>
 
 #include "cuda/cuda_util.h"
+#include "fusion/convnet_step.h"
 #include "ember/backends/cuda/cudnn_ops.h"
 
 namespace ember {
 namespace {
 
 using testing::rel_error;
-namespace F = nn::functional;
+using testing::scaled_error;
+using fusion_test::convnet_step;
+using fusion_test::norm2;
 
 double tol(DType t) { return t == kF32 ? 1e-5 : t == kF16 ? 3e-3 : 2e-2; }
 const Device kHost = Device::flex();
@@ -121,13 +124,18 @@ TEST(CudaCudnn, ConvolutionGradientsMatchTheHost) {
         // One set of weights for both runs: rounded to the tested dtype first.
         Tensor r = cos(arange(y.numel(), {kF64})).reshape(y.shape()).to(t).to(dt).to(d);
         Gradients gr = (y * r).sum().backward();
-        return std::vector<Tensor>{gr.get(x), gr.get(w)};
+        return std::vector<Tensor>{gr.get(x), gr.get(w), c.bias ? gr.get(b) : Tensor()};
       };
       const auto before = cuda::cudnn_stats();
       auto got = grads(g, t), want = grads(h, kF64);
       const double tl = t == kF32 ? 1e-5 : 3e-2;
       EXPECT_LT(rel_error(got[0], want[0]), tl) << "input grad " << dtype_name(t) << shape_str(c.x);
       EXPECT_LT(rel_error(got[1], want[1]), tl) << "weight grad " << dtype_name(t) << shape_str(c.x);
+      // sum(r) over batch and positions: the terms cancel up to ~500x (the cpu's f32 error is
+      // < 1e-6), hence a looser f32 bound; a zero or garbage sum still fails.
+      if (c.bias)
+        EXPECT_LT(rel_error(got[2], want[2]), t == kF32 ? 1e-4 : tl)
+            << "bias grad " << dtype_name(t) << shape_str(c.x);
       EXPECT_GE(cuda::cudnn_stats().served - before.served, 3) << shape_str(c.x);
     }
 }
@@ -185,28 +193,6 @@ TEST(CudaCudnn, BatchNormMatchesTheHost) {
     }
 }
 
-// A small convnet's training step on cuda:0 (cuDNN forward and backward) against the host.
-std::vector<Tensor> convnet_step(Device d, DType dt) {
-  manual_seed(7);
-  Tensor x0 = randn({4, 3, 12, 12}), w1 = randn({8, 3, 3, 3}) * 0.3, b1 = randn({8}) * 0.1;
-  Tensor bnw = rand({8}) + 0.5, bnb = randn({8}) * 0.1, w2 = randn({6, 8, 3, 3}) * 0.2;
-  auto run = [&](Device d, DType dt) {
-    std::vector<Tensor> p;
-    for (const Tensor& t : {w1, b1, bnw, bnb, w2}) p.push_back(t.to(dt).to(d).set_requires_grad(true));
-    Tensor rm = zeros({8}, {dt, d}), rv = ones({8}, {dt, d});
-    Tensor h = conv2d(x0.to(dt).to(d), p[0], p[1], {.padding = {1}});
-    h = F::batch_norm(h, rm, rv, p[2], p[3], true, 0.1, 1e-5);
-    h = avg_pool2d(relu(h), {.kernel_size = {2}});
-    h = conv2d(h, p[4], Tensor(), {.stride = {2}, .padding = {1}});
-    Gradients g = (h * h).mean().backward();
-    std::vector<Tensor> out;
-    for (const Tensor& t : p) out.push_back(g.get(t));
-    out.push_back(rv);
-    return out;
-  };
-  return run(d, dt);
-}
-
 // Every gradient and the running variance, but the first convolution's bias (below).
 TEST(CudaCudnn, ConvnetGradientsMatchTheHost) {
   EMBER_REQUIRE_CUDNN();
@@ -216,15 +202,19 @@ TEST(CudaCudnn, ConvnetGradientsMatchTheHost) {
     if (i != 1) EXPECT_LT(rel_error(got[i], want[i]), 1e-4) << i;
 }
 
-// Seen failing on the H200 (relative error ~1e9): the first convolution's bias gradient,
-// sum(g, {0, 2, 3}) of batch norm's input gradient, which the fusion layer plans as one row
-// kernel with the normalisation's reductions; the weight gradient read from the same g is right,
-// and the cpu's fused plan passes. Kept as the reproducer for the CUDA fusion path.
-TEST(CudaCudnn, DISABLED_ConvnetBiasGradientThroughFusedBatchNormBackward) {
+// The first convolution's bias feeds a training-mode batch norm, which subtracts the batch mean:
+// its gradient, sum(g, {0, 2, 3}) of batch norm's input gradient, is zero (float64: ~1e-17), so
+// an f32 result is rounding noise of the terms summed (~5e-8 on the cpu and on flex) and its
+// rel_error against float64 is ~1e9 on every device. It is measured against the size of those
+// terms instead, for which the weight gradient of the same convolution (read from the same g)
+// stands: a kernel that computes garbage still fails by orders of magnitude.
+TEST(CudaCudnn, ConvnetBiasGradientThroughBatchNormIsZero) {
   EMBER_REQUIRE_CUDNN();
   auto got = convnet_step(Device::cuda(0).autodiff(), kF32);
   auto want = convnet_step(Device::flex().autodiff(), kF64);
-  EXPECT_LT(rel_error(got[1], want[1]), 1e-4);
+  const double scale = norm2(want[0]);
+  EXPECT_LT(norm2(want[1]), 1e-12 * scale);
+  EXPECT_LT(scaled_error(got[1], want[1], scale), 1e-5);
 }
 
 // Runs only with EMBER_CUDNN=0 in the environment (the ctest entries cuda_no_cudnn*).

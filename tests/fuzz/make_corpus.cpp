@@ -12,6 +12,7 @@
 #include "ember/ember.h"
 #include "ember/optim/lr_scheduler.h"
 #include "ember/optim/optimizers.h"
+#include "ember/store/pytorch.h"
 #include "ember/store/safetensors.h"
 #include "ember/store/state.h"
 #include "ember/train/learner.h"
@@ -187,6 +188,20 @@ void checkpoint_seeds() {
       }));
 }
 
+// ember's own .pt files, and the ones torch wrote for the tests (zip, legacy, deflated).
+void pytorch_seeds() {
+  Tensor base = arange(0.0, 6.0).reshape({2, 3});
+  put("pytorch", "ember-one", written([&](const std::string& p) {
+        store::save_pytorch(p, {{"w", base}});
+      }));
+  put("pytorch", "ember-mixed", written([&](const std::string& p) {
+        store::save_pytorch(p, {{"fc.weight", base.t()}, {"fc.bias", ones({2}, {kBF16})},
+                                {"mask", ones({3}, {kBool})}, {"n", zeros({}, {kI64})}});
+      }));
+  for (const auto& e : fs::directory_iterator(EMBER_PT_GOLDENS))
+    if (e.path().extension() == ".pt") put("pytorch", e.path().stem().string(), read(e.path()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -201,5 +216,6 @@ int main(int argc, char** argv) {
   csv_seeds();
   state_seeds();
   checkpoint_seeds();
+  pytorch_seeds();
   std::cout << "seeds written to " << g_root.string() << "\n";
 }

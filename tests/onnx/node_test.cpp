@@ -71,19 +71,38 @@ std::string compare(const Tensor& got, const Tensor& want, size_t k) {
   return "";
 }
 
+// "" when the value `got` matches `want` (tensors, sequences of tensors, or both empty).
+std::string compare_value(const onnx::Value& got, const onnx::Value& want, size_t k) {
+  std::string o = "output " + std::to_string(k) + ": ";
+  if (got.kind != want.kind) return o + "a different kind of value (tensor, sequence, none)";
+  if (want.is_tensor()) return compare(got.tensor, want.tensor, k);
+  if (got.sequence.size() != want.sequence.size())
+    return o + "sequence of " + std::to_string(got.sequence.size()) + ", expected " +
+           std::to_string(want.sequence.size());
+  for (size_t i = 0; i < want.sequence.size(); ++i)
+    if (auto why = compare(got.sequence[i], want.sequence[i], k); !why.empty())
+      return why + " (sequence item " + std::to_string(i) + ")";
+  return "";
+}
+
 // Runs one case directory; "" when every data set passes.
 std::string run_case(const fs::path& dir) {
   try {
     onnx::Model m = onnx::load((dir / "model.onnx").string());
+    auto type_of = [](const std::vector<onnx::ValueInfo>& vs, size_t k) {
+      return k < vs.size() ? vs[k].type : onnx::ValueInfo::Type::Tensor;
+    };
     for (const auto& set : sorted_files(dir, "test_data_set_")) {
-      TensorList ins, want;
-      for (const auto& f : sorted_files(set, "input_")) ins.push_back(onnx::load_tensor(f.string()));
-      for (const auto& f : sorted_files(set, "output_")) want.push_back(onnx::load_tensor(f.string()));
-      TensorList got = m.run(ins);
+      std::vector<onnx::Value> ins, want;
+      for (const auto& f : sorted_files(set, "input_"))
+        ins.push_back(onnx::load_value(f.string(), type_of(m.inputs(), ins.size())));
+      for (const auto& f : sorted_files(set, "output_"))
+        want.push_back(onnx::load_value(f.string(), type_of(m.outputs(), want.size())));
+      std::vector<onnx::Value> got = m.run_values(ins);
       if (got.size() != want.size())
         return std::to_string(got.size()) + " outputs, expected " + std::to_string(want.size());
       for (size_t k = 0; k < want.size(); ++k)
-        if (auto why = compare(got[k], want[k], k); !why.empty()) return why;
+        if (auto why = compare_value(got[k], want[k], k); !why.empty()) return why;
     }
     return "";
   } catch (const std::exception& e) {

@@ -2,8 +2,9 @@
 // the host and devices through a small pool of pinned staging buffers, cudaMemcpyPeer between
 // GPUs, events, and synchronisation that rethrows what kernels reported. Its kernel table holds
 // the view ops (geometry only), the copy family (copy_ops.cpp), cuBLASLt's products
-// (cublas_matmul.cpp) and cuDNN's convolutions, pooling and batch norm (cudnn_*.cpp); every
-// other op runs through the dispatcher's host fallback.
+// (cublas_matmul.cpp), cuDNN's convolutions, pooling and batch norm (cudnn_*.cpp), CUB's sorts
+// and scans (sort_scan_ops.cpp), the gather/scatter family (index_ops.cpp) and the copy-only
+// layout ops (layout_ops.cpp); every other op runs through the dispatcher's host fallback.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -223,6 +224,9 @@ std::unique_ptr<BackendImpl> make_cuda_backend() {
   register_cublas_kernels(*b);
   register_cudnn_conv_kernels(*b);
   register_cudnn_pool_norm_kernels(*b);
+  register_sort_scan_kernels(*b);
+  register_index_kernels(*b);
+  register_layout_kernels(*b);
   register_kl_kernels(*b);  // last: only ops nothing above serves
   return b;
 }

@@ -8,6 +8,15 @@ namespace ember::cuda {
 void register_copy_kernels(BackendImpl& b);
 /// mm, bmm, matmul and linear through cuBLASLt (cublas_matmul.cpp).
 void register_cublas_kernels(BackendImpl& b);
+/// sort, argsort, topk, cumsum and cumprod through CUB (sort_scan_ops.cpp).
+void register_sort_scan_kernels(BackendImpl& b);
+/// cat, stack, flip, roll and repeat as strided copies (layout_ops.cpp).
+void register_layout_kernels(BackendImpl& b);
+/// index_select, gather, scatter_add and index_add (index_ops.cpp).
+void register_index_kernels(BackendImpl& b);
+/// max_pool1d/2d on the generated-by-hand kernel of index_kernel.cu: with indices, any dilation
+/// and ceil_mode (what cuDNN's pooling cannot serve).
+TensorList max_pool_with_indices(const OpCall& c);
 /// The elementwise ops, reductions, softmax/log_softmax and layer/RMS norm as generated kl
 /// kernels, one per call (executor.cpp): what Device::cuda(i).eager() runs.
 void register_kl_kernels(BackendImpl& b);

@@ -2,9 +2,10 @@
 // batch statistics; evaluation: the running ones) forward kernels.
 //
 // Pooling: cuDNN has no dilation, no ceil mode and no indices, so max pooling that returns
-// indices (what its VJP asks for), dilated windows and a ceil_mode that adds a window go to the
-// host fallback; max pooling ignores the padding and propagates NaN, average pooling counts the
-// padding as count_include_pad says, as torch does. 1-d runs as 2-d with a unit height; packed
+// indices (what its VJP asks for), dilated windows and a ceil_mode that adds a window run the
+// kernel of index_ops.cpp (average pooling of those shapes: the host fallback); max pooling
+// ignores the padding and propagates NaN, average pooling counts the padding as
+// count_include_pad says, as torch does. 1-d runs as 2-d with a unit height; packed
 // NCHW or NHWC inputs are read in place.
 //
 // Batch norm runs per channel over [N, C, *] (up to 3 spatial dims) in cuDNN's spatial mode. In
@@ -51,17 +52,21 @@ bool nhwc_packed(const Tensor& t) {
 bool small(const Tensor& t) { return t.numel() > 0 && t.numel() < INT32_MAX; }
 
 TensorList k_pool(const OpCall& c) {
-  if (!cudnn_available()) return dnn_fallback(c, cudnn_unavailable_reason().c_str());
   const char* op = op_name(c.op);
   const bool is_max = c.op == OpId::max_pool1d || c.op == OpId::max_pool2d;
   const int nd = c.op == OpId::max_pool2d || c.op == OpId::avg_pool2d ? 2 : 1;
-  if (is_max && c.attrs.b[1]) return dnn_fallback(c, "cuDNN's max pooling returns no indices");
+  // Max pooling cuDNN cannot serve (indices, dilation, ceil_mode, no cuDNN) has its own kernel.
+  if (is_max && small(c.inputs[0]) && (c.attrs.b[1] || !cudnn_available()))
+    return max_pool_with_indices(c);
+  if (!cudnn_available()) return dnn_fallback(c, cudnn_unavailable_reason().c_str());
   const ops::PoolParams p = ops::pool_params(op, c.attrs, nd, is_max);
   const Tensor& x = c.inputs[0];
   const int64_t h = nd == 2 ? x.size(-2) : 1, w = x.size(-1);
   const Shape& os = c.meta.m[0].shape;
   const int64_t oh = nd == 2 ? os[os.size() - 2] : 1, ow = os.back();
   const bool floor_sizes = (h + 2 * p.ph - p.kh) / p.sh + 1 == oh && (w + 2 * p.pw - p.kw) / p.sw + 1 == ow;
+  if (is_max && small(x) && (p.dh != 1 || p.dw != 1 || !floor_sizes))
+    return max_pool_with_indices(c);
   if (p.dh != 1 || p.dw != 1 || !floor_sizes || !small(x))
     return dnn_fallback(c, "cuDNN pooling has no dilation and no ceil_mode window");
   Tensor x4 = x.dim() == nd + 2 ? x : x.unsqueeze(0);

@@ -8,9 +8,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "ember/backends/cuda/cuda_kernels.h"
 #include "ember/backends/cuda/nvrtc.h"
@@ -39,8 +41,15 @@ class CudaExecutor final : public fusion::Executor {
   }
   bool waits_for_kernels() const override { return true; }
   bool single_op_kernels() const override { return true; }
-  // The norm-backward row kernel's GPU form has not run on a GPU yet: its pieces fuse instead.
-  bool plans_norm_backward() const override { return false; }
+  // A norm's backward is one row kernel as on the cpu; EMBER_CUDA_NORM_BACKWARD=0 fuses its
+  // pieces instead (to tell a fault in that kernel from one elsewhere).
+  bool plans_norm_backward() const override {
+    static const bool on = [] {
+      const char* e = std::getenv("EMBER_CUDA_NORM_BACKWARD");
+      return !(e && std::string(e) == "0");
+    }();
+    return on;
+  }
 
   void launch(Device d, const kl::Kernel& k, kl::KernelFn fn, const kl::ArgPack& args,
               int64_t items, int64_t grain, const char* op) override {
