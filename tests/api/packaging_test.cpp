@@ -31,7 +31,7 @@ TEST(Packaging, SafetensorsReaderNamesOtherFormats) {
   const std::string zip = std::string("PK\x03\x04", 4) + std::string(60, '\0');
   EXPECT_NE(open_error(zip).find("zip archive, such as a PyTorch .pt"), std::string::npos)
       << open_error(zip);
-  const std::string pickle = std::string("\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.", 15);
+  const std::string pickle = std::string("\x80\x02\x8a\x0al\xfc\x9c" "F\xf9 j\xa8P\x19.", 15);
   EXPECT_NE(open_error(pickle).find("Python pickle"), std::string::npos) << open_error(pickle);
   // A real header whose length starts with the same bytes as a pickle is read as safetensors.
   std::string header = "{\"__metadata__\":{\"k\":\"" + std::string(640 - 22 - 3, 'x') + "\"}}";
