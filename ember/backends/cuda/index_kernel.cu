@@ -40,8 +40,10 @@ __device__ __forceinline__ Offsets offsets(const IndexArgs& a, long long e) {
   return o;
 }
 
-template <class W>
-__global__ void gather_kernel(IndexArgs a) {
+// f(o, j) for every position whose index j is in [0, n); an index out of range fails the launch
+// (the position is skipped).
+template <class F>
+__device__ __forceinline__ void for_each_index(const IndexArgs& a, F&& f) {
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < a.numel;
        e += (long long)gridDim.x * blockDim.x) {
     const Offsets o = offsets(a, e);
@@ -50,10 +52,17 @@ __global__ void gather_kernel(IndexArgs a) {
       fail(a.status, j);
       continue;
     }
+    f(o, j);
+  }
+}
+
+template <class W>
+__global__ void gather_kernel(IndexArgs a) {
+  for_each_index(a, [&](const Offsets& o, long long j) {
     // src at p with dim moved to j: the position's own dim term replaced.
     const long long s = o.src - o.dim_src + j * a.src_st[a.dim];
     static_cast<W*>(a.dst)[o.dst] = static_cast<const W*>(a.src)[s];
-  }
+  });
 }
 
 __device__ __forceinline__ void add_to(int* p, int v) { atomicAdd(p, v); }
@@ -80,17 +89,10 @@ __device__ __forceinline__ __nv_bfloat16 scaled(__nv_bfloat16 v, double alpha) {
 
 template <class T>
 __global__ void scatter_add_kernel(IndexArgs a) {
-  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < a.numel;
-       e += (long long)gridDim.x * blockDim.x) {
-    const Offsets o = offsets(a, e);
-    const long long j = a.idx[o.idx];
-    if (j < 0 || j >= a.n) {
-      fail(a.status, j);
-      continue;
-    }
+  for_each_index(a, [&](const Offsets& o, long long j) {
     const long long d = o.dst - o.dim_dst + j * a.dst_st[a.dim];
     add_to(static_cast<T*>(a.dst) + d, scaled(static_cast<const T*>(a.src)[o.src], a.alpha));
-  }
+  });
 }
 
 unsigned grid(long long items) {
