@@ -37,7 +37,7 @@ class Gradients {
 
 struct BackwardOptions {
   /// d(loss)/d(output) for a non-scalar output (a scalar output defaults to 1).
-  Tensor grad_output;
+  Tensor grad_output = {};
   /// Keep the graph's saved tensors so backward can run through it again.
   bool retain_graph = false;
   /// Record the backward pass itself, so gradients can be differentiated again (implies

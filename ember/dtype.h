@@ -33,6 +33,11 @@ inline constexpr int kNumDTypes = 10;
 inline constexpr DType kBool = DType::Bool, kU8 = DType::U8, kI8 = DType::I8, kI16 = DType::I16,
                        kI32 = DType::I32, kI64 = DType::I64, kF16 = DType::F16,
                        kBF16 = DType::BF16, kF32 = DType::F32, kF64 = DType::F64;
+// libtorch's spellings of the same dtypes (torch::kFloat32, torch::kLong, ...).
+inline constexpr DType kUInt8 = kU8, kByte = kU8, kInt8 = kI8, kChar = kI8, kInt16 = kI16,
+                       kShort = kI16, kInt32 = kI32, kInt = kI32, kInt64 = kI64, kLong = kI64,
+                       kFloat16 = kF16, kHalf = kF16, kBFloat16 = kBF16, kFloat32 = kF32,
+                       kFloat = kF32, kFloat64 = kF64, kDouble = kF64;
 
 /// Bytes per element.
 size_t itemsize(DType d);

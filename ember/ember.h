@@ -20,3 +20,4 @@
 #include "ember/scalar.h"
 #include "ember/shape.h"
 #include "ember/tensor.h"
+#include "ember/threads.h"

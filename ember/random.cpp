@@ -54,6 +54,35 @@ void set_rng_state(const std::vector<uint64_t>& state) {
     }
 }
 
+struct Generator::State {
+  std::mutex mu;
+  Gen gen;
+};
+Generator::Generator(uint64_t seed) : state_(std::make_shared<State>()) { manual_seed(seed); }
+void Generator::manual_seed(uint64_t seed) {
+  std::lock_guard lock(state_->mu);
+  state_->gen = {seed, 0};
+}
+uint64_t Generator::initial_seed() const {
+  std::lock_guard lock(state_->mu);
+  return state_->gen.seed;
+}
+std::vector<uint64_t> Generator::get_state() const {
+  std::lock_guard lock(state_->mu);
+  return {state_->gen.seed, state_->gen.offset};
+}
+void Generator::set_state(const std::vector<uint64_t>& state) {
+  if (state.size() != 2)
+    throw ValueError("[Generator::set_state] expected a state of 2 words (from get_state), "
+                     "found " + std::to_string(state.size()));
+  std::lock_guard lock(state_->mu);
+  state_->gen = {state[0], state[1]};
+}
+std::pair<uint64_t, uint64_t> Generator::next() const {
+  std::lock_guard lock(state_->mu);
+  return {state_->gen.seed, state_->gen.offset++};
+}
+
 namespace detail {
 PhiloxState next_philox(Device d) {
   std::lock_guard lock(g_mu);

@@ -240,35 +240,12 @@ Tensor& Tensor::fill_(Scalar v) {
                                      std::string(dtype_name(dtype())));
   return copy_(scalar_tensor(v, dtype(), device()));
 }
-Tensor& Tensor::add_(const Tensor& o, Scalar alpha) { return copy_(add(*this, o, alpha)); }
-Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) { return copy_(sub(*this, o, alpha)); }
-Tensor& Tensor::mul_(const Tensor& o) { return copy_(mul(*this, o)); }
-Tensor& Tensor::div_(const Tensor& o) { return copy_(div(*this, o)); }
-Tensor& Tensor::add_(Scalar o) { return copy_(add(*this, o)); }
-Tensor& Tensor::mul_(Scalar o) { return copy_(mul(*this, o)); }
-Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
-  return copy_(clamp(*this, lo, hi));
-}
 Tensor& Tensor::uniform_(double lo, double hi) {
   return copy_(uniform(lo, hi, shape(), {dtype(), device()}));
 }
 Tensor& Tensor::normal_(double mean, double sd) {
   return copy_(normal(mean, sd, shape(), {dtype(), device()}));
 }
-
-Tensor Tensor::sum() const { return ember::sum(*this); }
-Tensor Tensor::sum(const Shape& d, bool k) const { return ember::sum(*this, d, k); }
-Tensor Tensor::mean() const { return ember::mean(*this); }
-Tensor Tensor::mean(const Shape& d, bool k) const { return ember::mean(*this, d, k); }
-Tensor Tensor::abs() const { return ember::abs(*this); }
-Tensor Tensor::exp() const { return ember::exp(*this); }
-Tensor Tensor::log() const { return ember::log(*this); }
-Tensor Tensor::sqrt() const { return ember::sqrt(*this); }
-Tensor Tensor::relu() const { return ember::relu(*this); }
-Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
-Tensor Tensor::tanh() const { return ember::tanh(*this); }
-Tensor Tensor::pow(Scalar e) const { return ember::pow(*this, e); }
-Tensor Tensor::matmul(const Tensor& o) const { return ember::matmul(*this, o); }
 
 // --- host data in ---
 Device resolve_device(std::optional<Device> d) { return d ? *d : default_device(); }

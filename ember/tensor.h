@@ -7,11 +7,13 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ember/device.h"
 #include "ember/dtype.h"
 #include "ember/scalar.h"
+#include "ember/ops/op_list.h"
 #include "ember/shape.h"
 
 namespace ember {
@@ -34,8 +36,21 @@ struct TensorData {
   }
 };
 
-/// Slicing spec for Tensor::index: an int, a Slice, None (new axis) or an Ellipsis.
+/// dtype/device for creation ops; empty fields mean "the default".
+struct TensorOptions {
+  std::optional<DType> dtype = {};
+  std::optional<Device> device = {};
+};
+
+class TensorIndex;
+using TensorPair = std::tuple<Tensor, Tensor>;
+
+/// A slice for Tensor::index, like Python's start:stop:step (torch::indexing::Slice): an absent
+/// bound means the start or end of the dim, an absent step 1.
 struct Slice {
+  Slice(std::optional<int64_t> start_ = {}, std::optional<int64_t> stop_ = {},
+        std::optional<int64_t> step_ = {})
+      : start(start_), stop(stop_), step(step_.value_or(1)) {}
   std::optional<int64_t> start, stop;
   int64_t step = 1;
 };
@@ -91,9 +106,33 @@ class Tensor {
   // --- conversions ---
   Tensor to(Device d) const;
   Tensor to(DType t) const;
+  /// Moves to `d` and converts to `t` (one step when either is already right).
+  Tensor to(Device d, DType t) const;
+  Tensor to(const TensorOptions& o) const;
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor detach() const;
+  /// This tensor's dtype and device, for creating tensors like it: zeros(s, t.options()).
+  TensorOptions options() const { return {dtype(), device()}; }
+  /// libtorch's spelling of shape().
+  const Shape& sizes() const { return shape(); }
+  int64_t ndimension() const { return dim(); }
+  size_t element_size() const { return itemsize(); }
+  DType scalar_type() const { return dtype(); }
+  bool is_floating_point() const { return is_floating(dtype()); }
+  bool is_cuda() const { return device().backend() == Backend::Cuda; }
+  /// to(Device::cuda(index)).
+  Tensor cuda(int index = 0) const;
+  /// Itself when it already lives in host memory (flex or cpu), else a copy on Device::flex().
+  Tensor cpu() const;
+
+  // --- indexing like torch::indexing: t.index({Slice(1, None, 2), 0, Ellipsis, None}) ---
+  /// Ints and slices give views; None inserts a dim; bool masks and integer tensors index
+  /// with PyTorch's advanced-indexing rules (a copy).
+  Tensor index(const std::vector<TensorIndex>& indices) const;
+  /// Writes `v` (broadcast) into index(indices) (the same indices), in place.
+  Tensor& index_put_(const std::vector<TensorIndex>& indices, const Tensor& v);
+  Tensor& index_put_(const std::vector<TensorIndex>& indices, Scalar v);
 
   // --- views and shape ---
   Tensor reshape(const Shape& s) const;
@@ -128,45 +167,90 @@ class Tensor {
   /// Shorthand for grads.get(*this).
   Tensor grad(const Gradients& grads) const;
 
-  // --- in place (bump the version counter) ---
+  // --- in place (bump the version counter; an edit of a tensor saved for backward fails
+  // there) ---
   Tensor& copy_(const Tensor& src);
   Tensor& fill_(Scalar v);
   Tensor& zero_() { return fill_(0); }
-  Tensor& add_(const Tensor& o, Scalar alpha = 1);
-  Tensor& sub_(const Tensor& o, Scalar alpha = 1);
-  Tensor& mul_(const Tensor& o);
-  Tensor& div_(const Tensor& o);
-  Tensor& add_(Scalar o);
-  Tensor& mul_(Scalar o);
-  Tensor& clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi);
   Tensor& uniform_(double lo = 0, double hi = 1);
   Tensor& normal_(double mean = 0, double std = 1);
   /// Storage version: bumped by every in-place write to any view of this storage.
   uint64_t version() const;
+  /// In place, like add_ (a view written through writes its base: x[0] += 1).
+  Tensor& operator+=(const Tensor& o);
+  Tensor& operator+=(Scalar o);
+  Tensor& operator-=(const Tensor& o);
+  Tensor& operator-=(Scalar o);
+  Tensor& operator*=(const Tensor& o);
+  Tensor& operator*=(Scalar o);
+  Tensor& operator/=(const Tensor& o);
+  Tensor& operator/=(Scalar o);
+  Tensor& operator%=(const Tensor& o);
+  Tensor& operator%=(Scalar o);
+  Tensor& operator&=(const Tensor& o);
+  Tensor& operator&=(Scalar o);
+  Tensor& operator|=(const Tensor& o);
+  Tensor& operator|=(Scalar o);
+  Tensor& operator^=(const Tensor& o);
+  Tensor& operator^=(Scalar o);
+  Tensor& operator<<=(const Tensor& o);
+  Tensor& operator<<=(Scalar o);
+  Tensor& operator>>=(const Tensor& o);
+  Tensor& operator>>=(Scalar o);
 
-  // --- common maths as methods (the free functions in ember/ops.h do the work) ---
-  Tensor sum() const;
-  Tensor sum(const Shape& dims, bool keepdim = false) const;
-  Tensor mean() const;
-  Tensor mean(const Shape& dims, bool keepdim = false) const;
-  Tensor abs() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor relu() const;
-  Tensor sigmoid() const;
-  Tensor tanh() const;
-  Tensor pow(Scalar e) const;
-  /// torch.matmul(*this, other).
-  Tensor matmul(const Tensor& other) const;
+  // --- the ops as methods with libtorch's argument order and defaults, and their in-place
+  // `_` forms (ember/tensor_methods.h derives them from the op list) ---
+#define EMBER_METHOD_DEFAULT(...) = __VA_ARGS__
+#define EMBER_METHOD(ret, name, params, call) ret name params const;
+#define EMBER_INPLACE(name, params, call) Tensor& name params;
+#include "ember/tensor_methods.h"
+#undef EMBER_METHOD
+#undef EMBER_INPLACE
+#undef EMBER_METHOD_DEFAULT
 
  private:
+  /// Writes an op's result into this tensor (in-place forms): its dtype must cast to ours
+  /// (PyTorch's can_cast) and its shape must be ours.
+  Tensor& assign_(const Tensor& result, const char* op);
   void check_dtype(DType want, const char* op) const;
   void copy_elements_to(void* dst, DType dst_dtype, int64_t expect, const char* op) const;
   std::shared_ptr<TensorImpl> impl_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+namespace indexing {
+using ember::Slice;
+/// A new size-1 dim (Python's None); also "no bound" in a Slice.
+inline constexpr std::nullopt_t None = std::nullopt;
+struct EllipsisIndexType {};
+/// As many ":" as the other indices leave dims.
+inline constexpr EllipsisIndexType Ellipsis{};
+}  // namespace indexing
+
+/// One entry of Tensor::index: an integer, a Slice, None, Ellipsis, a bool or a tensor (bool
+/// mask or int64/int32 indices).
+class TensorIndex {
+ public:
+  enum class Kind : uint8_t { Int, Slice, None, Ellipsis, Bool, Tensor };
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  TensorIndex(T i) : kind_(Kind::Int), int_(int64_t(i)) {}  // NOLINT: implicit, like libtorch
+  TensorIndex(bool b) : kind_(Kind::Bool), int_(b) {}      // NOLINT
+  TensorIndex(Slice s) : kind_(Kind::Slice), slice_(s) {}  // NOLINT
+  TensorIndex(std::nullopt_t) : kind_(Kind::None) {}       // NOLINT
+  TensorIndex(indexing::EllipsisIndexType) : kind_(Kind::Ellipsis) {}  // NOLINT
+  TensorIndex(Tensor t) : kind_(Kind::Tensor), tensor_(std::move(t)) {}  // NOLINT
+  Kind kind() const { return kind_; }
+  int64_t integer() const { return int_; }
+  const Slice& slice() const { return slice_; }
+  const Tensor& tensor() const { return tensor_; }
+
+ private:
+  Kind kind_;
+  int64_t int_ = 0;
+  Slice slice_;
+  Tensor tensor_;
+};
 
 // --- making tensors from host data ---
 /// A tensor of `shape` holding `values` (converted to `dtype`, default: T's dtype).

@@ -22,7 +22,9 @@ echo "== downstream: pkg-config"
 pc_dir=$(dirname "$(find "$prefix" -name ember.pc | head -n1)")
 flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs ember)
 # shellcheck disable=SC2086
-c++ -o build/_downstream/pc_demo tests/downstream/pkgconfig_demo.cpp $flags
+# ember.pc states C++20 as the minimum and pushes no -std: a C++23 consumer stays C++23, and a
+# -Wall -Wextra -Werror consumer builds (designated initializers leave no field uninitialised).
+c++ -std=c++23 -Wall -Wextra -Werror -o build/_downstream/pc_demo tests/downstream/pkgconfig_demo.cpp $flags
 LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" build/_downstream/pc_demo
 # Hostile input, in one clang build of its own (build-fuzz, the `fuzz` preset: ASan + UBSan with
 # -fno-sanitize-recover, the library itself instrumented, plus libFuzzer's coverage): tests under

@@ -42,6 +42,11 @@ std::vector<int64_t> epoch_order(int64_t n, const LoaderOptions& o, uint64_t epo
     for (int64_t i = 0; i < n; ++i) p[size_t(i)] = i;
     return p;
   }
+  if (o.generator) {
+    const auto [seed, counter] = o.generator->next();
+    SplitMix64 mix{seed ^ (0xD1B54A32D192ED03ull * (counter + 1))};
+    return permutation(n, mix.next());
+  }
   // One generator draw mixes seed and epoch so neighbouring epochs get unrelated orders.
   SplitMix64 mix{o.seed ^ (0xD1B54A32D192ED03ull * (epoch + 1))};
   return permutation(n, mix.next());

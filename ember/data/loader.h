@@ -14,6 +14,7 @@
 
 #include "ember/data/example.h"
 #include "ember/data/transforms.h"
+#include "ember/ops/creation.h"
 #include "ember/tensor.h"
 
 namespace ember::data {
@@ -23,6 +24,9 @@ struct LoaderOptions {
   /// Reshuffle every epoch, with an order fixed by (seed, epoch).
   bool shuffle = false;
   uint64_t seed = 0;
+  /// When set, each epoch's order is drawn from this stream instead of (seed, epoch): one draw
+  /// an epoch, so a generator seeded alike gives the same orders (torch's generator=).
+  std::optional<Generator> generator = {};
   /// Drop a last batch smaller than batch_size.
   bool drop_last = false;
   /// Threads that make batches; 0 makes them on the caller's thread when asked for.

@@ -17,9 +17,9 @@ struct MultiheadAttentionOptions {
 
 struct AttentionArgs {
   /// [N, S] bool, true = ignore that key (PyTorch's convention).
-  Tensor key_padding_mask;
+  Tensor key_padding_mask = {};
   /// [L, S] or [N * heads, L, S]: bool (true = not allowed) or additive float.
-  Tensor attn_mask;
+  Tensor attn_mask = {};
   bool need_weights = true;
   bool average_attn_weights = true;
 };

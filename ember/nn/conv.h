@@ -22,6 +22,10 @@ template <int Dims>
 class ConvNd : public Module {
  public:
   explicit ConvNd(const ConvOptions& o);
+  /// libtorch's positional form: nn::Conv2d(in, out, kernel, stride, padding).
+  ConvNd(int64_t in, int64_t out, Ints kernel, Ints stride = 1, Ints padding = 0)
+      : ConvNd(ConvOptions{.in = in, .out = out, .kernel = std::move(kernel),
+                           .stride = std::move(stride), .padding = std::move(padding)}) {}
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "Conv" + std::to_string(Dims) + "d"; }
   std::string extra_repr() const override;
@@ -50,6 +54,10 @@ template <int Dims>
 class ConvTransposeNd : public Module {
  public:
   explicit ConvTransposeNd(const ConvTransposeOptions& o);
+  ConvTransposeNd(int64_t in, int64_t out, Ints kernel, Ints stride = 1, Ints padding = 0)
+      : ConvTransposeNd(ConvTransposeOptions{.in = in, .out = out, .kernel = std::move(kernel),
+                                             .stride = std::move(stride),
+                                             .padding = std::move(padding)}) {}
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "ConvTranspose" + std::to_string(Dims) + "d"; }
   std::string extra_repr() const override;

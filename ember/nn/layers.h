@@ -23,6 +23,9 @@ struct LinearOptions {
 class Linear : public Module {
  public:
   explicit Linear(const LinearOptions& o);
+  /// libtorch's positional form: nn::Linear(784, 10).
+  Linear(int64_t in, int64_t out, bool bias = true)
+      : Linear(LinearOptions{.in = in, .out = out, .bias = bias}) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;
@@ -82,13 +85,15 @@ class Dropout : public Module {
 
 struct EmbeddingOptions {
   int64_t num = 0, dim = 0;
-  std::optional<int64_t> padding_idx;
+  std::optional<int64_t> padding_idx = {};
   ParamOptions param = {};
 };
 /// A lookup table [num, dim] drawn from N(0, 1); the padding row starts at zero.
 class Embedding : public Module {
  public:
   explicit Embedding(const EmbeddingOptions& o);
+  /// libtorch's positional form: nn::Embedding(num_embeddings, embedding_dim).
+  Embedding(int64_t num, int64_t dim) : Embedding(EmbeddingOptions{.num = num, .dim = dim}) {}
   Tensor forward(const Tensor& indices) override;
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;

@@ -33,8 +33,8 @@ struct Ints {
 
 /// Options for new parameters: dtype and device (defaults: the default dtype and device).
 struct ParamOptions {
-  std::optional<DType> dtype;
-  std::optional<Device> device;
+  std::optional<DType> dtype = {};
+  std::optional<Device> device = {};
 };
 
 /// Named tensors in registration order (parameters, then buffers, module by module).

@@ -2,6 +2,7 @@
 // Normalisation layers: BatchNorm1d/2d (running statistics), LayerNorm, GroupNorm, RMSNorm.
 // Affine weights start at one and biases at zero, as in PyTorch.
 #include <optional>
+#include <type_traits>
 
 #include "ember/nn/layers.h"
 
@@ -22,6 +23,10 @@ template <int Dims>
 class BatchNormNd : public Module {
  public:
   explicit BatchNormNd(const BatchNormOptions& o);
+  /// libtorch's positional form: nn::BatchNorm2d(32). A template, so that a braced argument
+  /// always means the options (GCC would find `{.features = 3}` ambiguous otherwise).
+  template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+  explicit BatchNormNd(T features) : BatchNormNd(BatchNormOptions{.features = int64_t(features)}) {}
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "BatchNorm" + std::to_string(Dims) + "d"; }
   std::string extra_repr() const override;
@@ -33,7 +38,7 @@ using BatchNorm1d = BatchNormNd<1>;
 using BatchNorm2d = BatchNormNd<2>;
 
 struct LayerNormOptions {
-  Shape shape;  // the trailing dims normalised
+  Shape shape = {};  // the trailing dims normalised
   double eps = 1e-5;
   bool elementwise_affine = true;
   bool bias = true;
@@ -42,6 +47,12 @@ struct LayerNormOptions {
 class LayerNorm : public Module {
  public:
   explicit LayerNorm(const LayerNormOptions& o);
+  /// The normalised shape alone: nn::LayerNorm(Shape{128}). A template, so that a braced
+  /// argument always means the options: GCC finds `LayerNorm({.shape = {6}})` ambiguous beside
+  /// any constructor a braced list of ints could reach, so libtorch's `LayerNorm({128})` is out.
+  template <class S, std::enable_if_t<std::is_convertible_v<const S&, Shape>, int> = 0>
+  explicit LayerNorm(const S& normalized_shape)
+      : LayerNorm(LayerNormOptions{.shape = Shape(normalized_shape)}) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;
@@ -58,6 +69,8 @@ struct GroupNormOptions {
 class GroupNorm : public Module {
  public:
   explicit GroupNorm(const GroupNormOptions& o);
+  GroupNorm(int64_t groups, int64_t channels)
+      : GroupNorm(GroupNormOptions{.groups = groups, .channels = channels}) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;
@@ -66,8 +79,8 @@ class GroupNorm : public Module {
 };
 
 struct RMSNormOptions {
-  Shape shape;
-  std::optional<double> eps;  // unset: the dtype's machine epsilon
+  Shape shape = {};
+  std::optional<double> eps = {};  // unset: the dtype's machine epsilon
   bool elementwise_affine = true;
   ParamOptions param = {};
 };

@@ -9,7 +9,7 @@ namespace ember::nn {
 
 struct PoolOptions {
   Ints kernel = 1;
-  std::optional<Ints> stride;  // defaults to kernel
+  std::optional<Ints> stride = {};  // defaults to kernel
   Ints padding = 0;
   Ints dilation = 1;  // max pooling only
   bool ceil_mode = false;

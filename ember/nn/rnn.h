@@ -44,11 +44,20 @@ class RNNBase : public Module {
 class LSTM : public RNNBase {
  public:
   explicit LSTM(const RNNOptions& o);
+  /// libtorch's positional form: nn::LSTM(input_size, hidden_size, num_layers).
+  LSTM(int64_t in, int64_t hidden, int64_t layers = 1)
+      : LSTM(RNNOptions{.in = in, .hidden = hidden, .layers = layers}) {}
   /// (output [T, N, dirs * H], (h_n, c_n) each [layers * dirs, N, H]); h0/c0 default to zeros.
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& x, const Tensor& h0,
                                                          const Tensor& c0);
   /// The output sequence only.
   Tensor forward(const Tensor& x) override;
+  /// libtorch's return: auto [out, hc] = lstm(x, {}) (empty (h0, c0): zeros).
+  using Module::operator();
+  std::tuple<Tensor, std::tuple<Tensor, Tensor>> operator()(const Tensor& x,
+                                                            const std::tuple<Tensor, Tensor>& hc) {
+    return forward(x, std::get<0>(hc), std::get<1>(hc));
+  }
   std::shared_ptr<Module> clone() const override;
 
  private:
@@ -58,9 +67,14 @@ class LSTM : public RNNBase {
 class GRU : public RNNBase {
  public:
   explicit GRU(const RNNOptions& o);
+  GRU(int64_t in, int64_t hidden, int64_t layers = 1)
+      : GRU(RNNOptions{.in = in, .hidden = hidden, .layers = layers}) {}
   /// (output [T, N, dirs * H], h_n [layers * dirs, N, H]); h0 defaults to zeros.
   std::tuple<Tensor, Tensor> forward(const Tensor& x, const Tensor& h0);
   Tensor forward(const Tensor& x) override;
+  /// libtorch's return: auto [out, h] = gru(x, {}) (an undefined h0: zeros).
+  using Module::operator();
+  std::tuple<Tensor, Tensor> operator()(const Tensor& x, const Tensor& h0) { return forward(x, h0); }
   std::shared_ptr<Module> clone() const override;
 
  private:

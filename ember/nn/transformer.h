@@ -29,9 +29,22 @@ struct TransformerEncoderLayerOptions {
 class TransformerEncoderLayer : public Module {
  public:
   explicit TransformerEncoderLayer(const TransformerEncoderLayerOptions& o);
+  /// libtorch's positional form: nn::TransformerEncoderLayer(d_model, nhead).
+  TransformerEncoderLayer(int64_t d_model, int64_t nhead)
+      : TransformerEncoderLayer(TransformerEncoderLayerOptions{.d_model = d_model, .nhead = nhead}) {}
   using Module::forward;
+  using Module::operator();
   /// src [S, N, E] (or [N, S, E] batch first); masks as in MultiheadAttention.
   Tensor forward(const Tensor& src, const AttentionArgs& masks);
+  /// libtorch's order: (src, src_mask, src_key_padding_mask).
+  Tensor forward(const Tensor& src, const Tensor& src_mask, const Tensor& src_key_padding_mask = {}) {
+    return forward(src, AttentionArgs{.key_padding_mask = src_key_padding_mask, .attn_mask = src_mask});
+  }
+  Tensor operator()(const Tensor& src, const AttentionArgs& masks) { return forward(src, masks); }
+  Tensor operator()(const Tensor& src, const Tensor& src_mask,
+                    const Tensor& src_key_padding_mask = {}) {
+    return forward(src, src_mask, src_key_padding_mask);
+  }
   Tensor forward(const Tensor& src) override { return forward(src, AttentionArgs{}); }
   std::shared_ptr<Module> clone() const override;
   MultiheadAttention self_attn;
@@ -62,8 +75,18 @@ class TransformerEncoder : public TransformerStack {
   TransformerEncoder(const TransformerEncoderLayer& layer, int64_t num_layers,
                      std::optional<LayerNormOptions> norm = {});
   using Module::forward;
+  using Module::operator();
   Tensor forward(const Tensor& src, const AttentionArgs& masks);
   Tensor forward(const Tensor& src) override { return forward(src, AttentionArgs{}); }
+  /// libtorch's order: (src, mask, src_key_padding_mask).
+  Tensor forward(const Tensor& src, const Tensor& mask, const Tensor& src_key_padding_mask = {}) {
+    return forward(src, AttentionArgs{.key_padding_mask = src_key_padding_mask, .attn_mask = mask});
+  }
+  Tensor operator()(const Tensor& src, const AttentionArgs& masks) { return forward(src, masks); }
+  Tensor operator()(const Tensor& src, const Tensor& mask,
+                    const Tensor& src_key_padding_mask = {}) {
+    return forward(src, mask, src_key_padding_mask);
+  }
   std::shared_ptr<Module> clone() const override;
 };
 
@@ -73,8 +96,8 @@ Tensor generate_square_subsequent_mask(int64_t n, TensorOptions o = {});
 /// The decoder's masks, named as in torch's forward(tgt, memory, ...): tgt_* go to the
 /// self-attention, memory_* to the attention over the encoder output (see AttentionArgs).
 struct DecoderArgs {
-  Tensor tgt_mask, memory_mask;
-  Tensor tgt_key_padding_mask, memory_key_padding_mask;
+  Tensor tgt_mask = {}, memory_mask = {};
+  Tensor tgt_key_padding_mask = {}, memory_key_padding_mask = {};
 };
 
 /// The same options as the encoder layer's.
@@ -130,8 +153,8 @@ struct TransformerOptions {
 
 /// Every mask of Transformer::forward(src, tgt, ...), named as in torch.
 struct TransformerArgs {
-  Tensor src_mask, tgt_mask, memory_mask;
-  Tensor src_key_padding_mask, tgt_key_padding_mask, memory_key_padding_mask;
+  Tensor src_mask = {}, tgt_mask = {}, memory_mask = {};
+  Tensor src_key_padding_mask = {}, tgt_key_padding_mask = {}, memory_key_padding_mask = {};
 };
 
 /// An encoder and a decoder stack, each with a final LayerNorm, every matrix re-drawn

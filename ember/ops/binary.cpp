@@ -222,34 +222,13 @@ Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value
   return dispatch1(OpId::addcdiv, at, {x, t1, t2});
 }
 
+#define EMBER_X(sym, op)                                                                  \
+  Tensor operator sym(const Tensor& a, const Tensor& b) { return op(a, b); }             \
+  Tensor operator sym(const Tensor& a, Scalar b) { return op(a, b); }                    \
+  Tensor operator sym(Scalar a, const Tensor& b) { return op(a, b); }
+EMBER_TENSOR_OPERATORS(EMBER_X)
+#undef EMBER_X
 Tensor operator-(const Tensor& a) { return neg(a); }
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
-Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
-Tensor operator+(Scalar a, const Tensor& b) { return add(a, b); }
-Tensor operator-(Scalar a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(Scalar a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(Scalar a, const Tensor& b) { return div(a, b); }
-Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
-Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
-Tensor operator==(const Tensor& a, Scalar b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, Scalar b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, Scalar b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, Scalar b) { return le(a, b); }
-Tensor operator>(const Tensor& a, Scalar b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, Scalar b) { return ge(a, b); }
-Tensor operator&(const Tensor& a, const Tensor& b) { return bitwise_and(a, b); }
-Tensor operator|(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
-Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
 Tensor operator~(const Tensor& a) { return bitwise_not(a); }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {

@@ -46,35 +46,20 @@ Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value
 /// The dtype `a op b` computes in (torch.result_type).
 DType result_type(const Tensor& a, const Tensor& b);
 
-// Operators.
+// Operators, each with tensor and number operands; a number is a weak type (int_tensor * 2
+// stays integer). Compound assignments (+=, <<=, ...) are Tensor members: they write in place.
+// X(symbol, op)
+#define EMBER_TENSOR_OPERATORS(X)                                                           \
+  X(+, add) X(-, sub) X(*, mul) X(/, div) X(%, remainder) X(==, eq) X(!=, ne) X(<, lt)      \
+  X(<=, le) X(>, gt) X(>=, ge) X(&, bitwise_and) X(|, bitwise_or) X(^, bitwise_xor)         \
+  X(<<, bitwise_left_shift) X(>>, bitwise_right_shift)
+#define EMBER_X(sym, op)                                 \
+  Tensor operator sym(const Tensor& a, const Tensor& b); \
+  Tensor operator sym(const Tensor& a, Scalar b);        \
+  Tensor operator sym(Scalar a, const Tensor& b);
+EMBER_TENSOR_OPERATORS(EMBER_X)
+#undef EMBER_X
 Tensor operator-(const Tensor& a);
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, Scalar b);
-Tensor operator-(const Tensor& a, Scalar b);
-Tensor operator*(const Tensor& a, Scalar b);
-Tensor operator/(const Tensor& a, Scalar b);
-Tensor operator+(Scalar a, const Tensor& b);
-Tensor operator-(Scalar a, const Tensor& b);
-Tensor operator*(Scalar a, const Tensor& b);
-Tensor operator/(Scalar a, const Tensor& b);
-Tensor operator==(const Tensor& a, const Tensor& b);
-Tensor operator!=(const Tensor& a, const Tensor& b);
-Tensor operator<(const Tensor& a, const Tensor& b);
-Tensor operator<=(const Tensor& a, const Tensor& b);
-Tensor operator>(const Tensor& a, const Tensor& b);
-Tensor operator>=(const Tensor& a, const Tensor& b);
-Tensor operator==(const Tensor& a, Scalar b);
-Tensor operator!=(const Tensor& a, Scalar b);
-Tensor operator<(const Tensor& a, Scalar b);
-Tensor operator<=(const Tensor& a, Scalar b);
-Tensor operator>(const Tensor& a, Scalar b);
-Tensor operator>=(const Tensor& a, Scalar b);
-Tensor operator&(const Tensor& a, const Tensor& b);
-Tensor operator|(const Tensor& a, const Tensor& b);
-Tensor operator^(const Tensor& a, const Tensor& b);
 Tensor operator~(const Tensor& a);
 
 /// |a - b| <= atol + rtol * |b| elementwise, NaNs equal when equal_nan; shapes must broadcast.

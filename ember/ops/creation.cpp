@@ -7,9 +7,11 @@
 #include "ember/ops/creation.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "ember/backends/backend.h"
 #include "ember/ops/common.h"
+#include "ember/ops/reduce.h"
 
 namespace ember {
 namespace {
@@ -23,9 +25,11 @@ Attrs creation_attrs(const Shape& shape, const TensorOptions& o, DType fallback)
   return a;
 }
 
-// A random op's attrs with its Philox state drawn now, on the device it runs on.
-Attrs random_attrs(Attrs a, std::optional<Device> on = {}) {
-  detail::draw_philox(a, on.value_or(a.device));
+// A random op's attrs with its Philox state drawn now, from `gen` or else from the generator of
+// the device it runs on.
+Attrs random_attrs(Attrs a, std::optional<Device> on = {}, const Generator* gen = nullptr) {
+  if (gen) std::tie(a.seed, a.offset) = gen->next();
+  else detail::draw_philox(a, on.value_or(a.device));
   return a;
 }
 
@@ -236,22 +240,54 @@ Tensor full_like(const Tensor& t, Scalar v, TensorOptions o) {
   a.s[0] = v;
   return make(OpId::full_like, a, {like_on(t, o)});
 }
-Tensor rand(const Shape& s, TensorOptions o) {
-  return make(OpId::rand, random_attrs(creation_attrs(s, o, default_dtype())));
+namespace {
+Tensor rand_impl(const Shape& s, TensorOptions o, const Generator* g) {
+  return make(OpId::rand, random_attrs(creation_attrs(s, o, default_dtype()), {}, g));
 }
-Tensor randn(const Shape& s, TensorOptions o) {
-  return make(OpId::randn, random_attrs(creation_attrs(s, o, default_dtype())));
+Tensor randn_impl(const Shape& s, TensorOptions o, const Generator* g) {
+  return make(OpId::randn, random_attrs(creation_attrs(s, o, default_dtype()), {}, g));
 }
-Tensor randint(int64_t low, int64_t high, const Shape& s, TensorOptions o) {
+Tensor randint_impl(int64_t low, int64_t high, const Shape& s, TensorOptions o,
+                    const Generator* g) {
   Attrs a = creation_attrs(s, o, DType::I64);
   a.i[0] = low;
   a.i[1] = high;
-  return make(OpId::randint, random_attrs(a));
+  return make(OpId::randint, random_attrs(a, {}, g));
 }
-Tensor bernoulli(const Tensor& p) {
+Tensor bernoulli_impl(const Tensor& p, const Generator* g) {
   ops::require_defined(p, "bernoulli");
-  return make(OpId::bernoulli, random_attrs({}, p.device()), {p});
+  return make(OpId::bernoulli, random_attrs({}, p.device(), g), {p});
 }
+Tensor normal_impl(double mean, double sd, const Shape& s, TensorOptions o, const Generator* g) {
+  Attrs a = creation_attrs(s, o, default_dtype());
+  a.f = {mean, sd, 0, 0};
+  return make(OpId::normal, random_attrs(a, {}, g));
+}
+Tensor uniform_impl(double low, double high, const Shape& s, TensorOptions o,
+                    const Generator* g) {
+  Attrs a = creation_attrs(s, o, default_dtype());
+  a.f = {low, high, 0, 0};
+  return make(OpId::uniform, random_attrs(a, {}, g));
+}
+Tensor randperm_impl(int64_t n, TensorOptions o, const Generator* g) {
+  if (n < 0) detail::throw_value("randperm", "expected n >= 0, found " + std::to_string(n));
+  // The order of n uniform draws (ties are as likely as in torch's own algorithm: never, for
+  // any practical n, in 53-bit doubles).
+  const Tensor keys = rand_impl({n}, {DType::F64, o.device}, g);
+  const Tensor perm = argsort(keys);
+  return o.dtype && *o.dtype != DType::I64 ? perm.to(*o.dtype) : perm;
+}
+}  // namespace
+
+Tensor rand(const Shape& s, TensorOptions o) { return rand_impl(s, o, nullptr); }
+Tensor randn(const Shape& s, TensorOptions o) { return randn_impl(s, o, nullptr); }
+Tensor randint(int64_t low, int64_t high, const Shape& s, TensorOptions o) {
+  return randint_impl(low, high, s, o, nullptr);
+}
+Tensor randint(int64_t high, const Shape& s, TensorOptions o) {
+  return randint_impl(0, high, s, o, nullptr);
+}
+Tensor bernoulli(const Tensor& p) { return bernoulli_impl(p, nullptr); }
 Tensor bernoulli(const Tensor& like, double p) {
   ops::require_defined(like, "bernoulli");
   Attrs a;
@@ -260,14 +296,30 @@ Tensor bernoulli(const Tensor& like, double p) {
   return make(OpId::bernoulli, random_attrs(a, like.device()), {like});
 }
 Tensor normal(double mean, double sd, const Shape& s, TensorOptions o) {
-  Attrs a = creation_attrs(s, o, default_dtype());
-  a.f = {mean, sd, 0, 0};
-  return make(OpId::normal, random_attrs(a));
+  return normal_impl(mean, sd, s, o, nullptr);
 }
 Tensor uniform(double low, double high, const Shape& s, TensorOptions o) {
-  Attrs a = creation_attrs(s, o, default_dtype());
-  a.f = {low, high, 0, 0};
-  return make(OpId::uniform, random_attrs(a));
+  return uniform_impl(low, high, s, o, nullptr);
+}
+Tensor randperm(int64_t n, TensorOptions o) { return randperm_impl(n, o, nullptr); }
+
+Tensor rand(const Shape& s, const Generator& g, TensorOptions o) { return rand_impl(s, o, &g); }
+Tensor randn(const Shape& s, const Generator& g, TensorOptions o) { return randn_impl(s, o, &g); }
+Tensor randint(int64_t low, int64_t high, const Shape& s, const Generator& g, TensorOptions o) {
+  return randint_impl(low, high, s, o, &g);
+}
+Tensor randint(int64_t high, const Shape& s, const Generator& g, TensorOptions o) {
+  return randint_impl(0, high, s, o, &g);
+}
+Tensor bernoulli(const Tensor& p, const Generator& g) { return bernoulli_impl(p, &g); }
+Tensor normal(double mean, double sd, const Shape& s, const Generator& g, TensorOptions o) {
+  return normal_impl(mean, sd, s, o, &g);
+}
+Tensor uniform(double low, double high, const Shape& s, const Generator& g, TensorOptions o) {
+  return uniform_impl(low, high, s, o, &g);
+}
+Tensor randperm(int64_t n, const Generator& g, TensorOptions o) {
+  return randperm_impl(n, o, &g);
 }
 Tensor rand_like(const Tensor& t, TensorOptions o) {
   ops::require_defined(t, "rand_like");

@@ -2,17 +2,15 @@
 // Creation and random ops. Options default to the default dtype/device.
 #include <cstdint>
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <vector>
+
+#include <memory>
 
 #include "ember/tensor.h"
 
 namespace ember {
-
-/// dtype/device for creation ops; empty fields mean "the default".
-struct TensorOptions {
-  std::optional<DType> dtype;
-  std::optional<Device> device;
-};
 
 Tensor empty(const Shape& shape, TensorOptions o = {});
 Tensor zeros(const Shape& shape, TensorOptions o = {});
@@ -31,6 +29,75 @@ Tensor zeros_like(const Tensor& t, TensorOptions o = {});
 Tensor ones_like(const Tensor& t, TensorOptions o = {});
 Tensor full_like(const Tensor& t, Scalar value, TensorOptions o = {});
 
+// libtorch's shorthands: a dtype or a device where the options go (zeros({2, 3}, kF64),
+// ones({2}, Device::cpu())). Templates, so that a braced `{kI32}` or `{}` still means options.
+template <class O>
+concept DTypeOrDevice = std::is_same_v<O, DType> || std::is_same_v<O, Device>;
+inline TensorOptions options_of(DType d) { return {d, {}}; }
+inline TensorOptions options_of(Device d) { return {{}, d}; }
+template <DTypeOrDevice O> Tensor empty(const Shape& s, O o) { return empty(s, options_of(o)); }
+template <DTypeOrDevice O> Tensor zeros(const Shape& s, O o) { return zeros(s, options_of(o)); }
+template <DTypeOrDevice O> Tensor ones(const Shape& s, O o) { return ones(s, options_of(o)); }
+template <DTypeOrDevice O> Tensor full(const Shape& s, Scalar v, O o) {
+  return full(s, v, options_of(o));
+}
+template <DTypeOrDevice O> Tensor arange(Scalar end, O o) { return arange(end, options_of(o)); }
+template <DTypeOrDevice O> Tensor arange(Scalar start, Scalar end, O o) {
+  return arange(start, end, 1, options_of(o));
+}
+template <DTypeOrDevice O> Tensor arange(Scalar start, Scalar end, Scalar step, O o) {
+  return arange(start, end, step, options_of(o));
+}
+template <DTypeOrDevice O> Tensor linspace(double start, double end, int64_t steps, O o) {
+  return linspace(start, end, steps, options_of(o));
+}
+template <DTypeOrDevice O> Tensor eye(int64_t n, O o) { return eye(n, {}, options_of(o)); }
+template <DTypeOrDevice O> Tensor empty_like(const Tensor& t, O o) {
+  return empty_like(t, options_of(o));
+}
+template <DTypeOrDevice O> Tensor zeros_like(const Tensor& t, O o) {
+  return zeros_like(t, options_of(o));
+}
+template <DTypeOrDevice O> Tensor ones_like(const Tensor& t, O o) {
+  return ones_like(t, options_of(o));
+}
+template <DTypeOrDevice O> Tensor full_like(const Tensor& t, Scalar v, O o) {
+  return full_like(t, v, options_of(o));
+}
+
+/// A random stream of its own (torch::Generator): random ops and DataLoader shuffling that are
+/// given one draw from it, leaving the global generators (manual_seed) untouched. Copies share
+/// one stream, like libtorch's; Generator(seed) gives the same numbers as manual_seed(seed).
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 67280421310721ull);
+  void manual_seed(uint64_t seed);
+  uint64_t initial_seed() const;
+  /// (seed, counter), for checkpoints; set_state restores it.
+  std::vector<uint64_t> get_state() const;
+  void set_state(const std::vector<uint64_t>& state);
+  /// Reserves one op's worth of counters: (seed, counter offset) for the op's Philox draw.
+  std::pair<uint64_t, uint64_t> next() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+Tensor rand(const Shape& shape, const Generator& gen, TensorOptions o = {});
+Tensor randn(const Shape& shape, const Generator& gen, TensorOptions o = {});
+Tensor randint(int64_t low, int64_t high, const Shape& shape, const Generator& gen,
+               TensorOptions o = {});
+Tensor randint(int64_t high, const Shape& shape, const Generator& gen, TensorOptions o = {});
+Tensor normal(double mean, double std, const Shape& shape, const Generator& gen,
+              TensorOptions o = {});
+Tensor uniform(double low, double high, const Shape& shape, const Generator& gen,
+               TensorOptions o = {});
+Tensor bernoulli(const Tensor& p, const Generator& gen);
+/// A random permutation of [0, n), int64.
+Tensor randperm(int64_t n, TensorOptions o = {});
+Tensor randperm(int64_t n, const Generator& gen, TensorOptions o = {});
+
 // --- random: counter-based (Philox) per-device generators; same seed, same numbers ---
 /// Seeds the generator of every device (and the default one).
 void manual_seed(uint64_t seed);
@@ -46,6 +113,8 @@ Tensor rand(const Shape& shape, TensorOptions o = {});
 Tensor randn(const Shape& shape, TensorOptions o = {});
 /// Integers uniform in [low, high); int64 unless a dtype is given.
 Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions o = {});
+/// randint(0, high, shape).
+Tensor randint(int64_t high, const Shape& shape, TensorOptions o = {});
 /// 1 with probability p (elementwise from the tensor `p`), else 0; same dtype as p.
 Tensor bernoulli(const Tensor& p);
 Tensor bernoulli(const Tensor& like, double p);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "ember/tensor.h"
@@ -17,7 +18,7 @@ struct ConvOptions {
   Shape stride = {1};
   Shape padding = {0};
   /// "same" or "valid" overrides `padding` when set.
-  std::string padding_mode;
+  std::string padding_mode = {};
   Shape dilation = {1};
   int64_t groups = 1;
 };
@@ -47,7 +48,7 @@ Tensor fold(const Tensor& x, const Shape& output_size, const Shape& kernel_size,
             const Shape& dilation = {1}, const Shape& padding = {0}, const Shape& stride = {1});
 
 struct PoolOptions {
-  Shape kernel_size;
+  Shape kernel_size = {};
   Shape stride = {};  // defaults to kernel_size
   Shape padding = {0};
   Shape dilation = {1};  // max pooling only
@@ -69,7 +70,7 @@ struct InterpolateOptions {
   Shape size = {};                   // output spatial size, or
   std::vector<double> scale_factor;  // one per spatial dim (or one for all)
   std::string mode = "nearest";      // "nearest", "linear", "bilinear", "bicubic"
-  std::optional<bool> align_corners;
+  std::optional<bool> align_corners = {};
 };
 Tensor interpolate(const Tensor& x, const InterpolateOptions& o);
 
@@ -94,14 +95,14 @@ struct AttentionOptions {
   Tensor attn_mask;  // bool (true = keep) or additive float, broadcast to [.., L, S]
   double dropout_p = 0.0;
   bool is_causal = false;
-  std::optional<double> scale;
+  std::optional<double> scale = {};
 };
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const AttentionOptions& o = {});
 
 /// reduction: "mean", "sum" or "none" for every loss.
 struct CrossEntropyOptions {
-  Tensor weight;
+  Tensor weight = {};
   int64_t ignore_index = -100;
   std::string reduction = "mean";
   double label_smoothing = 0.0;
@@ -128,5 +129,66 @@ Tensor pairwise_distance(const Tensor& a, const Tensor& b, double p = 2.0, doubl
                          bool keepdim = false);
 /// Distances between each row pair of [.., P, M] and [.., R, M] -> [.., P, R].
 Tensor cdist(const Tensor& a, const Tensor& b, double p = 2.0);
+
+// --- libtorch's positional forms: conv2d(x, w, bias, stride, padding, dilation, groups) ---
+// Each spatial argument is an integer (used for every spatial dim) or a Shape. Templates, so that
+// a braced list in that place (`conv2d(x, w, b, {.padding = {1}})`, `{}`) always means the
+// options form: pass `2` or `Shape{2, 1}` as the stride of the positional one.
+template <class T>
+concept SpatialArg = std::is_integral_v<T> || std::is_convertible_v<const T&, Shape>;
+inline Shape spatial_arg(int64_t v) { return {v}; }
+inline Shape spatial_arg(const Shape& s) { return s; }
+#define EMBER_CONV_POSITIONAL(name)                                                            \
+  template <SpatialArg S, SpatialArg P = Shape, SpatialArg D = Shape>                          \
+  Tensor name(const Tensor& x, const Tensor& w, const Tensor& bias, const S& stride,           \
+              const P& padding = {0}, const D& dilation = {1}, int64_t groups = 1) {           \
+    return name(x, w, bias,                                                                    \
+                ConvOptions{.stride = spatial_arg(stride), .padding = spatial_arg(padding),    \
+                            .dilation = spatial_arg(dilation), .groups = groups});             \
+  }
+EMBER_CONV_POSITIONAL(conv1d)
+EMBER_CONV_POSITIONAL(conv2d)
+EMBER_CONV_POSITIONAL(conv3d)
+#undef EMBER_CONV_POSITIONAL
+/// (x, w, bias, stride, padding, output_padding, groups, dilation), libtorch's order.
+#define EMBER_CONV_T_POSITIONAL(name)                                                          \
+  template <SpatialArg S, SpatialArg P = Shape, SpatialArg O = Shape, SpatialArg D = Shape>    \
+  Tensor name(const Tensor& x, const Tensor& w, const Tensor& bias, const S& stride,           \
+              const P& padding = {0}, const O& output_padding = {0}, int64_t groups = 1,       \
+              const D& dilation = {1}) {                                                       \
+    return name(x, w, bias,                                                                    \
+                ConvTransposeOptions{.stride = spatial_arg(stride),                            \
+                                     .padding = spatial_arg(padding),                          \
+                                     .output_padding = spatial_arg(output_padding),            \
+                                     .groups = groups, .dilation = spatial_arg(dilation)});    \
+  }
+EMBER_CONV_T_POSITIONAL(conv_transpose1d)
+EMBER_CONV_T_POSITIONAL(conv_transpose2d)
+#undef EMBER_CONV_T_POSITIONAL
+/// (x, kernel_size, stride = kernel_size, padding, dilation, ceil_mode).
+#define EMBER_MAX_POOL_POSITIONAL(name)                                                        \
+  template <SpatialArg K, SpatialArg S = Shape, SpatialArg P = Shape, SpatialArg D = Shape>    \
+  Tensor name(const Tensor& x, const K& kernel_size, const S& stride = {},                     \
+              const P& padding = {0}, const D& dilation = {1}, bool ceil_mode = false) {       \
+    return name(x, PoolOptions{.kernel_size = spatial_arg(kernel_size),                        \
+                               .stride = spatial_arg(stride), .padding = spatial_arg(padding), \
+                               .dilation = spatial_arg(dilation), .ceil_mode = ceil_mode});    \
+  }
+EMBER_MAX_POOL_POSITIONAL(max_pool1d)
+EMBER_MAX_POOL_POSITIONAL(max_pool2d)
+#undef EMBER_MAX_POOL_POSITIONAL
+/// (x, kernel_size, stride = kernel_size, padding, ceil_mode, count_include_pad).
+#define EMBER_AVG_POOL_POSITIONAL(name)                                                        \
+  template <SpatialArg K, SpatialArg S = Shape, SpatialArg P = Shape>                          \
+  Tensor name(const Tensor& x, const K& kernel_size, const S& stride = {},                     \
+              const P& padding = {0}, bool ceil_mode = false, bool count_include_pad = true) { \
+    return name(x, PoolOptions{.kernel_size = spatial_arg(kernel_size),                        \
+                               .stride = spatial_arg(stride), .padding = spatial_arg(padding), \
+                               .ceil_mode = ceil_mode,                                         \
+                               .count_include_pad = count_include_pad});                       \
+  }
+EMBER_AVG_POOL_POSITIONAL(avg_pool1d)
+EMBER_AVG_POOL_POSITIONAL(avg_pool2d)
+#undef EMBER_AVG_POOL_POSITIONAL
 
 }  // namespace ember

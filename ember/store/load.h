@@ -12,18 +12,18 @@ class PtValue;  // ember/store/pytorch.h
 
 /// One ordered renaming rule: std::regex_replace(key, regex(pattern), replacement).
 struct RenameRule {
-  std::string pattern;
-  std::string replacement;
+  std::string pattern = {};
+  std::string replacement = {};
 };
 
 struct LoadOptions {
   /// Applied in order to every file key to give the target name ("$1" refers to groups).
-  std::vector<RenameRule> rename;
+  std::vector<RenameRule> rename = {};
   /// ECMAScript regexes searched in target names (after renaming): when not empty, only names
   /// matching one of them are loaded or expected.
-  std::vector<std::string> include;
+  std::vector<std::string> include = {};
   /// Names matching any of these are neither loaded nor expected.
-  std::vector<std::string> exclude;
+  std::vector<std::string> exclude = {};
   /// Targets with no tensor in the file are left as they are instead of being an error.
   bool allow_partial = false;
   /// File tensors with no target are ignored instead of being an error.

@@ -29,7 +29,7 @@ struct EarlyStopping {
   /// "<split>.<metric name>": "valid.loss", "valid.accuracy", "train.loss", ...
   std::string metric = "valid.loss";
   /// Direction of improvement; default: the metric's own (loss lower, accuracy higher).
-  std::optional<bool> higher_is_better;
+  std::optional<bool> higher_is_better = {};
   /// Epochs without improvement before stopping (>= 1).
   int64_t patience = 3;
   /// The smallest change that counts as an improvement.
@@ -45,29 +45,29 @@ struct LearnerOptions {
   /// it). An epoch ending mid-window steps with what it has.
   int64_t grad_accumulation = 1;
   /// Gradient clipping before each optimizer step (by total 2-norm, and/or by value).
-  std::optional<double> clip_grad_norm;
-  std::optional<double> clip_grad_value;
+  std::optional<double> clip_grad_norm = {};
+  std::optional<double> clip_grad_value = {};
   /// When the scheduler steps: after each epoch, or after each optimizer step.
   ScheduleEvery schedule_every = ScheduleEvery::epoch;
   /// Where checkpoints go ("" for none): one after every epoch, and one on interruption.
-  std::string checkpoint_dir;
+  std::string checkpoint_dir = {};
   /// Checkpoints kept (the newest ones); 0 keeps them all.
   int64_t keep_last = 3;
   /// Continue from the newest checkpoint in checkpoint_dir when there is one.
   bool resume = true;
-  std::optional<EarlyStopping> early_stopping;
+  std::optional<EarlyStopping> early_stopping = {};
   /// "<split>.<metric>" (e.g. "valid.accuracy"): after each epoch that improves it, the model's
   /// state_dict is written to <checkpoint_dir>/best.safetensors (read it with store::load_into).
-  std::string save_best;
+  std::string save_best = {};
   /// A metric log rewritten after every epoch: ".csv" or ".jsonl" ("" for none).
-  std::string log_path;
+  std::string log_path = {};
   /// Ctrl-C (SIGINT) during fit finishes the current optimizer step, saves a checkpoint and
   /// returns with `interrupted` set; a second Ctrl-C kills the process as usual.
   bool handle_interrupt = true;
   /// A NaN or infinite training loss throws ValueError naming the epoch and step.
   bool stop_on_nan = true;
   /// Progress display; null picks auto_renderer() (a live bar on a terminal, plain lines else).
-  std::shared_ptr<Renderer> renderer;
+  std::shared_ptr<Renderer> renderer = {};
 };
 
 struct FitResult {

@@ -15,13 +15,13 @@ namespace ember::train {
 /// What one step hands the Learner and its metrics.
 struct StepOutput {
   /// The loss, a 0-d floating tensor; in training it carries history (the Learner runs backward).
-  Tensor loss;
+  Tensor loss = {};
   /// The model's output: class scores (logits or probabilities) [N, C] for the classification
   /// metrics; may be left undefined when only the loss is tracked.
-  Tensor output;
+  Tensor output = {};
   /// The targets: class indices [N] (integer), or one-hot / class probabilities [N, C] (floating,
   /// reduced with argmax). May be left undefined when only the loss is tracked.
-  Tensor target;
+  Tensor target = {};
   /// Samples in the batch; when < 0: output.size(0), else target.size(0), else 1.
   int64_t batch_size = -1;
 };
