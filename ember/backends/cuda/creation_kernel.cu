@@ -26,10 +26,6 @@ __device__ __forceinline__ T from_float(float v) {
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(v);
   else return T(v);
 }
-template <class T>
-__device__ __forceinline__ float to_float(T v) {
-  return float(v);
-}
 // A double as T (flex's from_double): through float for the 16-bit floats, by ember's
 // float-to-int rule for integers.
 template <class T>
@@ -101,10 +97,11 @@ __device__ __forceinline__ T value_at(const GenerateArgs& a, long long i) {
     if constexpr (std::is_same_v<T, double>) {
       return a.f0 + (a.f1 - a.f0) * u01d(r.w[0], r.w[1]);
     } else {
+      // In float, as the host draws every non-double dtype; rounding that reaches `high` there
+      // keeps the interval half-open (a f16/bf16 result may still round up to it, as on the host).
       const float lo = float(a.f0), hi = float(a.f1);
-      const T v = from_float<T>(lo + float(a.f1 - a.f0) * u01f(r.w[0]));
-      // Rounding can reach `high`: the interval stays half-open, as on the host.
-      return to_float(v) >= hi && a.f1 > a.f0 ? from_float<T>(lo) : v;
+      const float v = lo + float(a.f1 - a.f0) * u01f(r.w[0]);
+      return from_float<T>(v >= hi && a.f1 > a.f0 ? lo : v);
     }
   }
 }

@@ -151,7 +151,7 @@ TensorList moved_reduction(const OpCall& c, const Shape& dims) {
   for (int64_t d = 0; d < x.dim(); ++d)
     if (!std::binary_search(dims.begin(), dims.end(), d)) perm.push_back(d);
   for (int64_t d : dims) {
-    tail.push_back(int64_t(perm.size() + tail.size()));
+    tail.push_back(int64_t(perm.size()));
     perm.push_back(d);
   }
   Attrs a = c.attrs;
