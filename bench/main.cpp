@@ -73,6 +73,17 @@ bool matches(const std::string& name, const std::string& filter) {
   }
 }
 
+// On cuda: the ops the row (setup included) ran through the host fallback, with their counts, on
+// one line under the row, so the table shows what is left to write (nothing when none did).
+void print_fallbacks() {
+  const auto stats = ember::cuda::fallback_stats();
+  if (stats.empty()) return;
+  std::string line = "    host fallback:";
+  for (size_t i = 0; i < stats.size(); ++i)
+    line += (i ? ", " : " ") + stats[i].first + " x" + std::to_string(stats[i].second);
+  std::printf("%s\n", line.c_str());
+}
+
 void print_ops(int iters) {
   auto stats = ember::profile::op_stats();
   for (size_t i = 0; i < stats.size() && i < 16; ++i)
@@ -113,6 +124,8 @@ int main(int argc, char** argv) {
     if (!filter.empty() && !matches(w.name, filter)) continue;
     if (w.on_request && w.name != filter) continue;
     if (w.gpu && dev.backend() != ember::Backend::Cuda) continue;
+    const bool on_cuda = dev.backend() == ember::Backend::Cuda;
+    if (on_cuda) ember::cuda::reset_fallback_stats();
     auto body = w.setup();
     // A lazy device queues the row's ops; each call is timed until its work has run.
     auto run = [&] {
@@ -145,6 +158,7 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
     if (per_op) print_ops(w.iters * w.reps);
+    if (on_cuda) print_fallbacks();
     std::fflush(stdout);
     js << (first ? "" : ",") << "\n \"" << w.name << "\": " << med;
     first = false;

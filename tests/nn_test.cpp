@@ -8,28 +8,14 @@
 #include "ember/backends/backend.h"
 #include "ember/backends/flex/rowwise.h"
 #include "golden.h"
+#include "kernel_off.h"
 
 namespace ember {
 namespace {
 
 namespace F = nn::functional;
 
-// Removes the flex kernel of `op` for the guard's lifetime, so calls take the decomposition.
-class KernelOff {
- public:
-  explicit KernelOff(OpId op) : op_(op) {
-    detail::init();
-    b_ = backend_for(Backend::Flex);
-    saved_ = b_->kernel(op);
-    b_->set_kernel(op, nullptr, 0);
-  }
-  ~KernelOff() { b_->set_kernel(op_, saved_.fn, saved_.dtypes); }
-
- private:
-  OpId op_;
-  BackendImpl* b_;
-  KernelEntry saved_;
-};
+using test::KernelOff;
 
 const OpId kFused[] = {OpId::softmax, OpId::log_softmax, OpId::layer_norm,
                        OpId::rms_norm, OpId::group_norm,  OpId::batch_norm};

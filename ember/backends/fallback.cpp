@@ -49,6 +49,22 @@ bool host_fallback_applies(const OpCall& call, const char* why) {
   return true;
 }
 
+TensorList run_decomposition(const OpCall& call) {
+  return op_def(call.op).decompose(call.attrs, call.inputs);
+}
+
+void serve_decompositions(BackendImpl& b) {
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpDef& d = op_def(OpId(i));
+    if (d.decompose && !b.kernel(OpId(i)).fn && d.category != OpCategory::User)
+      b.set_kernel(OpId(i), run_decomposition, kAllDTypes);
+  }
+}
+
+bool runs_decomposition(const BackendImpl& b, OpId op) {
+  return b.kernel(op).fn == run_decomposition;
+}
+
 TensorList run_host_fallback(const OpCall& call) {
   BackendImpl* dev = backend_for(call.device.backend());
   BackendImpl* flex = backend_for(Backend::Flex);

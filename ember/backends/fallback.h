@@ -14,6 +14,16 @@ bool host_fallback_applies(const OpCall& call, const char* why = nullptr);
 /// Runs `call` through flex and returns device tensors (outputs that alias an input alias the
 /// same device storage, and the storage is written back).
 TensorList run_host_fallback(const OpCall& call);
+/// A kernel that runs `call`'s decomposition (ember ops, on the call's device).
+TensorList run_decomposition(const OpCall& call);
+/// Gives every op that has a decomposition and no kernel in `b` the kernel run_decomposition: a
+/// device backend then serves the op through the ops it is built from instead of the host
+/// fallback. Called after the backend's own kernels are set; user ops keep the fallback (their
+/// decomposition is their author's optional one, their host kernel is always there).
+void serve_decompositions(BackendImpl& b);
+/// Whether `b` runs `op` through its decomposition (a fusion layer lowers such an op itself, so
+/// that its pieces queue and fuse).
+bool runs_decomposition(const BackendImpl& b, OpId op);
 /// Counts of fallback runs of backend `b`, per op.
 int64_t fallback_count(Backend b, OpId op);
 void reset_fallback_counts(Backend b);

@@ -4,6 +4,7 @@
 #include "ember/fusion/layer.h"
 
 #include "ember/backends/backend.h"
+#include "ember/backends/fallback.h"
 #include "ember/fusion/executor.h"
 #include "ember/fusion/queue.h"
 
@@ -24,8 +25,9 @@ class FusionLayer final : public Layer {
   TensorList call(const OpCall& c, const Next& next) override {
     const bool inplace = c.op == OpId::copy && c.inputs.size() == 2;
     const OpDef& def = op_def(c.op);
+    const BackendImpl* b = backend_for(c.device.backend());
     if (def.category == OpCategory::Composite && def.decompose && c.out.empty() &&
-        !backend_for(c.device.backend())->supports(c) && !planned_composite(c)) {
+        (!b->supports(c) || detail::runs_decomposition(*b, c.op)) && !planned_composite(c)) {
       // The backend would lower it anyway: lower it here, so its pieces queue and fuse (and
       // its checks wait for the queue instead of reading data now).
       LayerFloor floor(this);

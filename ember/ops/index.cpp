@@ -309,7 +309,9 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
 }
 
 namespace ops {
+void register_index_decompositions();  // index_decompose.cpp
 void register_index_ops() {
+  register_index_decompositions();
   for (OpId op : {OpId::index_select, OpId::gather, OpId::scatter, OpId::scatter_add,
                   OpId::scatter_reduce, OpId::index_add})
     op_def_mut(op).infer = infer_gather_family;

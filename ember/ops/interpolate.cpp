@@ -4,6 +4,10 @@
 #include <cmath>
 
 #include "ember/backends/backend.h"
+#include "ember/ops/binary.h"
+#include "ember/ops/creation.h"
+#include "ember/ops/index.h"
+#include "ember/ops/interpolate_taps.h"
 #include "ember/ops/modes.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/nn_common.h"
@@ -69,6 +73,56 @@ void infer_interpolate(OpId op, const Attrs& a, std::span<const Tensor> in, Meta
   out.add(s, x.dtype());
 }
 
+// The decomposition (what backends without a kernel of their own run): the flex kernel's taps
+// of each spatial axis as gathers and weighted sums in its compute type, along W first and then
+// H, as torch and the flex kernel evaluate them; nearest is gathers only, in any dtype.
+template <class C>
+Tensor along_axis(const Tensor& t, int64_t dim, const ops::Taps<C>& taps) {
+  const int64_t out = int64_t(taps.idx.size()) / taps.k;
+  Shape ws(size_t(t.dim()), 1);
+  ws[size_t(dim)] = out;
+  std::vector<int64_t> idx(static_cast<size_t>(out));
+  std::vector<double> w(static_cast<size_t>(out));
+  Tensor acc;
+  for (int j = 0; j < taps.k; ++j) {
+    for (int64_t o = 0; o < out; ++o) {
+      idx[size_t(o)] = taps.idx[size_t(o * taps.k + j)];
+      w[size_t(o)] = double(taps.wt[size_t(o * taps.k + j)]);
+    }
+    Tensor term = index_select(t, dim, tensor(idx, {out}, DType::I64, t.device()));
+    if (taps.k > 1) term = term * tensor(w, ws, t.dtype(), t.device());
+    acc = j == 0 ? term : acc + term;
+  }
+  return acc;
+}
+
+template <class C>
+Tensor interpolate_as(const Tensor& x, const Attrs& a, const Shape& os) {
+  const bool two_d = x.dim() == 4, align = a.b[1];
+  const auto mode = ops::InterpMode(a.mode);
+  std::optional<double> sh, sw;
+  if (a.b[0]) {  // scale factors reach the index maths, like torch
+    sw = a.f[size_t(a.i[0] == 1 ? 0 : (two_d ? 1 : 0))];
+    if (two_d) sh = a.f[0];
+  }
+  const bool nearest = mode == ops::InterpMode::Nearest;
+  Tensor y = nearest ? x : x.to(std::is_same_v<C, double> ? DType::F64 : DType::F32);
+  y = along_axis(y, x.dim() - 1, ops::make_taps<C>(mode, x.size(-1), os.back(), align, sw));
+  if (two_d) y = along_axis(y, 2, ops::make_taps<C>(mode, x.size(2), os[2], align, sh));
+  return y.dtype() == x.dtype() ? y : y.to(x.dtype());
+}
+
+TensorList dec_interpolate(const Attrs& a, std::span<const Tensor> in) {
+  MetaList meta;
+  infer_interpolate(OpId::interpolate, a, in, meta);
+  const Tensor& x = in[0];
+  if (numel_of(meta.m[0].shape) == 0) return {zeros(meta.m[0].shape, {x.dtype(), x.device()})};
+  // Nearest taps are float maths whatever the dtype (the flex kernel's).
+  if (x.dtype() == DType::F64 && ops::InterpMode(a.mode) != ops::InterpMode::Nearest)
+    return {interpolate_as<double>(x, a, meta.m[0].shape)};
+  return {interpolate_as<float>(x, a, meta.m[0].shape)};
+}
+
 }  // namespace
 
 Tensor interpolate(const Tensor& x, const InterpolateOptions& o) {
@@ -89,7 +143,10 @@ Tensor interpolate(const Tensor& x, const InterpolateOptions& o) {
 }
 
 namespace ops {
-void register_interpolate_ops() { op_def_mut(OpId::interpolate).infer = infer_interpolate; }
+void register_interpolate_ops() {
+  op_def_mut(OpId::interpolate).infer = infer_interpolate;
+  op_def_mut(OpId::interpolate).decompose = dec_interpolate;
+}
 }  // namespace ops
 
 }  // namespace ember

@@ -234,6 +234,20 @@ TensorList d_pad(const Attrs& a, std::span<const Tensor> in) {
   return {fresh(y, x)};
 }
 
+// tril keeps column - row <= diagonal, triu column - row >= diagonal: a select against a
+// [rows, cols] mask of two ranges (what backends without a kernel of their own run).
+Tensor band(const Tensor& x, int64_t diagonal, bool lower) {
+  const TensorOptions i64{DType::I64, x.device()};
+  const Tensor diff = arange(x.size(-1), i64).unsqueeze(0) - arange(x.size(-2), i64).unsqueeze(1);
+  return where(lower ? le(diff, diagonal) : ge(diff, diagonal), x, Scalar(0)).to(x.dtype());
+}
+TensorList d_tril(const Attrs& a, std::span<const Tensor> in) {
+  return {band(in[0], a.i[0], true)};
+}
+TensorList d_triu(const Attrs& a, std::span<const Tensor> in) {
+  return {band(in[0], a.i[0], false)};
+}
+
 }  // namespace
 
 Tensor repeat(const Tensor& x, const Shape& repeats) {
@@ -316,6 +330,8 @@ void register_layout_copy_ops() {
   op_def_mut(OpId::tile).decompose = d_tile;
   op_def_mut(OpId::repeat_interleave).decompose = d_repeat_interleave;
   op_def_mut(OpId::pad).decompose = d_pad;
+  op_def_mut(OpId::tril).decompose = d_tril;
+  op_def_mut(OpId::triu).decompose = d_triu;
 }
 }  // namespace ops
 

@@ -6,8 +6,12 @@
 //   topk: i[1] k, b[0] largest, b[1] sorted.  kthvalue: i[1] k (1-based), b[0] keepdim.
 //   median: b[1] a dim was given (then (values, indices) with b[0] keepdim; else a 0-d value).
 #include "ember/backends/backend.h"
+#include "ember/ops/binary.h"
 #include "ember/ops/common.h"
+#include "ember/ops/creation.h"
+#include "ember/ops/layout.h"
 #include "ember/ops/reduce.h"
+#include "ember/ops/unary.h"
 
 namespace ember {
 namespace {
@@ -93,6 +97,37 @@ Tensor cumulative(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dt
 
 std::tuple<Tensor, Tensor> two(TensorList r) { return {std::move(r[0]), std::move(r[1])}; }
 
+// cummax/cummin in ember ops (what backends without a kernel of their own run): a log-step
+// scan of (value, index) pairs under torch's rule — the later element takes over when it is NaN,
+// or when it ties or beats the earlier one and that one is not NaN. The rule keeps the greatest
+// (least) pair in an order with NaN on top and later positions winning ties, so it is
+// associative and the steps may combine pairs of any span. Values are selected, never computed.
+TensorList cum_extreme(const Attrs& a, std::span<const Tensor> in, bool is_max) {
+  const Tensor& x = in[0];
+  const TensorOptions i64{DType::I64, x.device()};
+  if (x.dim() == 0) return {x.clone(), zeros({}, i64)};
+  const int64_t dim = wrap_dim(a.i[0], x.dim(), is_max ? "cummax" : "cummin"), n = x.size(dim);
+  Shape along(size_t(x.dim()), 1);
+  along[size_t(dim)] = n;
+  Tensor v = x, idx = broadcast_to(arange(n, i64).reshape(along), x.shape()).contiguous();
+  const bool floating = is_floating(x.dtype());
+  for (int64_t s = 1; s < n; s *= 2) {
+    const Tensor ev = v.narrow(dim, 0, n - s), ei = idx.narrow(dim, 0, n - s);
+    const Tensor lv = v.narrow(dim, s, n - s), li = idx.narrow(dim, s, n - s);
+    Tensor take = is_max ? ge(lv, ev) : le(lv, ev);
+    if (floating) take = logical_or(isnan(lv), logical_and(logical_not(isnan(ev)), take));
+    v = cat({v.narrow(dim, 0, s), where(take, lv, ev)}, dim);
+    idx = cat({idx.narrow(dim, 0, s), where(take, li, ei)}, dim);
+  }
+  return {v.is_contiguous() ? v : v.contiguous(), idx};
+}
+TensorList dec_cummax(const Attrs& a, std::span<const Tensor> in) {
+  return cum_extreme(a, in, true);
+}
+TensorList dec_cummin(const Attrs& a, std::span<const Tensor> in) {
+  return cum_extreme(a, in, false);
+}
+
 }  // namespace
 
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
@@ -143,6 +178,8 @@ namespace ops {
 void register_scan_ops() {
   set_infer_for_category(OpCategory::Scan, infer_scan);
   op_def_mut(OpId::argsort).differentiable = false;
+  op_def_mut(OpId::cummax).decompose = dec_cummax;
+  op_def_mut(OpId::cummin).decompose = dec_cummin;
 }
 }  // namespace ops
 

@@ -1,10 +1,12 @@
 // The cuda backend: device memory from the stream-ordered pool (allocator.cpp), copies between
 // the host and devices through a small pool of pinned staging buffers, cudaMemcpyPeer between
 // GPUs, events, and synchronisation that rethrows what kernels reported. Its kernel table holds
-// the view ops (geometry only), the copy family (copy_ops.cpp), cuBLASLt's products
+// the view ops (geometry only), the copy family (copy_ops.cpp), ranges and random draws
+// (creation_ops.cpp), cuBLASLt's products
 // (cublas_matmul.cpp), cuDNN's convolutions, pooling and batch norm (cudnn_*.cpp), CUB's sorts
 // and scans (sort_scan_ops.cpp), the gather/scatter family (index_ops.cpp) and the copy-only
-// layout ops (layout_ops.cpp); every other op runs through the dispatcher's host fallback.
+// layout ops (layout_ops.cpp); ops with a decomposition run it (the ops they are built from);
+// every other op runs through the dispatcher's host fallback.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -15,6 +17,7 @@
 #include "ember/backends/cuda/cudnn_runtime.h"
 #include "ember/backends/cuda/runtime.h"
 #include "ember/backends/cuda/status.h"
+#include "ember/backends/fallback.h"
 #include "ember/backends/flex/flex.h"
 #include "ember/error.h"
 
@@ -221,13 +224,16 @@ std::unique_ptr<BackendImpl> make_cuda_backend() {
   auto b = std::make_unique<CudaBackend>();
   flex::register_flex_views(*b);  // geometry only: valid for device storage
   register_copy_kernels(*b);
+  register_creation_kernels(*b);
   register_cublas_kernels(*b);
   register_cudnn_conv_kernels(*b);
   register_cudnn_pool_norm_kernels(*b);
   register_sort_scan_kernels(*b);
   register_index_kernels(*b);
   register_layout_kernels(*b);
-  register_kl_kernels(*b);  // last: only ops nothing above serves
+  register_kl_kernels(*b);  // only ops nothing above serves
+  // Last: the ops built from those above run their decompositions rather than the fallback.
+  detail::serve_decompositions(*b);
   return b;
 }
 

@@ -6,13 +6,15 @@ namespace ember::cuda {
 
 /// copy, contiguous, cast, empty and full (copy_ops.cpp).
 void register_copy_kernels(BackendImpl& b);
+/// arange, linspace, eye, rand, uniform, randn, normal and randint (creation_ops.cpp).
+void register_creation_kernels(BackendImpl& b);
 /// mm, bmm, matmul and linear through cuBLASLt (cublas_matmul.cpp).
 void register_cublas_kernels(BackendImpl& b);
 /// sort, argsort, topk, cumsum and cumprod through CUB (sort_scan_ops.cpp).
 void register_sort_scan_kernels(BackendImpl& b);
 /// cat, stack, flip, roll and repeat as strided copies (layout_ops.cpp).
 void register_layout_kernels(BackendImpl& b);
-/// index_select, gather, scatter_add and index_add (index_ops.cpp).
+/// index_select, gather, scatter, scatter_add, index_add and embedding (index_ops.cpp).
 void register_index_kernels(BackendImpl& b);
 /// max_pool1d/2d on the generated-by-hand kernel of index_kernel.cu: with indices, any dilation
 /// and ceil_mode (what cuDNN's pooling cannot serve).

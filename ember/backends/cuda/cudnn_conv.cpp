@@ -72,9 +72,23 @@ void packed_strides(const int* d, int nd, bool nhwc, int* s) {
   s[0] = st;
 }
 
+// f32 without TF32, and f64, take no tensor-core algorithm.
+bool fma_only(const Problem& p) { return (p.dt == DType::F32 && !p.tf32) || p.dt == DType::F64; }
 bool math_allowed(const Problem& p, cudnnMathType_t m) {
-  return !(p.dt == DType::F32 && !p.tf32 && m != CUDNN_FMA_MATH && m != CUDNN_DEFAULT_MATH);
+  return !(fma_only(p) && m != CUDNN_FMA_MATH && m != CUDNN_DEFAULT_MATH);
 }
+
+// cuDNN's scaling factors are doubles for double data, floats otherwise.
+struct Scale {
+  float f[2] = {1.f, 0.f};
+  double d[2] = {1.0, 0.0};
+  const void* one(DType t) const {
+    return t == DType::F64 ? static_cast<const void*>(&d[0]) : &f[0];
+  }
+  const void* zero(DType t) const {
+    return t == DType::F64 ? static_cast<const void*>(&d[1]) : &f[1];
+  }
+};
 
 template <class Perf>
 bool pick(const Problem& p, const Perf* perf, int n, Plan& pl) {
@@ -100,13 +114,13 @@ void build(Plan& pl, const Problem& p, const char* op) {
   check_dnn(a.cudnnSetFilterNdDescriptor(pl.wd.d, t, p.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                          p.nd, p.w),
             op, "cudnnSetFilterNdDescriptor");
-  check_dnn(a.cudnnSetConvolutionNdDescriptor(pl.cd.d, p.nd - 2, p.pad, p.stride, p.dil,
-                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+  check_dnn(a.cudnnSetConvolutionNdDescriptor(
+                pl.cd.d, p.nd - 2, p.pad, p.stride, p.dil, CUDNN_CROSS_CORRELATION,
+                p.dt == DType::F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT),
             op, "cudnnSetConvolutionNdDescriptor");
   check_dnn(a.cudnnSetConvolutionGroupCount(pl.cd.d, p.groups), op,
             "cudnnSetConvolutionGroupCount");
-  const cudnnMathType_t math =
-      p.dt == DType::F32 && !p.tf32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+  const cudnnMathType_t math = fma_only(p) ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
   check_dnn(a.cudnnSetConvolutionMathType(pl.cd.d, math), op, "cudnnSetConvolutionMathType");
   cudnnHandle_t h = dnn_handle(p.dev);
   int n = 0;
@@ -230,9 +244,10 @@ void add_bias(const Problem& p, const Tensor& bias, void* out, const TensorDesc&
   packed_strides(d, p.nd, false, s);
   TensorDesc bd;
   bd.set(dnn_type(p.dt), p.nd, d, s, op);
-  const float one = 1.f;
+  const Scale k;
   const Tensor b = bias.is_contiguous() ? bias : bias.contiguous();
-  check_dnn(cudnn()->cudnnAddTensor(dnn_handle(p.dev), &one, bd.d, device_ptr(b), &one, od.d, out),
+  check_dnn(cudnn()->cudnnAddTensor(dnn_handle(p.dev), k.one(p.dt), bd.d, device_ptr(b),
+                                    k.one(p.dt), od.d, out),
             op, "cudnnAddTensor (bias)");
 }
 
@@ -242,21 +257,22 @@ void run(const Problem& p, const Plan& pl, const void* x, const void* w, const v
   const CudnnApi& a = *cudnn();
   cudnnHandle_t h = dnn_handle(p.dev);
   Workspace ws(pl.ws, p.dev);
-  const float one = 1.f, zero = 0.f;
+  const Scale k;
+  const void *one = k.one(p.dt), *zero = k.zero(p.dt);
   if (p.dir == Dir::Fwd)
-    check_dnn(a.cudnnConvolutionForward(h, &one, pl.xd.d, x, pl.wd.d, w, pl.cd.d,
-                                        cudnnConvolutionFwdAlgo_t(pl.algo), ws.ptr(), pl.ws, &zero,
+    check_dnn(a.cudnnConvolutionForward(h, one, pl.xd.d, x, pl.wd.d, w, pl.cd.d,
+                                        cudnnConvolutionFwdAlgo_t(pl.algo), ws.ptr(), pl.ws, zero,
                                         pl.yd.d, out),
               op, "cudnnConvolutionForward");
   else if (p.dir == Dir::BwdData)
-    check_dnn(a.cudnnConvolutionBackwardData(h, &one, pl.wd.d, w, pl.yd.d, y, pl.cd.d,
+    check_dnn(a.cudnnConvolutionBackwardData(h, one, pl.wd.d, w, pl.yd.d, y, pl.cd.d,
                                              cudnnConvolutionBwdDataAlgo_t(pl.algo), ws.ptr(),
-                                             pl.ws, &zero, pl.xd.d, out),
+                                             pl.ws, zero, pl.xd.d, out),
               op, "cudnnConvolutionBackwardData");
   else
-    check_dnn(a.cudnnConvolutionBackwardFilter(h, &one, pl.xd.d, x, pl.yd.d, y, pl.cd.d,
+    check_dnn(a.cudnnConvolutionBackwardFilter(h, one, pl.xd.d, x, pl.yd.d, y, pl.cd.d,
                                                cudnnConvolutionBwdFilterAlgo_t(pl.algo), ws.ptr(),
-                                               pl.ws, &zero, pl.wd.d, out),
+                                               pl.ws, zero, pl.wd.d, out),
               op, "cudnnConvolutionBackwardFilter");
   after_launch(op, p.dev);
   note_dnn_served();
@@ -343,7 +359,8 @@ TensorList k_conv_grad(const OpCall& c) {
 }  // namespace
 
 void register_cudnn_conv_kernels(BackendImpl& b) {
-  constexpr DTypeMask kDnn = mask_of(DType::F32) | mask_of(DType::F16) | mask_of(DType::BF16);
+  constexpr DTypeMask kDnn =
+      mask_of(DType::F32) | mask_of(DType::F16) | mask_of(DType::BF16) | mask_of(DType::F64);
   for (OpId op : {OpId::conv1d, OpId::conv2d, OpId::conv3d, OpId::conv_transpose1d,
                   OpId::conv_transpose2d, OpId::conv_input_grad, OpId::conv_weight_grad})
     b.set_kernel(op,

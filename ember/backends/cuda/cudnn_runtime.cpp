@@ -97,7 +97,10 @@ cudnnHandle_t dnn_handle(int dev) {
 }
 
 cudnnDataType_t dnn_type(DType d) {
-  return d == DType::F32 ? CUDNN_DATA_FLOAT : d == DType::F16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+  return d == DType::F32   ? CUDNN_DATA_FLOAT
+         : d == DType::F16 ? CUDNN_DATA_HALF
+         : d == DType::F64 ? CUDNN_DATA_DOUBLE
+                           : CUDNN_DATA_BFLOAT16;
 }
 
 TensorDesc::TensorDesc() { check_dnn(cudnn()->cudnnCreateTensorDescriptor(&d), "cudnn", "tensor descriptor"); }

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "ember/backends/fallback.h"
 #include "ember/fusion/library.h"
 #include "ember/fusion/queue.h"
+#include "ember/shape.h"
 #include "ember/tensor_impl.h"
 
 namespace ember::cuda {
@@ -117,7 +119,56 @@ const bool registered = [] {
 // them: integer division, a reduction without a recipe) and calls with placed outputs or a
 // stream take the host fallback.
 thread_local bool t_inside = false;
+
+// The sorted dims a sum, mean, amax, amin, var or std reduces when they are not adjacent
+// ([N, C, H, W] over N, H and W: batch and group norm statistics and gradients), else none.
+Shape split_dims(const OpCall& c) {
+  switch (c.op) {
+    case OpId::sum:
+    case OpId::mean:
+    case OpId::amax:
+    case OpId::amin:
+    case OpId::var:
+    case OpId::std:
+      break;
+    default:
+      return {};
+  }
+  const Tensor& x = c.inputs[0];
+  if (c.inputs.size() != 1 || c.attrs.ints.size() < 2) return {};
+  Shape dims;
+  for (int64_t d : c.attrs.ints) dims.push_back(wrap_dim(d, x.dim(), op_name(c.op)));
+  std::sort(dims.begin(), dims.end());
+  if (std::adjacent_find(dims.begin(), dims.end()) != dims.end()) return {};
+  return dims.back() - dims.front() + 1 == int64_t(dims.size()) ? Shape{} : dims;
+}
+
+// Such a reduction is beyond the row template: one strided copy moves the reduced dims last,
+// and the reduction runs over that trailing block (a queue of its own, nested in this one).
+TensorList moved_reduction(const OpCall& c, const Shape& dims) {
+  const Tensor& x = c.inputs[0];
+  Shape perm, tail;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (!std::binary_search(dims.begin(), dims.end(), d)) perm.push_back(d);
+  for (int64_t d : dims) {
+    tail.push_back(int64_t(perm.size()));
+    perm.push_back(d);
+  }
+  Attrs a = c.attrs;
+  a.ints = tail;
+  a.b[0] = false;
+  const bool inside = t_inside;
+  t_inside = false;
+  struct Restore {
+    bool v;
+    ~Restore() { t_inside = v; }
+  } restore{inside};
+  Tensor y = dispatch1(c.op, a, {x.permute(perm).contiguous()});
+  return {y.reshape(c.meta.m[0].shape)};
+}
+
 TensorList kl_op(const OpCall& c) {
+  if (const Shape dims = split_dims(c); !dims.empty()) return moved_reduction(c, dims);
   bool dynamic = false;
   for (int k = 0; k < c.meta.n; ++k)
     for (int64_t d : c.meta.m[k].shape) dynamic = dynamic || d < 0;

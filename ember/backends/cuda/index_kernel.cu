@@ -65,6 +65,15 @@ __global__ void gather_kernel(IndexArgs a) {
   });
 }
 
+// scatter: dst[p with dim at j] = src[p] (repeated targets: one of the writes wins).
+template <class W>
+__global__ void scatter_kernel(IndexArgs a) {
+  for_each_index(a, [&](const Offsets& o, long long j) {
+    const long long d = o.dst - o.dim_dst + j * a.dst_st[a.dim];
+    static_cast<W*>(a.dst)[d] = static_cast<const W*>(a.src)[o.src];
+  });
+}
+
 __device__ __forceinline__ void add_to(int* p, int v) { atomicAdd(p, v); }
 __device__ __forceinline__ void add_to(long long* p, long long v) {
   atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
@@ -132,32 +141,49 @@ __global__ void max_pool_kernel(MaxPoolArgs a) {
   }
 }
 
-}  // namespace
-
-int launch_gather(const IndexArgs& a, void* stream) {
+// Gather and scatter move elements by width: the dtype does not matter.
+template <template <class> class K>
+int launch_by_width(const IndexArgs& a, void* stream) {
   if (a.numel == 0) return cudaSuccess;
   auto s = cudaStream_t(stream);
   switch (a.dtype) {
     case kBool:
     case kU8:
     case kI8:
-      gather_kernel<unsigned char><<<grid(a.numel), 256, 0, s>>>(a);
+      K<unsigned char>::run(a, s);
       break;
     case kI16:
     case kF16:
     case kBF16:
-      gather_kernel<unsigned short><<<grid(a.numel), 256, 0, s>>>(a);
+      K<unsigned short>::run(a, s);
       break;
     case kI32:
     case kF32:
-      gather_kernel<unsigned><<<grid(a.numel), 256, 0, s>>>(a);
+      K<unsigned>::run(a, s);
       break;
     default:
-      gather_kernel<unsigned long long><<<grid(a.numel), 256, 0, s>>>(a);
+      K<unsigned long long>::run(a, s);
       break;
   }
   return cudaGetLastError();
 }
+template <class W>
+struct Gather {
+  static void run(const IndexArgs& a, cudaStream_t s) {
+    gather_kernel<W><<<grid(a.numel), 256, 0, s>>>(a);
+  }
+};
+template <class W>
+struct Scatter {
+  static void run(const IndexArgs& a, cudaStream_t s) {
+    scatter_kernel<W><<<grid(a.numel), 256, 0, s>>>(a);
+  }
+};
+
+}  // namespace
+
+int launch_gather(const IndexArgs& a, void* stream) { return launch_by_width<Gather>(a, stream); }
+int launch_scatter(const IndexArgs& a, void* stream) { return launch_by_width<Scatter>(a, stream); }
 
 int launch_scatter_add(const IndexArgs& a, void* stream) {
   if (a.numel == 0) return cudaSuccess;

@@ -1,6 +1,6 @@
 #pragma once
-// Gather, scatter-add and max pooling with indices for the cuda backend (index_kernel.cu), behind
-// plain structs so that the nvcc-compiled file includes no ember header. Dtype codes are
+// Gather, scatter, scatter-add and max pooling with indices for the cuda backend (index_kernel.cu),
+// behind plain structs so that the nvcc-compiled file includes no ember header. Dtype codes are
 // ember::DType's order (Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64).
 #include <cstdint>
 
@@ -24,6 +24,8 @@ struct IndexArgs {
   void* status = nullptr;  // 16 bytes: int32 code, int32 pad, int64 detail
 };
 int launch_gather(const IndexArgs& a, void* stream);
+/// scatter: dst[p with dim at j] = src[p]; of repeated targets one write wins (unspecified which).
+int launch_scatter(const IndexArgs& a, void* stream);
 /// Types with a hardware atomic add: I32, I64, F16, BF16, F32, F64.
 int launch_scatter_add(const IndexArgs& a, void* stream);
 inline bool scatter_add_dtype(int code) { return code == 4 || code == 5 || code >= 6; }

@@ -1,7 +1,7 @@
-// index_select, gather, scatter_add and index_add on CUDA, and max pooling with indices (what
-// max pooling's gradient asks for, and the dilated or ceil_mode windows cuDNN has no form of):
-// the kernels of index_kernel.cu. An index out of range fails the launch's status word and
-// raises the host's IndexError at the next sync; nothing is written for it. Calls these kernels
+// index_select, gather, scatter, scatter_add, index_add and embedding on CUDA, and max pooling with
+// indices (what max pooling's gradient asks for, and the dilated or ceil_mode windows cuDNN has no
+// form of): the kernels of index_kernel.cu. An index out of range fails the launch's status word
+// and raises the host's IndexError at the next sync; nothing is written for it. Calls these kernels
 // do not cover (0-d operands, more than 8 dims, integer atomics other than int32/int64) take
 // the host fallback.
 #include "ember/backends/cuda/cuda_kernels.h"
@@ -55,13 +55,18 @@ bool fill(IndexArgs& a, const Shape& grid, const Tensor& idx, bool idx_along_dim
   return true;
 }
 
-TensorList launch(const OpCall& c, IndexArgs& a, bool scatter, const Tensor& out, int64_t dim) {
+enum class Walk { Gather, Scatter, ScatterAdd };
+
+TensorList launch(const OpCall& c, IndexArgs& a, Walk w, const Tensor& out, int64_t dim) {
   const char* op = op_name(c.op);
   const int dev = c.device.index();
   set_device(dev);
   a.status = status_slot(dev, index_check(op, a.n, dim));
   void* s = stream_handle(nullptr, dev);
-  check(scatter ? launch_scatter_add(a, s) : launch_gather(a, s), op, "index kernel launch");
+  check(w == Walk::ScatterAdd ? launch_scatter_add(a, s)
+        : w == Walk::Scatter  ? launch_scatter(a, s)
+                              : launch_gather(a, s),
+        op, "index kernel launch");
   after_launch(op, dev);
   return {out};
 }
@@ -77,7 +82,7 @@ TensorList k_gather(const OpCall& c) {
   IndexArgs a;
   a.n = x.size(dim);
   if (!fill(a, idx.shape(), idx, false, x, out, dim)) return detail::run_host_fallback(c);
-  return launch(c, a, false, out, dim);
+  return launch(c, a, Walk::Gather, out, dim);
 }
 
 TensorList k_index_select(const OpCall& c) {
@@ -91,7 +96,22 @@ TensorList k_index_select(const OpCall& c) {
   IndexArgs a;
   a.n = x.size(dim);
   if (!fill(a, out.shape(), idx, true, x, out, dim)) return detail::run_host_fallback(c);
-  return launch(c, a, false, out, dim);
+  return launch(c, a, Walk::Gather, out, dim);
+}
+
+// embedding: weight rows by index, the gather of index_select along dim 0 of the weight, over
+// the [indices, dim] grid (its errors name embedding).
+TensorList k_embedding(const OpCall& c) {
+  const Tensor& w = c.inputs[1];
+  Tensor out = flex::new_output(c);
+  if (out.numel() == 0) return {out};
+  const Device dev = c.device.without_layers();
+  const Tensor idx = index_i64(c.inputs[0], dev, "embedding").reshape({-1});
+  const Tensor rows = out.reshape({idx.numel(), w.size(1)});
+  IndexArgs a;
+  a.n = w.size(0);
+  fill(a, rows.shape(), idx, true, w, rows, 0);
+  return launch(c, a, Walk::Gather, out, 0);
 }
 
 // scatter_add (index shaped like the walk) and index_add (a 1-d index along dim, src's shape).
@@ -123,7 +143,36 @@ TensorList k_scatter_add(const OpCall& c) {
   }
   if (!fill(a, index_add ? s.shape() : idx.shape(), idx, index_add, s, out, dim))
     return detail::run_host_fallback(c);
-  return launch(c, a, true, out, dim);
+  return launch(c, a, Walk::ScatterAdd, out, dim);
+}
+
+// scatter: src (or the scalar value, broadcast) stored at the index along dim, over the index's
+// shape; repeated targets keep one of their writes (torch leaves which unspecified too).
+TensorList k_scatter(const OpCall& c) {
+  const Tensor& x = c.inputs[0];
+  if (x.dim() == 0 || c.inputs[1].dim() == 0 || (c.inputs.size() > 2 && c.inputs[2].dim() == 0))
+    return detail::run_host_fallback(c);
+  Tensor out = flex::new_output(c);
+  copy_into(out, x, "scatter");
+  const Device dev = c.device.without_layers();
+  const int64_t dim = wrap_dim(c.attrs.i[0], x.dim(), "scatter");
+  const Tensor idx = index_i64(c.inputs[1], dev, "scatter");
+  if (idx.numel() == 0) return {out};
+  Tensor s;
+  if (c.inputs.size() > 2 && c.inputs[2].dtype() == out.dtype()) {
+    s = c.inputs[2];
+  } else {  // the value, or src in out's dtype
+    s = detail::empty_tensor(c.inputs.size() > 2 ? c.inputs[2].shape() : idx.shape(), out.dtype(),
+                             dev);
+    copy_into(s,
+              c.inputs.size() > 2 ? c.inputs[2]
+                                  : detail::constant_tensor(c.attrs.s[0], out.dtype(), dev, false),
+              "scatter");
+  }
+  IndexArgs a;
+  a.n = out.size(dim);
+  if (!fill(a, idx.shape(), idx, false, s, out, dim)) return detail::run_host_fallback(c);
+  return launch(c, a, Walk::Scatter, out, dim);
 }
 
 }  // namespace
@@ -158,6 +207,8 @@ TensorList max_pool_with_indices(const OpCall& c) {
 void register_index_kernels(BackendImpl& b) {
   b.set_kernel(OpId::gather, k_gather, kAllDTypes);
   b.set_kernel(OpId::index_select, k_index_select, kAllDTypes);
+  b.set_kernel(OpId::embedding, k_embedding, kIntDTypes);
+  b.set_kernel(OpId::scatter, k_scatter, kAllDTypes);
   b.set_kernel(OpId::scatter_add, k_scatter_add, kAllDTypes);
   b.set_kernel(OpId::index_add, k_scatter_add, kAllDTypes);
 }
