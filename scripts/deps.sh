@@ -4,6 +4,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev
       libbenchmark-dev nlohmann-json3-dev dataset-fashion-mnist zlib1g-dev libdnnl-dev
       libminizip-dev  # torch.save's zip archives (ember/store/pytorch*)
+      libicu-dev libsentencepiece-dev  # ember/models: GPT-2 tokenizer classes, SentencePiece
+      python3-sentencepiece  # tests/gen: the SentencePiece test model
       clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx)  # ember::onnx
 missing=()
