@@ -148,6 +148,8 @@ LlamaModel::LlamaModel(const LlamaConfig& c)
   for (int64_t i = 0; i < c.num_hidden_layers; ++i)
     layers.push_back(std::make_shared<LlamaDecoderLayer>(c));
   register_modules({{"layers", layers}, {"norm", norm}});
+  register_buffer("rotary_cos", rope.cos, /*persistent=*/false);
+  register_buffer("rotary_sin", rope.sin, /*persistent=*/false);
 }
 
 Tensor LlamaModel::forward(const Tensor& ids, KVCache* cache) {

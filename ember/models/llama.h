@@ -81,7 +81,9 @@ class LlamaModel : public nn::Module {
   nn::ModuleList layers;
   nn::RMSNorm norm;
   const LlamaConfig config;
-  const RotaryTables rope;
+  /// Non-persistent buffers ("rotary_cos", "rotary_sin"): to() moves them, state_dict()
+  /// leaves them out.
+  RotaryTables rope;
 };
 
 /// HF's LlamaForCausalLM ("model." + LlamaModel's keys, "lm_head.weight" unless the config ties

@@ -6,6 +6,7 @@
 //
 // Without --temperature / --top-k / --top-p decoding is greedy. A folder without a tokenizer
 // takes --prompt-ids and prints ids.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -81,16 +82,32 @@ int main(int argc, char** argv) {
     std::vector<int64_t> ids = prompt_ids.empty() ? tok->encode(prompt) : parse_ids(prompt_ids);
     if (tok) std::cout << tok->decode(ids);
     o.stop_tokens = models::eos_tokens(*model);
+    // A token may end inside a character's UTF-8 bytes: the text is printed up to the last
+    // whole character, the rest when the next tokens complete it.
+    std::vector<int64_t> so_far;
+    size_t printed = 0;
     o.on_token = [&](int64_t t) {
-      if (tok)
-        std::cout << tok->decode({t}) << std::flush;
-      else
+      if (!tok) {
         std::cout << t << " " << std::flush;
+        return true;
+      }
+      so_far.push_back(t);
+      std::string text = tok->decode(so_far);
+      size_t end = text.size(), back = 0;
+      while (back < 4 && back < end && (uint8_t(text[end - 1 - back]) & 0xC0) == 0x80) ++back;
+      if (back < end) {
+        auto lead = uint8_t(text[end - 1 - back]);
+        size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+        if (need > back + 1) end -= back + 1;  // an incomplete character: wait for it
+      }
+      if (end > printed) std::cout << text.substr(printed, end - printed) << std::flush;
+      printed = std::max(printed, end);
       return true;
     };
     auto start = std::chrono::steady_clock::now();
     auto out = models::generate(*model, ids, o);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (tok) std::cout << tok->decode(so_far).substr(printed);  // what was held back
     std::cout << "\n";
     std::cerr << out.size() << " tokens in " << s << " s (" << out.size() / s << " tokens/s)\n";
   } catch (const std::exception& e) {
