@@ -5,6 +5,8 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       libbenchmark-dev nlohmann-json3-dev dataset-fashion-mnist zlib1g-dev libdnnl-dev
       libminizip-dev  # torch.save's zip archives (ember/store/pytorch*)
       libstb-dev  # stb_image: examples/classify reads images
+      libicu-dev libsentencepiece-dev  # ember/models: GPT-2 tokenizer classes, SentencePiece
+      python3-sentencepiece  # tests/gen: the SentencePiece test model
       clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx)  # ember::onnx
 missing=()

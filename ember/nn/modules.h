@@ -3,6 +3,7 @@
 // attention, recurrent and transformer layers, positional encodings, containers and initialisers.
 #include "ember/nn/activation.h"
 #include "ember/nn/attention.h"
+#include "ember/nn/blocks.h"
 #include "ember/nn/container.h"
 #include "ember/nn/conv.h"
 #include "ember/nn/init.h"

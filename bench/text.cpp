@@ -1,0 +1,43 @@
+// Text generation: a 4-layer, d=512 Llama-style decoder (8 heads over 4 key/value heads, SwiGLU
+// 1408, vocabulary 32000) generating 32 tokens greedily after a 16-token prompt at batch 1,
+// through its key/value cache. The peer (bench/torch_text_peer.py) runs the same model and
+// algorithm in torch with its cache (tests/gen/text_reference.py):
+//   THREADS=2 /usr/bin/python3 bench/compare.py --device cpu --rounds 5 --filter llama_decode \
+//       --peer bench/torch_text_peer.py
+// tokens/s = 32 / (ms / 1000).
+#include <memory>
+
+#include "bench.h"
+#include "ember/ember.h"
+#include "ember/models/generate.h"
+#include "ember/models/llama.h"
+
+namespace {
+using namespace ember;
+
+models::LlamaConfig bench_config() {
+  models::LlamaConfig c;
+  c.vocab_size = 32000;
+  c.hidden_size = 512;
+  c.intermediate_size = 1408;
+  c.num_hidden_layers = 4;
+  c.num_attention_heads = 8;
+  c.num_key_value_heads = 4;
+  c.max_position_embeddings = 256;
+  c.rms_norm_eps = 1e-5;
+  return c;
+}
+
+EMBER_BENCH({.name = "llama_decode_d512_L4_32tok",
+             .setup =
+                 [] {
+                   auto m = std::make_shared<models::LlamaForCausalLM>(bench_config());
+                   m->eval();
+                   std::vector<int64_t> prompt;
+                   for (int i = 0; i < 16; ++i) prompt.push_back(1 + 37 * i);
+                   return [m, prompt] { models::generate(*m, prompt, {.max_new_tokens = 32}); };
+                 },
+             .warmup = 2,
+             .iters = 7});
+
+}  // namespace
