@@ -74,11 +74,12 @@ TEST(CudaFallbackFree, ConvStep) {
   const TensorList want = conv_step(kHost.autodiff(), kF64);
   for (size_t i = 0; i < got.size(); ++i) EXPECT_LT(rel_error(got[i], want[i]), 1e-4) << i;
   EXPECT_TRUE(cuda::fallback_stats().empty()) << left(cuda::fallback_stats());
-  // f64 convolutions run cuDNN too, forward and backward.
+  // f64 convolutions run cuDNN too, forward and backward; f64 pooling is still the host
+  // fallback's (docs/backends.md lists it), and only it.
   cuda::reset_fallback_stats();
   const TensorList f64 = conv_step(Device::cuda(0).autodiff(), kF64);
   for (size_t i = 0; i < f64.size(); ++i) EXPECT_LT(rel_error(f64[i], want[i]), 1e-10) << i;
-  EXPECT_TRUE(cuda::fallback_stats().empty()) << left(cuda::fallback_stats());
+  EXPECT_EQ(left(cuda::fallback_stats()), "max_pool2d x2 ");
 }
 
 // Ranges, the identity and the *_like fills equal the host's; the random draws give the host's
