@@ -131,13 +131,7 @@ TEST_P(GoldenCase, MatchesPyTorch) {
       FAIL() << "expected " << c.error << ", nothing was thrown";
     } catch (const Error& e) {
       std::string what = e.what();
-      std::string kind = dynamic_cast<const ShapeError*>(&e) ? "ShapeError"
-                         : dynamic_cast<const DTypeError*>(&e) ? "DTypeError"
-                         : dynamic_cast<const IndexError*>(&e) ? "IndexError"
-                         : dynamic_cast<const ValueError*>(&e) ? "ValueError"
-                         : dynamic_cast<const DeviceError*>(&e) ? "DeviceError"
-                         : dynamic_cast<const NotImplementedError*>(&e) ? "NotImplementedError"
-                                                                        : "Error";
+      const std::string kind = error_kind(e);
       EXPECT_EQ(kind, c.error) << what;
       EXPECT_NE(what.find("[" + c.op + "]"), std::string::npos)
           << "the message should name the op: " << what;

@@ -165,4 +165,14 @@ std::optional<int64_t> opt_int(const json& a, const char* key) {
   return a[key].get<int64_t>();
 }
 
+std::string error_kind(const Error& e) {
+  return dynamic_cast<const ShapeError*>(&e)            ? "ShapeError"
+         : dynamic_cast<const DTypeError*>(&e)          ? "DTypeError"
+         : dynamic_cast<const IndexError*>(&e)          ? "IndexError"
+         : dynamic_cast<const ValueError*>(&e)          ? "ValueError"
+         : dynamic_cast<const DeviceError*>(&e)         ? "DeviceError"
+         : dynamic_cast<const NotImplementedError*>(&e) ? "NotImplementedError"
+                                                        : "Error";
+}
+
 }  // namespace ember::test

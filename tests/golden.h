@@ -57,6 +57,9 @@ struct RegisterRunner {
 /// Compares an ember result with a golden spec; returns an empty string when they match.
 std::string compare(const Tensor& got, const json& want, double rtol, double atol);
 
+/// The golden files' name for the kind of `e` ("ShapeError", ..., "Error" for the base class).
+std::string error_kind(const Error& e);
+
 // attrs helpers
 Shape ints(const json& a, const char* key, Shape fallback = {});
 std::optional<int64_t> opt_int(const json& a, const char* key);

@@ -41,7 +41,7 @@ std::vector<std::string> shards_of(const fs::path& index) {
       throw store::FormatError("[load_checkpoint] " + index.string() + ": weight_map[\"" + key +
                                "\"] is not a file name");
     std::string f = file.get<std::string>();
-    if (f.find('/') != std::string::npos || f == "..")  // shards sit beside their index
+    if (f.empty() || f.find('/') != std::string::npos || f == "..")  // beside their index
       throw store::FormatError("[load_checkpoint] " + index.string() + ": shard name '" + f +
                                "' is not a plain file name");
     if (seen.insert(f).second) files.push_back((index.parent_path() / f).string());

@@ -14,8 +14,9 @@ namespace ember::models {
 /// recomputes, heads it does not have).
 using KeyMap = std::function<std::optional<std::string>(const std::string&)>;
 
-/// The folder's tensors with their file keys, read from whichever weights file it holds
-/// (preferring safetensors). Throws store::IOError when the folder has no weights file.
+/// The folder's tensors with their file keys, read from the weights files checkpoint_files()
+/// names for it (an index's shards, else model.safetensors or pytorch_model.bin). Throws
+/// store::IOError when the folder has no weights file.
 nn::StateDict read_hf_weights(const std::string& dir);
 
 /// Reads the folder's weights, renames them with `map` and loads them into `model` strictly

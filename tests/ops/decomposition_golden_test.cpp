@@ -13,17 +13,8 @@
 namespace ember {
 namespace {
 
+using test::error_kind;
 using test::KernelOff;
-
-std::string error_kind(const Error& e) {
-  return dynamic_cast<const ShapeError*>(&e)            ? "ShapeError"
-         : dynamic_cast<const DTypeError*>(&e)          ? "DTypeError"
-         : dynamic_cast<const IndexError*>(&e)          ? "IndexError"
-         : dynamic_cast<const ValueError*>(&e)          ? "ValueError"
-         : dynamic_cast<const DeviceError*>(&e)         ? "DeviceError"
-         : dynamic_cast<const NotImplementedError*>(&e) ? "NotImplementedError"
-                                                        : "Error";
-}
 
 // Runs every golden case of `op` on flex through its decomposition; returns the cases run.
 int check_cases(OpId op) {
