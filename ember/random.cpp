@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/detail/capture.h"
 #include "ember/error.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/registry.h"
@@ -85,9 +86,23 @@ std::pair<uint64_t, uint64_t> Generator::next() const {
 
 namespace detail {
 PhiloxState next_philox(Device d) {
+  PhiloxState st;
+  {
+    std::lock_guard lock(g_mu);
+    Gen& g = gen_for(d);
+    st = {g.seed, g.offset++};
+  }
+  // Inside ember::capture each replay must draw anew: the capture learns where this one went.
+  if (Capture* c = capture_on(d)) [[unlikely]] c->note_draw(st.offset);
+  return st;
+}
+uint64_t philox_counter(Device d) {
   std::lock_guard lock(g_mu);
-  Gen& g = gen_for(d);
-  return {g.seed, g.offset++};
+  return gen_for(d).offset;
+}
+void set_philox_counter(Device d, uint64_t offset) {
+  std::lock_guard lock(g_mu);
+  gen_for(d).offset = offset;
 }
 void draw_philox(Attrs& a, Device d) {
   const PhiloxState st = next_philox(d);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/detail/capture.h"
 #include "ember/error.h"
 
 namespace ember::detail {
@@ -66,6 +67,8 @@ bool runs_decomposition(const BackendImpl& b, OpId op) {
 }
 
 TensorList run_host_fallback(const OpCall& call) {
+  detail::forbid_in_capture(call.device, op_name(call.op),
+                            "an op without a kernel on this device (it runs on the host, a sync)");
   BackendImpl* dev = backend_for(call.device.backend());
   BackendImpl* flex = backend_for(Backend::Flex);
   g_counts[int(call.device.backend())][size_t(call.op)].fetch_add(1, std::memory_order_relaxed);

@@ -1,5 +1,6 @@
 #include "ember/fusion/pointwise.h"
 
+#include "ember/detail/capture.h"
 #include "ember/kl/trace_op.h"
 
 namespace ember::fusion {
@@ -60,6 +61,15 @@ void launch_pointwise(const PointwiseGroup& g, const std::vector<Node>& nodes,
   for (int32_t ni : g.targets) bufs.push_back(nodes[size_t(ni)].target.impl()->data());
   const std::vector<Scalar> scalars = g.ops.scalar_values(nodes);
   const kl::ArgPack args = kl::pointwise_args(g.code.kernel, g.key, g.layout, bufs, scalars);
+  if (detail::Capture* c = detail::capture_on(place)) [[unlikely]] {
+    // A replay rewrites this kernel's Philox offsets (its random draws) with the next ones.
+    c->next_philox_slots.clear();
+    for (size_t j = 0; j < g.ops.scalars.size(); ++j) {
+      const ScalarSource& s = g.ops.scalars[j];
+      if (s.kind == ScalarSource::Kind::Philox && s.index == 1 && g.ops.scalar_dtypes[j] == DType::I64)
+        c->next_philox_slots.emplace_back(args.num_buffers() + int(j), uint64_t(scalars[j].to_int()));
+    }
+  }
   exec.launch(place, g.code.kernel, g.code.handle.get().fns[size_t(g.code.fn)], args, items,
               kl::pointwise_grain(g.key, exec.target(place)), "fusion");
 }

@@ -4,6 +4,7 @@
 
 #include "ember/backends/backend.h"
 #include "ember/backends/fallback.h"
+#include "ember/detail/capture.h"
 #include "ember/error.h"
 #include "ember/ops/profile_hook.h"
 
@@ -168,6 +169,9 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
   // gets a shape whose sizes or strides overflow (see check_shape).
   for (int i = 0; i < meta.n; ++i) check_shape(meta.m[i].shape, def.name, /*unknown_ok=*/true);
   OpCall call{op, attrs, inputs, meta, dev};
+  // Inside ember::capture: the tensors the step reads, so a replay after one is gone fails.
+  if (detail::active_capture()) [[unlikely]]
+    if (detail::Capture* c = detail::capture_on(dev)) c->note_inputs(inputs);
   if (t_bypass_layers == 0 && dev.has_layers()) {
     std::span<Layer* const> layers = dev.layers();
     if (t_floor)

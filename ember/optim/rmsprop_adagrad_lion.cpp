@@ -1,12 +1,23 @@
 // RMSprop and Adagrad (torch 1.13's single-tensor steps) and Lion (the paper's update).
 #include <cmath>
 
+#include "ember/detail/capture.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/unary.h"
 #include "ember/optim/optimizers.h"
 
 namespace ember::optim {
+
+namespace {
+// Their per-step scalars are not in device memory yet (SGD, Adam and AdamW replay; see
+// sgd_adam.cpp): a captured step would repeat the first one's.
+void no_capture(const Tensor& p, const char* name) {
+  if (detail::capture_on(p.device()))
+    detail::throw_capture(name, "a step inside ember::capture is not supported yet (SGD, Adam and "
+                                "AdamW are); step it outside the captured function");
+}
+}  // namespace
 
 RMSprop::RMSprop(std::vector<Tensor> params, const RMSpropOptions& o)
     : OptimizerWith("RMSprop", o) {
@@ -22,6 +33,7 @@ void RMSprop::validate(const RMSpropOptions& o) const {
 }
 
 void RMSprop::update(const Tensor& p, const Tensor& g, const RMSpropOptions& o, ParamState& s) {
+  no_capture(p, "RMSprop");
   Tensor grad = o.maximize ? -g : g;
   if (s.buffers.empty()) {
     s.buffers["square_avg"] = zeros_like(p);
@@ -67,6 +79,7 @@ void Adagrad::validate(const AdagradOptions& o) const {
 }
 
 void Adagrad::update(const Tensor& p, const Tensor& g, const AdagradOptions& o, ParamState& s) {
+  no_capture(p, "Adagrad");
   // torch creates the sum when the optimizer is built; creating it at the first step is the
   // same as long as initial_accumulator_value is not changed in between.
   if (s.buffers.empty()) s.buffers["sum"] = full_like(p, o.initial_accumulator_value);
@@ -92,6 +105,7 @@ void Lion::validate(const LionOptions& o) const {
 }
 
 void Lion::update(const Tensor& p, const Tensor& g, const LionOptions& o, ParamState& s) {
+  no_capture(p, "Lion");
   auto [beta1, beta2] = o.betas;
   if (s.buffers.empty()) s.buffers["exp_avg"] = zeros_like(p);
   s.step += 1;

@@ -6,10 +6,22 @@
 // Out of memory: pending frees are waited for, the pool is trimmed to nothing, and the
 // allocation retried once; a second failure throws OutOfMemory naming the op, the bytes
 // requested and the bytes free, and leaves the device usable.
+//
+// While ember::capture records a step (graph.cpp), the capturing thread's allocations come from
+// the graph's private pool instead: blocks from cudaMalloc, reused within the capture in its
+// stream order, kept for the replays (which write the same addresses) and freed with the graph.
+// Blocks of the stream-ordered pool freed during a capture are held back until the graph goes:
+// its replays may still read them.
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <map>
 #include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "ember/backends/cuda/graph.h"
+#include "ember/detail/capture.h"
 
 #include "ember/backends/cuda/runtime.h"
 #include "ember/error.h"
@@ -19,6 +31,8 @@ namespace {
 
 struct Counters {
   std::atomic<int64_t> allocated{0}, peak{0}, allocs{0}, frees{0}, hits{0};
+  std::atomic<int64_t> graph_bytes{0};  // held by graphs' private pools
+  std::atomic<GraphPool*> capture_pool{nullptr};
   std::once_flag once;
   cudaMemPool_t pool = nullptr;
 };
@@ -57,6 +71,10 @@ void free_block(void* ctx, const Storage& s) {
   c.allocated.fetch_sub(int64_t(s.nbytes), std::memory_order_relaxed);
   c.frees.fetch_add(1, std::memory_order_relaxed);
   if (!s.data) return;
+  if (GraphPool* p = c.capture_pool.load(std::memory_order_acquire)) {
+    p->retain(s.data);  // the graph being captured may read it: freed with the graph
+    return;
+  }
   Stream* last = s.last_use;
   if (!last || stream_device(*last) != dev) last = default_stream(dev);
   cudaSetDevice(dev);
@@ -64,12 +82,126 @@ void free_block(void* ctx, const Storage& s) {
     cudaGetLastError();
 }
 
+// A block of a graph's pool, freed back into it (the storage holds the pool).
+struct PoolRef {
+  std::shared_ptr<GraphPool> pool;
+  int dev;
+};
+void free_pool_block(void* ctx, const Storage& s) {
+  auto* r = static_cast<PoolRef*>(ctx);
+  Counters& c = g_dev[r->dev];
+  c.allocated.fetch_sub(int64_t(s.nbytes), std::memory_order_relaxed);
+  c.frees.fetch_add(1, std::memory_order_relaxed);
+  if (s.data) r->pool->give(s.data);
+  delete r;
+}
+
+// cudaFree waits for the device: not while a capture is open. Blocks of graphs that go during
+// another capture are freed when it ends.
+std::mutex g_later_mu;
+std::vector<std::pair<void*, int>> g_free_later;
+
+void free_now_or_later(void* p, int dev) {
+  if (detail::active_capture()) {
+    std::lock_guard lock(g_later_mu);
+    g_free_later.emplace_back(p, dev);
+    return;
+  }
+  cudaSetDevice(dev);
+  if (cudaFree(p) != cudaSuccess) cudaGetLastError();
+}
+
+}  // namespace
+
+GraphPool::GraphPool(int dev) : dev_(dev) {}
+
+GraphPool::~GraphPool() {
+  for (void* p : blocks_) free_now_or_later(p, dev_);
+  g_dev[dev_].graph_bytes.fetch_sub(bytes_, std::memory_order_relaxed);
+  // Blocks of the stream-ordered pool that the graph kept from being reused.
+  if (!retained_.empty()) {
+    cudaSetDevice(dev_);
+    auto stream = cudaStream_t(stream_handle(nullptr, dev_));
+    for (void* p : retained_)
+      if (cudaFreeAsync(p, stream) != cudaSuccess) cudaGetLastError();
+  }
+}
+
+void* GraphPool::take(size_t nbytes) {
+  const size_t n = (nbytes + 511) & ~size_t(511);
+  std::lock_guard lock(mu_);
+  auto it = free_.lower_bound(n);
+  if (it != free_.end() && it->first <= 2 * n) {
+    void* p = it->second;
+    free_.erase(it);
+    return p;
+  }
+  void* p = nullptr;
+  cudaError_t e = cudaMalloc(&p, n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    const char* op = detail::current_op();
+    throw OutOfMemory(std::string("[") + (op ? op : "empty") + "] out of memory on cuda:" +
+                      std::to_string(dev_) + " inside ember::capture: requested " +
+                      std::to_string(nbytes) + " bytes for the graph's private pool (" +
+                      cudaGetErrorName(e) + ")");
+  }
+  blocks_.push_back(p);
+  sizes_[p] = n;
+  bytes_ += int64_t(n);
+  g_dev[dev_].graph_bytes.fetch_add(int64_t(n), std::memory_order_relaxed);
+  return p;
+}
+
+void GraphPool::give(void* p) {
+  std::lock_guard lock(mu_);
+  free_.emplace(sizes_.at(p), p);
+}
+
+void GraphPool::retain(void* p) {
+  std::lock_guard lock(mu_);
+  retained_.push_back(p);
+}
+
+int64_t GraphPool::bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+bool in_graph_pool(const Storage& s) { return s.free_fn == free_pool_block; }
+
+void set_capture_pool(int dev, const std::shared_ptr<GraphPool>& pool) {
+  g_dev[dev].capture_pool.store(pool.get(), std::memory_order_release);
+  if (pool) return;
+  std::vector<std::pair<void*, int>> later;
+  {
+    std::lock_guard lock(g_later_mu);
+    later.swap(g_free_later);
+  }
+  for (auto [p, d] : later) free_now_or_later(p, d);
+}
+
+namespace {
+std::shared_ptr<Storage> allocate_in_pool(size_t nbytes, int dev, const std::shared_ptr<GraphPool>& pool) {
+  auto s = std::make_shared<Storage>();
+  s->nbytes = nbytes;
+  s->place = Device::cuda(dev);
+  if (nbytes) s->data = pool->take(nbytes);
+  note_alloc(g_dev[dev], int64_t(nbytes));
+  s->free_fn = free_pool_block;
+  s->free_ctx = new PoolRef{pool, dev};
+  return s;
+}
 }  // namespace
 
 std::shared_ptr<Storage> allocate(size_t nbytes, int dev) {
   check_index(dev, "empty");
   set_device(dev);
   Counters& c = g_dev[dev];
+  if (c.capture_pool.load(std::memory_order_acquire)) [[unlikely]] {
+    if (detail::Capture* cap = capture_of(dev))
+      return allocate_in_pool(nbytes, dev, capture_pool_of(*cap));
+  }
   cudaMemPool_t pool = pool_of(dev);
   auto stream = cudaStream_t(stream_handle(nullptr, dev));
   auto s = std::make_shared<Storage>();
@@ -114,7 +246,7 @@ AllocStats alloc_stats(int dev) {
   r.allocs = c.allocs.load();
   r.frees = c.frees.load();
   r.cache_hits = c.hits.load();
-  r.reserved = reserved_bytes(pool_of(dev));
+  r.reserved = reserved_bytes(pool_of(dev)) + c.graph_bytes.load();
   return r;
 }
 
@@ -125,6 +257,7 @@ void reset_peak(int dev) {
 
 void empty_cache(int dev) {
   check_index(dev, "cuda::empty_cache");
+  detail::forbid_in_capture(Device::cuda(dev), "cuda::empty_cache", "emptying the cache (a sync)");
   set_device(dev);
   // Frees are queued on streams: wait for them, so their blocks are back in the pool to trim.
   check(cudaDeviceSynchronize(), "cuda::empty_cache", "cudaDeviceSynchronize");

@@ -15,10 +15,12 @@
 
 #include "ember/backends/cuda/cuda_kernels.h"
 #include "ember/backends/cuda/cudnn_runtime.h"
+#include "ember/backends/cuda/graph.h"
 #include "ember/backends/cuda/runtime.h"
 #include "ember/backends/cuda/status.h"
 #include "ember/backends/fallback.h"
 #include "ember/backends/flex/flex.h"
+#include "ember/detail/capture.h"
 #include "ember/error.h"
 
 namespace ember::cuda {
@@ -104,6 +106,7 @@ class CudaBackend final : public BackendImpl {
       return;
     }
     const int dev = dev_of(dst);
+    detail::forbid_in_capture(dst.place, nullptr, "a copy of host data to the device");
     set_device(dev);
     auto stream = cudaStream_t(stream_handle(nullptr, dev));
     char* d = static_cast<char*>(dst.data) + off;
@@ -128,6 +131,9 @@ class CudaBackend final : public BackendImpl {
       return;
     }
     const int dev = dev_of(src);
+    detail::forbid_in_capture(src.place, detail::current_op() ? nullptr : "read on the host",
+                              "a read of device data on the host (item(), to_vector(), printing, "
+                              "a data-dependent shape)");
     set_device(dev);
     auto stream = cudaStream_t(stream_handle(src.last_use, dev));
     const char* d = static_cast<const char*>(src.data) + off;
@@ -159,6 +165,7 @@ class CudaBackend final : public BackendImpl {
                             Stream* stream) override {
     if (!n) return;
     const int dev = dev_of(dst);
+    detail::forbid_in_capture(dst.place, nullptr, "a copy of host data to the device");
     set_device(dev);
     check(cudaMemcpyAsync(static_cast<char*>(dst.data) + off, src, n, cudaMemcpyHostToDevice,
                           cudaStream_t(stream_handle(stream, dev))),
@@ -168,6 +175,7 @@ class CudaBackend final : public BackendImpl {
                           Stream* stream) override {
     if (!n) return;
     const int dev = dev_of(src);
+    detail::forbid_in_capture(src.place, nullptr, "a copy of device data to the host");
     set_device(dev);
     check(cudaMemcpyAsync(dst, static_cast<const char*>(src.data) + off, n,
                           cudaMemcpyDeviceToHost, cudaStream_t(stream_handle(stream, dev))),
@@ -180,7 +188,19 @@ class CudaBackend final : public BackendImpl {
     char* d = static_cast<char*>(dst.data) + dst_off;
     const char* s = static_cast<const char*>(src.data) + src_off;
     const int dd = dev_of(dst), sd = dev_of(src);
-    if (is_inline(src)) return copy_from_host(dst, dst_off, s, n);
+    if (is_inline(src)) {
+      // A graph constant filling device memory inside a capture: copied from device bytes that
+      // live as long as the graph, so every replay writes it again.
+      if (detail::Capture* c = capture_of(dd)) [[unlikely]] {
+        const void* k = capture_constant(*c, s, n);
+        set_device(dd);
+        check(cudaMemcpyAsync(d, k, n, cudaMemcpyDeviceToDevice,
+                              cudaStream_t(stream_handle(stream, dd))),
+              "copy", "device to device (constant)");
+        return;
+      }
+      return copy_from_host(dst, dst_off, s, n);
+    }
     set_device(dd);
     auto h = cudaStream_t(stream_handle(stream, dd));
     if (dd == sd) {
@@ -188,6 +208,8 @@ class CudaBackend final : public BackendImpl {
       return;
     }
     // Between GPUs: the source's pending work must be done before the peer copy reads it.
+    detail::forbid_in_capture(src.place, nullptr, "a copy between GPUs");
+    detail::forbid_in_capture(dst.place, nullptr, "a copy between GPUs");
     check(cudaStreamSynchronize(cudaStream_t(stream_handle(src.last_use, sd))), "copy",
           "peer copy (source)");
     check(cudaMemcpyPeerAsync(d, dd, s, sd, n, h), "copy", "cudaMemcpyPeer");
@@ -207,10 +229,12 @@ class CudaBackend final : public BackendImpl {
   }
   void synchronize_event(const Event& e) override {
     auto& ce = dynamic_cast<const CudaEvent&>(e);
+    detail::forbid_in_capture(Device::cuda(ce.device), nullptr, "waiting for an event on the host");
     check(cudaEventSynchronize(cudaEvent_t(ce.handle)), "cuda::synchronize_event",
           "cudaEventSynchronize");
   }
   void synchronize(Device d) override {
+    detail::forbid_in_capture(d, "synchronize", "a device synchronisation");
     set_device(d.index());
     check(cudaStreamSynchronize(cudaStream_t(stream_handle(nullptr, d.index()))), "synchronize",
           ("work queued on " + d.without_layers().str()).c_str());

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "ember/backends/cuda/cuda_kernels.h"
+#include "ember/backends/cuda/graph.h"
 #include "ember/backends/cuda/nvrtc.h"
 #include "ember/backends/cuda/runtime.h"
 #include "ember/backends/cuda/status.h"
@@ -68,6 +69,10 @@ class CudaExecutor final : public fusion::Executor {
                            dim3(unsigned(threads)), params, 0, stream),
           op, "cudaLaunchKernel");
     after_launch(op, dev);
+    if (detail::Capture* c = capture_of(dev)) [[unlikely]]
+      note_capture_launch(*c, reinterpret_cast<const void*>(fn), unsigned(blocks),
+                          unsigned(threads), params[0], args.slots() ? args.slots() * 8 : 8,
+                          begin, end, g);
   }
 
   void copy(Device d, void* dst, const void* src, size_t bytes) override {
@@ -78,6 +83,9 @@ class CudaExecutor final : public fusion::Executor {
   }
 
   const void* upload(Device d, const void* host, size_t bytes, Tensor& keep) override {
+    // Inside a capture the table must outlive this flush: every replay reads it.
+    if (detail::Capture* c = capture_of(d.index())) [[unlikely]]
+      return capture_constant(*c, host, bytes);
     keep = detail::empty_tensor({int64_t(bytes)}, DType::U8, d.without_layers());
     void* dst = keep.impl()->data();
     set_device(d.index());

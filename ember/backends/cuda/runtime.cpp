@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ember/backends/cuda/status.h"
+#include "ember/detail/capture.h"
 #include "ember/error.h"
 
 namespace ember::cuda {
@@ -158,7 +159,7 @@ bool sync_launches() {
 
 void after_launch(const char* op, int dev) {
   check(cudaGetLastError(), op, "kernel launch");
-  if (!sync_launches()) return;
+  if (!sync_launches() || detail::active_capture()) return;  // no sync inside a capture
   check(cudaStreamSynchronize(cudaStream_t(stream_handle(nullptr, dev))), op,
         "kernel (EMBER_CUDA_SYNC=1)");
   raise_kernel_status(dev);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/backends/cuda/graph.h"
 #include "ember/backends/cuda/runtime.h"
 #include "ember/error.h"
 
@@ -28,6 +29,7 @@ struct DeviceWords {
   std::mutex mu;
   char* block = nullptr;             // kSlots words, zero when not failed
   std::vector<StatusCheck> pending;  // per slot handed out since the last read
+  std::vector<std::shared_ptr<GraphStatus>> graphs;  // graphs replayed since the last read
 };
 DeviceWords& words(int dev) {
   static DeviceWords* all = new DeviceWords[64];  // never destroyed: kernels may run at exit
@@ -35,10 +37,33 @@ DeviceWords& words(int dev) {
 }
 
 // Reads and clears the pending words (w.mu held); returns the first failure's check and word.
+// The words of the graphs replayed since the last read (w.mu held); a failed word is cleared.
+bool drain_graphs(DeviceWords& w, cudaStream_t stream, StatusCheck& check, Word& failed) {
+  std::vector<std::shared_ptr<GraphStatus>> graphs = std::move(w.graphs);
+  w.graphs.clear();
+  for (const auto& g : graphs) {
+    std::vector<Word> host(g->checks.size());
+    const size_t bytes = host.size() * kSlotBytes;
+    ::ember::cuda::check(cudaMemcpyAsync(host.data(), g->block, bytes, cudaMemcpyDeviceToHost, stream),
+                         "kernel status", "cudaMemcpyAsync (graph)");
+    ::ember::cuda::check(cudaStreamSynchronize(stream), "kernel status", "cudaStreamSynchronize");
+    for (size_t i = 0; i < host.size(); ++i)
+      if (host[i].code != 0) {
+        ::ember::cuda::check(cudaMemsetAsync(g->block, 0, bytes, stream), "kernel status",
+                             "cudaMemsetAsync (graph)");
+        check = g->checks[i];
+        failed = host[i];
+        return true;
+      }
+  }
+  return false;
+}
+
 bool drain(int dev, DeviceWords& w, StatusCheck& check, Word& failed) {
-  if (w.pending.empty()) return false;
+  if (w.pending.empty() && w.graphs.empty()) return false;
   set_device(dev);
   auto stream = cudaStream_t(stream_handle(nullptr, dev));
+  if (w.pending.empty()) return drain_graphs(w, stream, check, failed);
   std::vector<Word> host(w.pending.size());
   const size_t bytes = host.size() * kSlotBytes;
   ::ember::cuda::check(cudaMemcpyAsync(host.data(), w.block, bytes, cudaMemcpyDeviceToHost, stream),
@@ -52,14 +77,25 @@ bool drain(int dev, DeviceWords& w, StatusCheck& check, Word& failed) {
     if (host[i].code != 0) {
       check = std::move(pending[i]);
       failed = host[i];
+      w.graphs.clear();
       return true;
     }
-  return false;
+  return drain_graphs(w, stream, check, failed);
 }
 
 }  // namespace
 
+void note_graph_replay(int dev, std::shared_ptr<GraphStatus> status) {
+  DeviceWords& w = words(dev);
+  std::lock_guard lock(w.mu);
+  for (const auto& g : w.graphs)
+    if (g == status) return;
+  w.graphs.push_back(std::move(status));
+}
+
 void* status_slot(int dev, StatusCheck check) {
+  if (detail::Capture* c = capture_of(dev)) [[unlikely]]
+    return capture_status_slot(*c, std::move(check));
   DeviceWords& w = words(dev);
   StatusCheck failed_check;
   Word failed{};
