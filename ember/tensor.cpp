@@ -6,6 +6,7 @@
 
 #include "ember/autodiff.h"
 #include "ember/backends/backend.h"
+#include "ember/detail/capture.h"
 #include "ember/tensor_impl.h"
 #include "ember/error.h"
 #include "ember/ember.h"
@@ -321,6 +322,10 @@ Tensor constant_tensor(Scalar v, DType dtype, Device device, bool wrapped) {
 }
 
 void deferred_check(const Tensor& ok, const char* op, const std::string& msg) {
+  // The check reads its result on the host when the queue runs: not inside a graph.
+  if (capture_on(ok.device())) [[unlikely]]
+    throw_capture(op, "checks its inputs on the host (" + msg +
+                          "), which a captured step cannot; run it outside ember::capture");
   const Tensor all_ok = all(ok);
   auto check = [all_ok, op = std::string(op), msg] {
     if (!all_ok.item<bool>()) throw ValueError("[" + op + "] " + msg);

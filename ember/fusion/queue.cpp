@@ -180,11 +180,16 @@ void poison_storages(const std::vector<std::weak_ptr<Storage>>& storages,
     if (auto s = w.lock()) s->pending.store(p, std::memory_order_release);
 }
 
-void Queue::abandon(const std::string& why) {
+void Queue::abandon(const std::string& why, bool keep_targets) {
   std::lock_guard lock(mu_);
   std::vector<std::vector<Storage*>> writes(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].target.defined()) writes[i].push_back(nodes_[i].target.impl()->storage.get());
+    if (nodes_[i].target.defined()) {
+      Storage* t = nodes_[i].target.impl()->storage.get();
+      PendingWrite* me = this;
+      if (keep_targets) t->pending.compare_exchange_strong(me, nullptr);
+      else writes[i].push_back(t);
+    }
     for (int32_t v : nodes_[i].outputs)
       if (auto st = values_[size_t(v)].storage.lock()) writes[i].push_back(st.get());
   }

@@ -69,8 +69,9 @@ class Queue final : public PendingWrite {
   /// the storages of ops that did not run are left poisoned with the error.
   void flush();
   /// Drops everything recorded without running it: what it would have written is poisoned
-  /// with a DeviceError saying `why`.
-  void abandon(const std::string& why);
+  /// with a DeviceError saying `why`. With `keep_targets`, tensors written in place keep the
+  /// contents they had (an aborted ember::capture: none of the step ran).
+  void abandon(const std::string& why, bool keep_targets = false);
   bool empty() const { return nodes_.empty(); }
   size_t size() const { return nodes_.size(); }
   Device place() const { return place_; }

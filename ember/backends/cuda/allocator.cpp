@@ -127,11 +127,11 @@ GraphPool::~GraphPool() {
   }
 }
 
-void* GraphPool::take(size_t nbytes) {
+void* GraphPool::take(size_t nbytes, bool fresh) {
   const size_t n = (nbytes + 511) & ~size_t(511);
   std::lock_guard lock(mu_);
   auto it = free_.lower_bound(n);
-  if (it != free_.end() && it->first <= 2 * n) {
+  if (!fresh && it != free_.end() && it->first <= 2 * n) {
     void* p = it->second;
     free_.erase(it);
     return p;

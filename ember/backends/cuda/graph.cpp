@@ -38,17 +38,18 @@ struct Patch {
   std::vector<uint64_t> args;
   long long begin = 0, end = 0, grain = 0;
   std::vector<std::pair<int, uint64_t>> slots;  // (slot, offset drawn during the capture)
+  cudaKernelNodeParams kp{};                     // the node's own, kernelParams ours
 };
 
 class CudaCapture final : public detail::Capture {
  public:
   int dev = 0;
   cudaStream_t stream = nullptr;
+  std::unique_ptr<Stream> side;  // copies of constants, outside the graph
   std::shared_ptr<GraphPool> pool;
   std::shared_ptr<GraphStatus> status;
   Tensor scalars;  // kMaxScalars f32 in the pool
   std::vector<std::function<double()>> scalar_fns;
-  std::vector<Tensor> keep;  // constants and tables the replays read
   std::unordered_set<const Storage*> seen;
   std::vector<std::weak_ptr<Storage>> reads;
   std::vector<Patch> patches;
@@ -92,12 +93,22 @@ class CudaGraph final : public detail::GraphExec {
         scalars_(c.scalars),
         scalar_fns_(std::move(c.scalar_fns)),
         hooks_(std::move(c.hooks)),
-        keep_(std::move(c.keep)),
         reads_(std::move(c.reads)),
         patches_(std::move(c.patches)),
         philox_start_(c.philox_start),
         draws_(c.draws.size()) {
     host_scalars_.resize(scalar_fns_.size());
+    for (Patch& p : patches_) {
+      // The node's function as the graph holds it (else the handle the launch took).
+      if (cudaGraphKernelNodeGetParams(p.node, &p.kp) != cudaSuccess) {
+        cudaGetLastError();
+        p.kp = {};
+        p.kp.func = const_cast<void*>(p.fn);
+        p.kp.gridDim = dim3(p.blocks);
+        p.kp.blockDim = dim3(p.threads);
+      }
+      p.kp.extra = nullptr;
+    }
   }
 
   void replay() override {
@@ -124,12 +135,8 @@ class CudaGraph final : public detail::GraphExec {
       for (Patch& p : patches_) {
         for (auto [slot, offset] : p.slots) p.args[size_t(slot)] = base + (offset - philox_start_);
         void* params[] = {p.args.data(), &p.begin, &p.end, &p.grain};
-        cudaKernelNodeParams kp{};
-        kp.func = const_cast<void*>(p.fn);
-        kp.gridDim = dim3(p.blocks);
-        kp.blockDim = dim3(p.threads);
-        kp.kernelParams = params;
-        check(cudaGraphExecKernelNodeSetParams(exec_, p.node, &kp), "CapturedStep::replay",
+        p.kp.kernelParams = params;
+        check(cudaGraphExecKernelNodeSetParams(exec_, p.node, &p.kp), "CapturedStep::replay",
               "cudaGraphExecKernelNodeSetParams (Philox offsets)");
       }
       detail::set_philox_counter(place, base + draws_);
@@ -151,7 +158,6 @@ class CudaGraph final : public detail::GraphExec {
   std::vector<std::function<double()>> scalar_fns_;
   std::vector<float> host_scalars_;
   std::vector<std::function<void()>> hooks_;
-  std::vector<Tensor> keep_;
   std::vector<std::weak_ptr<Storage>> reads_;
   std::vector<Patch> patches_;
   uint64_t philox_start_;
@@ -196,12 +202,14 @@ const std::shared_ptr<GraphPool>& capture_pool_of(detail::Capture& c) {
 
 const void* capture_constant(detail::Capture& c, const void* host, size_t bytes) {
   auto& cc = static_cast<CudaCapture&>(c);
-  Tensor t = detail::empty_tensor({int64_t(bytes)}, DType::U8, Device::cuda(cc.dev));
-  void* dst = t.impl()->data();
-  // Not part of the graph: written once, now, and read by every replay (relaxed capture mode
-  // allows a synchronous copy on the legacy stream, which the capturing stream does not wait on).
-  check(cudaMemcpy(dst, host, bytes, cudaMemcpyHostToDevice), "capture", "constant to the device");
-  cc.keep.push_back(std::move(t));
+  // A block no kernel of the graph has used: a reused one could be written by a replay.
+  void* dst = cc.pool->take(bytes, /*fresh=*/true);
+  // Not part of the graph: written once, now, on a stream of its own (relaxed capture mode
+  // allows waiting for it), and read by every replay.
+  auto side = cudaStream_t(stream_handle(cc.side.get(), cc.dev));
+  check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, side), "capture",
+        "constant to the device");
+  check(cudaStreamSynchronize(side), "capture", "constant to the device");
   return dst;
 }
 
@@ -253,6 +261,7 @@ std::unique_ptr<detail::GraphExec> capture_graph(const std::function<TensorList(
   c.thread = std::this_thread::get_id();
   c.dev = dev;
   c.stream = cudaStream_t(stream_handle(nullptr, dev));
+  c.side = new_stream(dev);
   c.pool = std::make_shared<GraphPool>(dev);
   c.status = std::make_shared<GraphStatus>();
   c.status->pool = c.pool;
@@ -273,7 +282,7 @@ std::unique_ptr<detail::GraphExec> capture_graph(const std::function<TensorList(
     fusion::queue_for(c.place).flush();
   } catch (...) {
     // What the step queued and did not run is dropped; the stream leaves capture mode clean.
-    fusion::queue_for(c.place).abandon("the capture of this step failed");
+    fusion::queue_for(c.place).abandon("the capture of this step failed", /*keep_targets=*/true);
     throw;
   }
   closer.end();

@@ -23,7 +23,8 @@ class GraphPool {
   ~GraphPool();
   GraphPool(const GraphPool&) = delete;
   GraphPool& operator=(const GraphPool&) = delete;
-  void* take(size_t nbytes);
+  /// A block for `nbytes`: a freed one of about that size, else (or when `fresh`) a new one.
+  void* take(size_t nbytes, bool fresh = false);
   void give(void* p);
   /// A block of the stream-ordered pool freed during the capture: freed with this pool.
   void retain(void* p);
