@@ -126,42 +126,49 @@ int main(int argc, char** argv) {
     if (w.gpu && dev.backend() != ember::Backend::Cuda) continue;
     const bool on_cuda = dev.backend() == ember::Backend::Cuda;
     if (on_cuda) ember::cuda::reset_fallback_stats();
-    auto body = w.setup();
-    // A lazy device queues the row's ops; each call is timed until its work has run.
-    auto run = [&] {
-      // Each call's queued work is launched before the next call is recorded, so a lazy device
-      // neither fuses nor deduplicates the repeated calls of one sample.
-      for (int r = 0; r < w.reps; ++r) {
-        body();
-        ember::flush(dev);
+    // A row that fails (a CaptureError, an out-of-memory) says so and the others still run.
+    try {
+      auto body = w.setup();
+      // A lazy device queues the row's ops; each call is timed until its work has run.
+      auto run = [&] {
+        // Each call's queued work is launched before the next call is recorded, so a lazy device
+        // neither fuses nor deduplicates the repeated calls of one sample.
+        for (int r = 0; r < w.reps; ++r) {
+          body();
+          ember::flush(dev);
+        }
+        ember::synchronize(dev);
+        kept().clear();
+      };
+      for (int i = 0; i < w.warmup; ++i) run();
+      std::vector<double> ts;
+      ember::profile::reset();
+      for (int i = 0; i < w.iters; ++i) {
+        const double t0 = now_ms(cpu_clock);
+        run();
+        ts.push_back((now_ms(cpu_clock) - t0) / w.reps);
       }
-      ember::synchronize(dev);
+      std::sort(ts.begin(), ts.end());
+      double med = ts[ts.size() / 2];
+      std::printf("%-36s %-6s %10.3f ms", w.name.c_str(), dev_name.c_str(), med);
+      if (w.flops > 0) std::printf("  %.0f GFLOP/s", w.flops / med / 1e6);
+      if (ember::profile::enabled()) {
+        double total = 0;
+        for (double t : ts) total += t * w.reps;
+        std::printf("  kernels %.1f%% (%.1f calls)", 100 * ember::profile::kernel_ns() / 1e6 / total,
+                    double(ember::profile::kernel_calls()) / (w.iters * w.reps));
+      }
+      std::printf("\n");
+      if (per_op) print_ops(w.iters * w.reps);
+      if (on_cuda) print_fallbacks();
+      std::fflush(stdout);
+      js << (first ? "" : ",") << "\n \"" << w.name << "\": " << med;
+      first = false;
+    } catch (const ember::Error& e) {
+      std::printf("%-36s %-6s failed: %s\n", w.name.c_str(), dev_name.c_str(), e.what());
+      std::fflush(stdout);
       kept().clear();
-    };
-    for (int i = 0; i < w.warmup; ++i) run();
-    std::vector<double> ts;
-    ember::profile::reset();
-    for (int i = 0; i < w.iters; ++i) {
-      const double t0 = now_ms(cpu_clock);
-      run();
-      ts.push_back((now_ms(cpu_clock) - t0) / w.reps);
     }
-    std::sort(ts.begin(), ts.end());
-    double med = ts[ts.size() / 2];
-    std::printf("%-36s %-6s %10.3f ms", w.name.c_str(), dev_name.c_str(), med);
-    if (w.flops > 0) std::printf("  %.0f GFLOP/s", w.flops / med / 1e6);
-    if (ember::profile::enabled()) {
-      double total = 0;
-      for (double t : ts) total += t * w.reps;
-      std::printf("  kernels %.1f%% (%.1f calls)", 100 * ember::profile::kernel_ns() / 1e6 / total,
-                  double(ember::profile::kernel_calls()) / (w.iters * w.reps));
-    }
-    std::printf("\n");
-    if (per_op) print_ops(w.iters * w.reps);
-    if (on_cuda) print_fallbacks();
-    std::fflush(stdout);
-    js << (first ? "" : ",") << "\n \"" << w.name << "\": " << med;
-    first = false;
   }
   js << "\n}\n";
   return 0;

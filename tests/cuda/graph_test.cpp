@@ -124,7 +124,7 @@ TEST(CudaGraph, HostSyncInsideCaptureIsCaptureError) {
       Tensor s = (x * 2).sum();
       if (s.item<float>() > 0) s = s + 1;  // a data-dependent branch: a host read
       return TensorList{s};
-    });
+    }, {x});
     ADD_FAILURE() << "expected CaptureError";
   } catch (const CaptureError& e) {
     EXPECT_NE(std::string(e.what()).find("inside ember::capture"), std::string::npos) << e.what();
@@ -133,7 +133,7 @@ TEST(CudaGraph, HostSyncInsideCaptureIsCaptureError) {
     capture([&] {
       synchronize(gpu());
       return TensorList{x + 1};
-    });
+    }, {x});
     ADD_FAILURE() << "expected CaptureError";
   } catch (const CaptureError& e) {
     EXPECT_NE(std::string(e.what()).find("[synchronize]"), std::string::npos) << e.what();
@@ -161,7 +161,7 @@ TEST(CudaGraph, ReplacedOptimizerStateInvalidatesTheGraph) {
       Tensor loss = lin(x).square().mean();
       fresh.step(loss.backward());
       return TensorList{loss};
-    });
+    }, {x});
     ADD_FAILURE() << "expected CaptureError";
   } catch (const CaptureError& e) {
     EXPECT_NE(std::string(e.what()).find("run one step eagerly"), std::string::npos) << e.what();
@@ -216,7 +216,8 @@ TEST(CudaGraph, RandomDrawsReplayAsEagerOrAreRefused) {
   EXPECT_EQ(testing::rel_error(cs.output(0), eager2), 0.0);
   // randn runs outside the fused kernels' reach on some paths: refused, never repeated.
   try {
-    CapturedStep r = capture([&] { return TensorList{randn({64}, {.device = gpu()})}; });
+    CapturedStep r =
+        capture([&] { return TensorList{randn({64}, {.device = gpu()})}; }, {}, {.device = gpu()});
     r.replay();
     const Tensor a = r.output(0).clone();
     r.replay();

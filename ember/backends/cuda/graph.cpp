@@ -68,7 +68,10 @@ class CudaCapture final : public detail::Capture {
     for (const Tensor& t : inputs) {
       if (!t.defined() || t.impl()->is_constant) continue;
       const std::shared_ptr<Storage>& s = t.impl()->storage;
-      if (!s || !s->place.same_place(place) || in_graph_pool(*s)) continue;
+      // Pending storages are the step's own values (written by this capture's queue).
+      if (!s || !s->place.same_place(place) || in_graph_pool(*s) ||
+          s->pending.load(std::memory_order_acquire))
+        continue;
       if (seen.insert(s.get()).second) reads.push_back(s);
     }
   }
@@ -289,11 +292,16 @@ std::unique_ptr<detail::GraphExec> capture_graph(const std::function<TensorList(
   if (!closer.graph)
     detail::throw_capture("capture", "the CUDA stream capture was invalidated (an operation "
                                      "outside ember's control synchronised the device?)");
-  size_t matched = 0;
-  for (const Patch& p : c.patches) matched += p.slots.size();
-  if (matched != c.draws.size())
+  // Every draw must be in some kernel a replay rewrites (a draw recomputed by several kernels,
+  // a dropout mask in the forward and the backward, is in each of them).
+  std::unordered_set<uint64_t> patched;
+  for (const Patch& p : c.patches)
+    for (auto [slot, offset] : p.slots) patched.insert(offset);
+  size_t unmatched = 0;
+  for (uint64_t d : c.draws) unmatched += patched.count(d) ? 0 : 1;
+  if (unmatched)
     detail::throw_capture(
-        "capture", std::to_string(c.draws.size() - matched) + " of the step's " +
+        "capture", std::to_string(unmatched) + " of the step's " +
                        std::to_string(c.draws.size()) +
                        " random draws ran outside fused kernels (rand, randn, randint, bernoulli "
                        "with tensor probabilities), whose offsets a replay cannot advance: draw "
@@ -303,6 +311,12 @@ std::unique_ptr<detail::GraphExec> capture_graph(const std::function<TensorList(
   // The capture drew nothing: the first replay draws what the next eager step would.
   detail::set_philox_counter(c.place, c.philox_start);
   for (Tensor& t : outs) c.note_inputs({&t, 1});  // outputs from before the capture are read too
+  // What a replay checks: the tensors from before the capture that the step reads (the step's
+  // own values now sit in the pool; those it dropped are gone).
+  std::erase_if(c.reads, [](const std::weak_ptr<Storage>& w) {
+    const std::shared_ptr<Storage> s = w.lock();
+    return !s || in_graph_pool(*s);
+  });
   outputs = std::move(outs);
   auto g = std::make_unique<CudaGraph>(c, closer.graph, exec);
   closer.graph = nullptr;  // the graph owns it now
