@@ -33,7 +33,7 @@ void forbid_in_capture(Device d, const char* op, const char* what) {
 }  // namespace detail
 
 struct CapturedStep::Impl {
-  std::function<TensorList()> fn;  // eager replays only
+  std::function<TensorList()> fn;  // what eager replays run (a graph keeps it for what it holds)
   TensorList inputs, outputs;
   std::vector<const Storage*> input_storages;
   std::vector<Shape> input_shapes;
@@ -142,6 +142,7 @@ CapturedStep capture(std::function<TensorList()> fn, TensorList inputs,
 #ifdef EMBER_CUDA
   if (d.backend() == Backend::Cuda) {
     m->graph = cuda::capture_graph(fn, d, m->outputs);
+    m->fn = std::move(fn);  // kept: tensors it holds by value are ones the graph reads
     return CapturedStep(std::move(m));
   }
 #endif

@@ -66,7 +66,8 @@ class CapturedStep {
 /// Records `fn` (which returns the step's outputs) for replays. On CUDA the device work of fn is
 /// captured into a graph: fn runs once on the host, no kernel runs during capture, and the first
 /// replay performs the first step. Elsewhere fn runs eagerly on each replay. Run the step
-/// eagerly at least once before capturing (kernels compile, optimizer state is created).
+/// eagerly at least once before capturing (kernels compile, optimizer state is created). The
+/// step keeps `fn` (and so the tensors it holds by value) as long as it lives.
 CapturedStep capture(std::function<TensorList()> fn, TensorList inputs = {},
                      const CaptureOptions& options = {});
 
