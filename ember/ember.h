@@ -5,6 +5,7 @@
 #include "ember/device.h"
 #include "ember/dtype.h"
 #include "ember/error.h"
+#include "ember/graph.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/modules.h"
 #include "ember/ops/binary.h"
