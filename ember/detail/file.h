@@ -34,7 +34,9 @@ class ReadFile {
   bool read_exact(uint64_t offset, void* dst, size_t n, std::string& error) const;
   /// Bytes [offset, offset + n) mapped copy-on-write (see FileMap); null with `error` set when
   /// n is 0, the file system cannot map the file, or the file no longer holds those bytes.
-  std::shared_ptr<const FileMap> map(uint64_t offset, uint64_t n, std::string& error) const;
+  /// `prefetch` asks the kernel to start reading them now (MADV_WILLNEED), in the background.
+  std::shared_ptr<const FileMap> map(uint64_t offset, uint64_t n, std::string& error,
+                                     bool prefetch = false) const;
   /// Whether the file still holds at least `end` bytes (fstat now); false with `error` set
   /// when it shrank. Touching mapped bytes below `end` cannot then raise SIGBUS unless the
   /// file is cut again later.
@@ -76,6 +78,8 @@ struct ByteSource {
   /// Whether tensor bytes are mapped from `file` (asked for, and a file, not memory); headers
   /// and pickles are always read through `file`.
   bool mapped = false;
+  /// Mapped bytes are read ahead as they are mapped (ReadFile::map's `prefetch`).
+  bool prefetch = false;
   uint64_t size() const { return in_memory ? bytes.size() : file.size(); }
   /// All `n` bytes at `offset`, or false with `error` set.
   bool read(uint64_t offset, void* dst, size_t n, std::string& error) const;

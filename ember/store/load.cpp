@@ -173,8 +173,10 @@ Source source_of(const PtValue& value) {
 }
 
 Source source_of(const std::string& path, const LoadOptions& o) {
-  if (is_pytorch_file(path)) return source_of(load_pytorch(path, {.mmap = o.mmap}).model_state());
-  return source_of(SafetensorsFile(path, {.mmap = o.mmap}));
+  // Every value is taken before any is copied: prefetching starts all the reads at once.
+  const ReadOptions read{.mmap = o.mmap, .prefetch = true};
+  if (is_pytorch_file(path)) return source_of(load_pytorch(path, read).model_state());
+  return source_of(SafetensorsFile(path, read));
 }
 
 }  // namespace

@@ -13,8 +13,9 @@ bool mappable(uint64_t offset, uint64_t nbytes, DType dtype) {
 }
 
 std::shared_ptr<Storage> mapped_storage(const ember::detail::ReadFile& file, uint64_t offset,
-                                        uint64_t nbytes, Device place, std::string& error) {
-  std::shared_ptr<const ember::detail::FileMap> map = file.map(offset, nbytes, error);
+                                        uint64_t nbytes, Device place, std::string& error,
+                                        bool prefetch) {
+  std::shared_ptr<const ember::detail::FileMap> map = file.map(offset, nbytes, error, prefetch);
   if (!map) return nullptr;
   auto s = std::make_shared<Storage>();
   s->data = map->data();

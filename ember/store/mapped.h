@@ -21,7 +21,8 @@ bool mappable(uint64_t offset, uint64_t nbytes, DType dtype);
 /// Nothing is read or copied; pages are read from the file when first touched. Null, with
 /// `error` set, when the range cannot be mapped (or the file no longer holds it).
 std::shared_ptr<Storage> mapped_storage(const ember::detail::ReadFile& file, uint64_t offset,
-                                        uint64_t nbytes, Device place, std::string& error);
+                                        uint64_t nbytes, Device place, std::string& error,
+                                        bool prefetch = false);
 
 /// A tensor with the given geometry over `storage` (elements of `dtype`) on `device`.
 Tensor tensor_over(std::shared_ptr<Storage> storage, DType dtype, const Shape& shape,

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <map>
 
-#include "ember/backends/backend.h"
 #include "ember/detail/text.h"
 #include "ember/store/mapped.h"
 #include "ember/store/pytorch_impl.h"
@@ -313,6 +312,7 @@ PtValue load_pytorch(const std::string& path, const ReadOptions& options) {
   src->file = ember::detail::ReadFile::open(path, error);
   if (!src->file) throw IOError(doc->message(error));
   src->mapped = ember::detail::mmap_enabled(options.mmap);
+  src->prefetch = options.prefetch;
   doc->src = std::move(src);
   return open(std::move(doc));
 }
@@ -367,7 +367,7 @@ static std::shared_ptr<Storage> storage_of(const PtDoc& doc, const PtStorage& st
     // Mapped after the file's size is checked; a file that shrank, or a file system that
     // cannot map it, is read (and a shrunk file is then an IOError).
     std::string error;
-    s = detail::mapped_storage(doc.src->file, st.offset, n, place, error);
+    s = detail::mapped_storage(doc.src->file, st.offset, n, place, error, doc.src->prefetch);
   }
   if (!s) {
     Tensor flat = ember::detail::empty_tensor({st.numel}, st.dtype, place);

@@ -38,6 +38,10 @@ struct ReadOptions {
   /// the file system cannot map the file, every tensor is read into its own memory instead,
   /// with the same values.
   bool mmap = true;
+  /// With mmap: ask the kernel to read each tensor's bytes ahead, in the background, as soon as
+  /// the tensor is taken (for loads that use every byte at once, like load_into, which sets it;
+  /// a file on a slow disk then streams in large reads rather than a page fault at a time).
+  bool prefetch = false;
 };
 
 /// The safetensors dtype string ("F32", "BF16", "I64", "BOOL", ...) for `d`.

@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "ember/backends/backend.h"
 #include "ember/detail/file.h"
 #include "ember/detail/text.h"
 #include "ember/store/format.h"
@@ -51,6 +50,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path, const ReadOptions& opt
             src->file = ember::detail::ReadFile::open(path, error);
             if (!src->file) throw IOError(detail::message(path, error));
             src->mapped = ember::detail::mmap_enabled(options.mmap);
+            src->prefetch = options.prefetch;
             return std::shared_ptr<const Source>(std::move(src));
           }(),
           path) {}
@@ -237,7 +237,7 @@ Tensor SafetensorsFile::get(const std::string& name, std::optional<DType> dtype,
   if (src_->mapped && detail::mappable(at, n, ti.dtype)) {
     // Mapped after the file's size is checked; a file that shrank, or a file system that
     // cannot map it, is read (and a shrunk file is then an IOError).
-    if (auto s = detail::mapped_storage(src_->file, at, n, host, error))
+    if (auto s = detail::mapped_storage(src_->file, at, n, host, error, src_->prefetch))
       raw = detail::tensor_over(std::move(s), ti.dtype, ti.shape, contiguous_strides(ti.shape), 0,
                                 host);
   }

@@ -77,9 +77,11 @@ TEST(MappedLoad, SafetensorsBitIdenticalToReadsForEveryDtype) {
   const std::string path = dir.file("all.safetensors");
   store::TensorMap sd = every_dtype();
   store::save_safetensors(path, sd);
-  store::SafetensorsFile mapped(path), read(path, {.mmap = false});
+  store::SafetensorsFile mapped(path), read(path, {.mmap = false}),
+      ahead(path, {.prefetch = true});
   for (const auto& [k, t] : sd) {
     Tensor m = mapped.get(k), r = read.get(k);
+    expect_same_bits(ahead.get(k), t, k + " prefetched");
     expect_same_bits(m, t, k + " mapped");
     expect_same_bits(r, t, k + " read");
     if (t.numel() > 0) {
