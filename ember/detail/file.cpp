@@ -1,11 +1,13 @@
 #include "ember/detail/file.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace ember::detail {
@@ -79,6 +81,57 @@ bool ReadFile::read_exact(uint64_t offset, void* dst, size_t n, std::string& err
     return false;
   }
   return true;
+}
+
+bool ReadFile::still_holds(uint64_t end, std::string& error) const {
+  struct stat st {};
+  if (::fstat(*fd_, &st) != 0) {
+    error = std::string("cannot stat: ") + std::strerror(errno);
+    return false;
+  }
+  if (uint64_t(st.st_size) < end) {
+    error = "the file now has " + std::to_string(st.st_size) + " bytes, fewer than the " +
+            std::to_string(end) + " its data needs (it was " + std::to_string(size_) +
+            " bytes when opened: it shrank)";
+    return false;
+  }
+  return true;
+}
+
+std::shared_ptr<const FileMap> ReadFile::map(uint64_t offset, uint64_t n, std::string& error,
+                                             bool prefetch) const {
+  if (n == 0 || offset > size_ || n > size_ - offset) {
+    error = "no bytes to map at " + std::to_string(offset);
+    return nullptr;
+  }
+  // Checked now, just before mapping: a page past the end of the file would raise SIGBUS.
+  if (!still_holds(offset + n, error)) return nullptr;
+  static const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t start = offset / page * page, length = offset + n - start;
+  if (length > uint64_t(SIZE_MAX)) {
+    error = "too large to map";
+    return nullptr;
+  }
+  void* p = ::mmap(nullptr, size_t(length), PROT_READ | PROT_WRITE, MAP_PRIVATE, *fd_,
+                   off_t(start));
+  if (p == MAP_FAILED) {
+    error = std::string("cannot map: ") + std::strerror(errno);
+    return nullptr;
+  }
+  // A hint: large sequential reads from the disk instead of a fault per few pages.
+  if (prefetch) ::madvise(p, size_t(length), MADV_WILLNEED);
+  return std::make_shared<const FileMap>(p, size_t(length),
+                                         static_cast<char*>(p) + (offset - start));
+}
+
+FileMap::~FileMap() { ::munmap(base_, length_); }
+
+bool mmap_enabled(bool requested) {
+  if (!requested) return false;
+  const char* env = std::getenv("EMBER_MMAP");
+  if (!env) return true;
+  std::string v(env);
+  return !(v == "0" || v == "off" || v == "false" || v == "OFF" || v == "FALSE");
 }
 
 bool read_whole_file(const std::string& path, uint64_t max_bytes, std::string& out,

@@ -2,14 +2,19 @@
 // Reading files that a user (or an attacker) names: opening never blocks (a FIFO without a
 // writer, a terminal), anything but a regular file is refused (directories, FIFOs, sockets,
 // devices such as /dev/zero, which never end), and reads are positioned (pread), so a file that
-// shrinks after it was opened gives a short read instead of a SIGBUS. Errors are returned as
-// text; each reader throws its own error type. Private to the library.
+// shrinks after it was opened gives a short read instead of a SIGBUS. Tensor bytes may also be
+// mapped (FileMap): copy-on-write, checked against the file's size when mapped and again when a
+// tensor over them is handed out. Errors are returned as text; each reader throws its own error
+// type. Private to the library.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace ember::detail {
+
+class FileMap;
 
 /// A regular file open for reading; copies share the descriptor, closed with the last one.
 class ReadFile {
@@ -27,17 +32,54 @@ class ReadFile {
   /// Reads all `n` bytes at `offset`, or returns false with `error` set (a short read says the
   /// file now ends at byte X: it shrank after it was opened).
   bool read_exact(uint64_t offset, void* dst, size_t n, std::string& error) const;
+  /// Bytes [offset, offset + n) mapped copy-on-write (see FileMap); null with `error` set when
+  /// n is 0, the file system cannot map the file, or the file no longer holds those bytes.
+  /// `prefetch` asks the kernel to start reading them now (MADV_WILLNEED), in the background.
+  std::shared_ptr<const FileMap> map(uint64_t offset, uint64_t n, std::string& error,
+                                     bool prefetch = false) const;
+  /// Whether the file still holds at least `end` bytes (fstat now); false with `error` set
+  /// when it shrank. Touching mapped bytes below `end` cannot then raise SIGBUS unless the
+  /// file is cut again later.
+  bool still_holds(uint64_t end, std::string& error) const;
 
  private:
   std::shared_ptr<const int> fd_;
   uint64_t size_ = 0;
 };
 
+/// A private mapping of a range of a file: MAP_PRIVATE, readable and writable, so writing into
+/// a tensor over it copies that page for this mapping alone and never reaches the file (nor any
+/// other mapping of it: each tensor's storage gets its own). Nothing is read until a page is
+/// touched. The last owner unmaps it.
+class FileMap {
+ public:
+  FileMap(void* base, size_t length, char* data) : base_(base), length_(length), data_(data) {}
+  ~FileMap();
+  FileMap(const FileMap&) = delete;
+  FileMap& operator=(const FileMap&) = delete;
+  /// The first byte of the range asked for.
+  char* data() const { return data_; }
+
+ private:
+  void* base_;  // page-aligned start of the mapping
+  size_t length_;
+  char* data_;
+};
+
+/// Whether readers map tensor bytes: `requested` (an option, on by default) unless the
+/// environment variable EMBER_MMAP is "0", "off" or "false".
+bool mmap_enabled(bool requested);
+
 /// A reader's bytes: an open regular file, or a buffer in memory (a download, a fuzz input).
 struct ByteSource {
   ReadFile file;
   std::string bytes;
   bool in_memory = false;
+  /// Whether tensor bytes are mapped from `file` (asked for, and a file, not memory); headers
+  /// and pickles are always read through `file`.
+  bool mapped = false;
+  /// Mapped bytes are read ahead as they are mapped (ReadFile::map's `prefetch`).
+  bool prefetch = false;
   uint64_t size() const { return in_memory ? bytes.size() : file.size(); }
   /// All `n` bytes at `offset`, or false with `error` set.
   bool read(uint64_t offset, void* dst, size_t n, std::string& error) const;

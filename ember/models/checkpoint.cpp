@@ -1,13 +1,10 @@
 // Checkpoint files and folders: which files hold the weights, and loading them by key.
 #include "ember/models/checkpoint.h"
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
-#include <sstream>
 
 #include "ember/store/pytorch.h"
 
@@ -51,16 +48,6 @@ std::vector<std::string> shards_of(const fs::path& index) {
   return files;
 }
 
-// Whether `name` passes the options' include / exclude filters (names filtered out are neither
-// loaded nor missing, as in store::load_into).
-bool wanted(const std::string& name, const store::LoadOptions& o) {
-  auto any = [&](const std::vector<std::string>& res) {
-    return std::any_of(res.begin(), res.end(),
-                       [&](const std::string& re) { return std::regex_search(name, std::regex(re)); });
-  };
-  return (o.include.empty() || any(o.include)) && !any(o.exclude);
-}
-
 }  // namespace
 
 std::vector<std::string> checkpoint_files(const std::string& path) {
@@ -89,30 +76,8 @@ std::vector<std::string> checkpoint_files(const std::string& path) {
 
 store::LoadReport load_checkpoint(nn::Module& model, const std::string& path,
                                   const store::LoadOptions& options) {
-  std::vector<std::string> files = checkpoint_files(path);
-  nn::StateDict targets = model.state_dict();
-  if (files.size() == 1) return store::load_into(targets, files[0], options);
-  // Shards: each holds part of the targets; what none of them held is missing.
-  store::LoadOptions each = options;
-  each.allow_partial = true;
-  store::LoadReport total;
-  std::set<std::string> loaded;
-  for (const auto& f : files) {
-    store::LoadReport r = store::load_into(targets, f, each);
-    loaded.insert(r.loaded.begin(), r.loaded.end());
-    total.loaded.insert(total.loaded.end(), r.loaded.begin(), r.loaded.end());
-    total.unexpected.insert(total.unexpected.end(), r.unexpected.begin(), r.unexpected.end());
-  }
-  for (const auto& [name, t] : targets)
-    if (!loaded.count(name) && wanted(name, options)) total.missing.push_back(name);
-  if (!total.missing.empty() && !options.allow_partial) {
-    std::ostringstream msg;
-    msg << "[load_checkpoint] " << path << ": missing (a target, in no shard):";
-    for (size_t i = 0; i < total.missing.size(); ++i)
-      msg << (i ? ", " : " ") << total.missing[i];
-    throw store::LoadError(msg.str(), total, {});
-  }
-  return total;
+  // The shards are one source: every key of every shard is checked before anything is written.
+  return store::load_into(model.state_dict(), checkpoint_files(path), options);
 }
 
 std::optional<Shape> checkpoint_tensor_shape(const std::string& path, const std::string& key) {

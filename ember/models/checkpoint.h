@@ -18,8 +18,9 @@ namespace ember::models {
 std::vector<std::string> checkpoint_files(const std::string& path);
 
 /// Loads the checkpoint at `path` into `model`'s state_dict (parameters and buffers, keys as
-/// the model names them) through store::load_into. For a sharded folder each shard is loaded
-/// in turn, and the keys no shard held are reported missing in one store::LoadError.
+/// the model names them) through store::load_into. A sharded folder's shards are taken as one
+/// file: missing, unexpected and mis-shaped keys of all of them are one store::LoadError, and
+/// any error (a damaged shard, a key in two shards) leaves the model unchanged.
 store::LoadReport load_checkpoint(nn::Module& model, const std::string& path,
                                   const store::LoadOptions& options = {});
 

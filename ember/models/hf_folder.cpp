@@ -41,12 +41,7 @@ nn::StateDict read_hf_weights(const std::string& dir) {
 }
 
 void load_hf_weights(nn::Module& model, const std::string& dir, const KeyMap& map) {
-  nn::StateDict sd;
-  for (auto& [key, t] : read_hf_weights(dir)) {
-    std::optional<std::string> name = map ? map(key) : std::optional<std::string>(key);
-    if (name) sd.emplace_back(std::move(*name), std::move(t));
-  }
-  model.load_state_dict(sd, /*strict=*/true);
+  load_checkpoint(model, dir, {.map_key = map});
 }
 
 }  // namespace ember::models

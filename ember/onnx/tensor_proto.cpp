@@ -10,6 +10,7 @@
 #include "ember/detail/file.h"
 #include "ember/detail/text.h"
 #include "ember/onnx/proto.h"
+#include "ember/store/mapped.h"
 
 namespace ember::onnx::detail {
 
@@ -113,9 +114,11 @@ uint64_t parse_u64(const std::string& s, const std::string& key, const std::stri
   return v;
 }
 
-// Reads the external bytes of `t` (or, with `dst` null, only checks that they are there).
-void read_external(const TensorProto& t, const DataDir& where, const std::string& what,
-                   uint64_t nbytes, uint8_t* dst) {
+// The external file of `t` and the offset of its bytes there, checked to hold `nbytes`.
+std::pair<ember::detail::ReadFile, uint64_t> locate_external(const TensorProto& t,
+                                                             const DataDir& where,
+                                                             const std::string& what,
+                                                             uint64_t nbytes) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
@@ -137,8 +140,7 @@ void read_external(const TensorProto& t, const DataDir& where, const std::string
                                              std::to_string(file.size()) + " bytes, too few for " +
                                              std::to_string(nbytes) + " at offset " +
                                              std::to_string(offset)));
-  if (dst && !file.read_exact(offset, dst, nbytes, error))
-    throw IOError(message(where.model, what + ": external data " + path + ": " + error));
+  return {std::move(file), offset};
 }
 
 }  // namespace
@@ -199,12 +201,19 @@ Tensor tensor_from_proto(const TensorProto& t, const DataDir& where, bool check_
   };
 
   if (t.data_location() == TensorProto::EXTERNAL) {
-    if (check_only) {
-      read_external(t, where, what, nbytes, nullptr);
-      return Tensor();
-    }
+    auto [file, offset] = locate_external(t, where, what, nbytes);
+    if (check_only) return Tensor();
+    // Aligned external bytes are mapped (private, copy-on-write; see docs/store.md): nothing
+    // is read until the initializer is used. EMBER_MMAP=0 reads them.
+    std::string error;
+    if (!widened && *dtype != kBool && ember::detail::mmap_enabled(true) &&
+        store::detail::mappable(offset, nbytes, *dtype))
+      if (auto s = store::detail::mapped_storage(file, offset, nbytes, Device::flex(), error))
+        return store::detail::tensor_over(std::move(s), *dtype, shape, contiguous_strides(shape),
+                                          0, Device::flex());
     std::vector<uint8_t> bytes(nbytes);
-    read_external(t, where, what, nbytes, bytes.data());
+    if (!file.read_exact(offset, bytes.data(), nbytes, error))
+      throw IOError(message(where.model, what + ": external data: " + error));
     return make(bytes.data());
   }
   if (t.has_raw_data()) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <regex>
 
 #include "ember/autodiff.h"
@@ -79,6 +80,11 @@ LoadReport load_from(const TensorMap& targets, const Source& file, const LoadOpt
   std::map<std::string, std::string> source;  // target name -> file key
   for (const auto& key : file.keys) {
     std::string name = key;
+    if (o.map_key) {
+      std::optional<std::string> mapped = o.map_key(key);
+      if (!mapped) continue;
+      name = std::move(*mapped);
+    }
     if (any_rules) check_name_length(key, path, "file key");
     for (const auto& [re, rep_with] : rules) {
       name = std::regex_replace(name, re, rep_with);
@@ -139,38 +145,80 @@ LoadReport load_from(const TensorMap& targets, const Source& file, const LoadOpt
   return rep;
 }
 
+Source source_of(const SafetensorsFile& file) {
+  return {file.path(), file.keys(),
+          [file](const std::string& k) {
+            const TensorInfo& i = file.info(k);
+            return std::pair<DType, const Shape*>(i.dtype, &i.shape);
+          },
+          [file](const std::string& k, DType d, Device dev) { return file.get(k, d, dev); }};
+}
+
+Source source_of(const PtValue& value) {
+  auto by_key = std::make_shared<std::map<std::string, PtValue>>();
+  Source src{value.path(), {}, {}, {}};
+  for (auto& [k, v] : value.tensors()) {
+    if (!by_key->emplace(k, v).second)
+      throw FormatError(detail::message(value.path(), "two tensors are named \"" + k + "\""));
+    src.keys.push_back(k);
+  }
+  src.info = [by_key](const std::string& k) {
+    const PtValue& v = by_key->at(k);
+    return std::pair<DType, const Shape*>(v.tensor_dtype(), &v.tensor_shape());
+  };
+  src.get = [by_key](const std::string& k, DType d, Device dev) {
+    return by_key->at(k).tensor(d, dev);
+  };
+  return src;
+}
+
+Source source_of(const std::string& path, const LoadOptions& o) {
+  // Every value is taken before any is copied: prefetching starts all the reads at once.
+  const ReadOptions read{.mmap = o.mmap, .prefetch = true};
+  if (is_pytorch_file(path)) return source_of(load_pytorch(path, read).model_state());
+  return source_of(SafetensorsFile(path, read));
+}
+
 }  // namespace
 
 LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
                      const LoadOptions& o) {
-  Source src{file.path(), file.keys(),
-             [&](const std::string& k) {
-               const TensorInfo& i = file.info(k);
-               return std::pair<DType, const Shape*>(i.dtype, &i.shape);
-             },
-             [&](const std::string& k, DType d, Device dev) { return file.get(k, d, dev); }};
-  return load_from(targets, src, o);
+  return load_from(targets, source_of(file), o);
 }
 
 LoadReport load_into(const TensorMap& targets, const PtValue& value, const LoadOptions& o) {
-  Source src{value.path(), {}, {}, {}};
-  std::map<std::string, PtValue> by_key;
-  for (auto& [k, v] : value.tensors()) {
-    if (!by_key.emplace(k, v).second)
-      throw FormatError(detail::message(value.path(), "two tensors are named \"" + k + "\""));
-    src.keys.push_back(k);
-  }
-  src.info = [&](const std::string& k) {
-    const PtValue& v = by_key.at(k);
-    return std::pair<DType, const Shape*>(v.tensor_dtype(), &v.tensor_shape());
-  };
-  src.get = [&](const std::string& k, DType d, Device dev) { return by_key.at(k).tensor(d, dev); };
-  return load_from(targets, src, o);
+  return load_from(targets, source_of(value), o);
 }
 
 LoadReport load_into(const TensorMap& targets, const std::string& path, const LoadOptions& o) {
-  if (is_pytorch_file(path)) return load_into(targets, load_pytorch(path).model_state(), o);
-  return load_into(targets, SafetensorsFile(path), o);
+  return load_from(targets, source_of(path, o), o);
+}
+
+LoadReport load_into(const TensorMap& targets, const std::vector<std::string>& paths,
+                     const LoadOptions& o) {
+  if (paths.empty()) throw ValueError("[store] load_into: no files given");
+  if (paths.size() == 1) return load_into(targets, paths[0], o);
+  // One source over all files: each key read from the file that holds it.
+  auto parts = std::make_shared<std::vector<Source>>();
+  auto owner = std::make_shared<std::map<std::string, size_t>>();
+  Source all{paths[0] + " and " + std::to_string(paths.size() - 1) + " more file" +
+                 (paths.size() > 2 ? "s" : ""),
+             {}, {}, {}};
+  for (const auto& p : paths) {
+    parts->push_back(source_of(p, o));
+    for (const auto& k : parts->back().keys) {
+      auto [it, fresh] = owner->emplace(k, parts->size() - 1);
+      if (!fresh)
+        throw FormatError(detail::message(p, "tensor \"" + k + "\" is also in " +
+                                                 (*parts)[it->second].path));
+      all.keys.push_back(k);
+    }
+  }
+  all.info = [parts, owner](const std::string& k) { return (*parts)[owner->at(k)].info(k); };
+  all.get = [parts, owner](const std::string& k, DType d, Device dev) {
+    return (*parts)[owner->at(k)].get(k, d, dev);
+  };
+  return load_from(targets, all, o);
 }
 
 }  // namespace ember::store

@@ -1,5 +1,7 @@
 #pragma once
 // Loading a file's tensors into existing named tensors (a module's parameters), by key.
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +19,9 @@ struct RenameRule {
 };
 
 struct LoadOptions {
+  /// Applied first to every file key: the name to use instead, or nullopt to drop the tensor
+  /// (it is then neither loaded nor unexpected). Empty: keys are kept.
+  std::function<std::optional<std::string>(const std::string&)> map_key = {};
   /// Applied in order to every file key to give the target name ("$1" refers to groups).
   std::vector<RenameRule> rename = {};
   /// ECMAScript regexes searched in target names (after renaming): when not empty, only names
@@ -31,6 +36,9 @@ struct LoadOptions {
   /// Floating tensors are converted to the target's dtype (f16/bf16/f32/f64 in any direction);
   /// when false, a dtype difference is an error. Other dtypes must always match.
   bool cast_floating = true;
+  /// Files opened by path are mapped (see ReadOptions): each value is copied once, from the
+  /// file's pages straight into its target.
+  bool mmap = true;
 };
 
 /// What a load did: target names filled, and the names left out (when allowed).
@@ -59,6 +67,11 @@ LoadReport load_into(const TensorMap& targets, const PtValue& value,
 /// Opens `path` and loads it into `targets`: a safetensors file, or a PyTorch file (zip or
 /// legacy, told apart by its first bytes), whose model_state() gives the tensors.
 LoadReport load_into(const TensorMap& targets, const std::string& path,
+                     const LoadOptions& options = {});
+/// The same for several files taken as one (the shards of a checkpoint, any mix of formats):
+/// a key in two of them is a FormatError; every file is opened and every key of all of them is
+/// checked before anything is written, so an error in any file changes nothing.
+LoadReport load_into(const TensorMap& targets, const std::vector<std::string>& paths,
                      const LoadOptions& options = {});
 
 }  // namespace ember::store

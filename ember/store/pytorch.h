@@ -70,9 +70,12 @@ class PtValue {
   /// A tensor's dtype and shape, known without reading its bytes.
   DType tensor_dtype() const;
   const Shape& tensor_shape() const;
-  /// Reads a tensor (a contiguous copy of its elements, converted to `dtype` when given, on
-  /// `device`). Throws IOError if the file shrank since it was opened, FormatError for a bool
-  /// byte other than 0 or 1.
+  /// The tensor as torch saved it: its offset and strides in its storage, which every live
+  /// tensor of that storage shares (as torch.load's do). On a host device the storage is a view
+  /// of the mapped file (see ReadOptions) when the entry is stored and aligned to its element
+  /// size, else read (inflated, for a compressed entry) once into memory. Converted to `dtype`
+  /// (a copy) when given, on `device`. Throws IOError if the file shrank since it was opened,
+  /// FormatError for a bool byte other than 0 or 1.
   Tensor tensor(std::optional<DType> dtype = {}, std::optional<Device> device = {}) const;
 
   /// Every tensor under this value, depth first in file order, with dotted keys: dict keys (ints
@@ -96,8 +99,9 @@ class PtValue {
 /// Opens a file written by torch.save (zip or legacy) and returns its object tree, validated:
 /// every tensor's storage, offset, shape and strides are checked against the bytes that exist.
 /// Throws IOError, TruncatedError, FormatError, UnsafePickleError; messages read
-/// "[load_pytorch] <path>: ...".
-PtValue load_pytorch(const std::string& path);
+/// "[load_pytorch] <path>: ...". The pickle is read with positioned reads; the tensors' bytes
+/// are mapped (options.mmap, on by default) and read from disk only when used.
+PtValue load_pytorch(const std::string& path, const ReadOptions& options = {});
 /// The same for a file's bytes held in memory; `name` stands for the path in messages.
 PtValue load_pytorch_bytes(std::string bytes, const std::string& name = "<memory>");
 /// Whether `path` looks like a PyTorch file (a zip archive, or a pickle), by its first bytes.

@@ -1,8 +1,8 @@
 // Opening a PyTorch file. The zip format is read through minizip over ember's own positioned
-// reads (so a file, or bytes in memory, are never mapped and a shrinking file is an IOError): the
-// directory is listed, data.pkl is decompressed and unpickled, and each storage entry is located.
-// A stored entry's bytes are read in place, at its offset in the file, when its tensor is read;
-// a compressed one is inflated then. The legacy format is a stream of pickles followed by each
+// reads (so the directory and the pickle never go through a mapping and a shrinking file is an
+// IOError): the directory is listed, data.pkl is decompressed and unpickled, and each storage
+// entry is located. A stored entry's bytes are mapped in place, at their offset in the file, or
+// read from there, when a tensor of it is asked for; a compressed one is inflated then. The legacy format is a stream of pickles followed by each
 // storage's element count and bytes, all of which are located (not read) when the file opens.
 #include <unzip.h>
 
@@ -10,8 +10,8 @@
 #include <cstring>
 #include <map>
 
-#include "ember/backends/backend.h"
 #include "ember/detail/text.h"
+#include "ember/store/mapped.h"
 #include "ember/store/pytorch_impl.h"
 
 namespace ember::store {
@@ -102,13 +102,12 @@ struct Entry {
 };
 
 // Inflates the current entry (opened) into `out`, which must come to exactly `size` bytes.
-void inflate_entry(unzFile f, const std::string& name, uint64_t size, std::string& out,
+void inflate_entry(unzFile f, const std::string& name, uint64_t size, char* out,
                    const PtDoc& doc) {
-  out.resize(size_t(size));
   uint64_t got = 0;
   while (got < size) {
     unsigned chunk = unsigned(std::min<uint64_t>(size - got, 1u << 30));
-    int k = unzReadCurrentFile(f, out.data() + got, chunk);
+    int k = unzReadCurrentFile(f, out + got, chunk);
     if (k < 0) doc.fail("entry " + name + " cannot be inflated (zip error " + std::to_string(k) + ")");
     if (k == 0) break;
     got += uint64_t(k);
@@ -213,10 +212,10 @@ void open_zip(PtDoc& doc) {
   if (prefix.empty()) doc.fail("a zip archive with no <archive>/data.pkl: not a torch.save file");
   const Entry& pe = entries.at(prefix + "data.pkl");
   if (pe.size > kMaxPickle) doc.fail("data.pkl is larger than 1 GiB");
-  std::string pickle;
+  std::string pickle(size_t(pe.size), '\0');
   if (unzGoToFilePos64(zip.f, &pe.pos) != UNZ_OK || unzOpenCurrentFile(zip.f) != UNZ_OK)
     doc.fail("data.pkl cannot be opened");
-  inflate_entry(zip.f, "data.pkl", pe.size, pickle, doc);
+  inflate_entry(zip.f, "data.pkl", pe.size, pickle.data(), doc);
 
   PtSource mem;
   mem.in_memory = true;
@@ -305,13 +304,15 @@ PtValue open(std::shared_ptr<PtDoc> doc) {
 
 }  // namespace
 
-PtValue load_pytorch(const std::string& path) {
+PtValue load_pytorch(const std::string& path, const ReadOptions& options) {
   auto doc = std::make_shared<PtDoc>();
   doc->path = path;
   auto src = std::make_shared<PtSource>();
   std::string error;
   src->file = ember::detail::ReadFile::open(path, error);
   if (!src->file) throw IOError(doc->message(error));
+  src->mapped = ember::detail::mmap_enabled(options.mmap);
+  src->prefetch = options.prefetch;
   doc->src = std::move(src);
   return open(std::move(doc));
 }
@@ -338,13 +339,12 @@ bool is_pytorch_file(const std::string& path) {
   return uint8_t(head[0]) == 0x80 && !(f.size() >= 9 && head[8] == '{');
 }
 
-// Reads the bytes of elements [first, first + count) of the tensor's storage into `dst`.
-static void read_storage(const PtDoc& doc, const PtStorage& st, int64_t first, int64_t count,
-                         void* dst) {
-  const uint64_t isz = itemsize(st.dtype), begin = uint64_t(first) * isz, n = uint64_t(count) * isz;
+// Reads all of the storage's bytes into `dst`: in place, or inflated from its entry.
+static void read_storage(const PtDoc& doc, const PtStorage& st, void* dst) {
+  const uint64_t n = uint64_t(st.numel) * itemsize(st.dtype);
   std::string error;
   if (st.in_place) {
-    if (n && !doc.src->read(st.offset + begin, dst, size_t(n), error))
+    if (n && !doc.src->read(st.offset, dst, size_t(n), error))
       throw IOError(doc.message("storage " + ember::detail::shorten(st.key) + ": " + error));
     return;
   }
@@ -352,9 +352,36 @@ static void read_storage(const PtDoc& doc, const PtStorage& st, int64_t first, i
   unz64_file_pos pos{st.zip_pos[0], st.zip_pos[1]};
   if (unzGoToFilePos64(zip.f, &pos) != UNZ_OK || unzOpenCurrentFile(zip.f) != UNZ_OK)
     doc.fail("entry " + ember::detail::shorten(st.entry) + " cannot be opened");
-  std::string all;
-  inflate_entry(zip.f, st.entry, uint64_t(st.numel) * isz, all, doc);
-  if (n) std::memcpy(dst, all.data() + begin, size_t(n));
+  inflate_entry(zip.f, st.entry, n, static_cast<char*>(dst), doc);
+}
+
+// The ember storage of `st` on the host device `place`, shared by every live tensor of it: the
+// mapped file's bytes for a stored, aligned entry (or legacy data), else a read into memory.
+// Its bool bytes are checked when it is made.
+static std::shared_ptr<Storage> storage_of(const PtDoc& doc, const PtStorage& st, Device place) {
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (auto s = st.made.lock(); s && st.made_on == place) return s;
+  const uint64_t n = uint64_t(st.numel) * itemsize(st.dtype);
+  std::shared_ptr<Storage> s;
+  if (st.in_place && doc.src->mapped && detail::mappable(st.offset, n, st.dtype)) {
+    // Mapped after the file's size is checked; a file that shrank, or a file system that
+    // cannot map it, is read (and a shrunk file is then an IOError).
+    std::string error;
+    s = detail::mapped_storage(doc.src->file, st.offset, n, place, error, doc.src->prefetch);
+  }
+  if (!s) {
+    Tensor flat = ember::detail::empty_tensor({st.numel}, st.dtype, place);
+    read_storage(doc, st, flat.raw_data());
+    s = flat.impl()->storage;
+  }
+  if (st.dtype == kBool)
+    if (auto i = detail::bad_bool_byte(s->data, n))
+      doc.fail("storage " + ember::detail::shorten(st.key) + ": bool byte " + std::to_string(*i) +
+               " is " + std::to_string(static_cast<const uint8_t*>(s->data)[*i]) +
+               ", not 0 or 1");
+  st.made = s;
+  st.made_on = place;
+  return s;
 }
 
 Tensor PtValue::tensor(std::optional<DType> dtype, std::optional<Device> device) const {
@@ -364,33 +391,13 @@ Tensor PtValue::tensor(std::optional<DType> dtype, std::optional<Device> device)
   }
   const detail::PtTensor& t = *node_->tensor;
   const PtStorage& st = *t.storage;
-  const Device want = resolve_device(device), place = want.without_layers();
-  BackendImpl* b = backend_for(place.backend());
-  const Device host = b && b->is_host() ? place : Device::flex();
-  Tensor raw;
-  if (numel_of(t.shape) == 0) {
-    raw = ember::detail::empty_tensor(t.shape, st.dtype, host);
-  } else if (Shape(contiguous_strides(t.shape)) == t.strides ||
-             t.shape.size() == 0) {  // contiguous: straight into the result
-    raw = ember::detail::empty_tensor(t.shape, st.dtype, host);
-    read_storage(*doc_, st, t.offset, numel_of(t.shape), raw.raw_data());
-  } else {  // the span the view covers, then a contiguous copy of the view
-    int64_t last = t.offset;
-    for (size_t d = 0; d < t.shape.size(); ++d) last += (t.shape[d] - 1) * t.strides[d];
-    Tensor span = ember::detail::empty_tensor({last - t.offset + 1}, st.dtype, host);
-    read_storage(*doc_, st, t.offset, last - t.offset + 1, span.raw_data());
-    raw = ember::detail::make_view(span, t.shape, t.strides, 0).contiguous();
-  }
-  if (st.dtype == kBool) {
-    const auto* p = static_cast<const uint8_t*>(raw.raw_data());
-    for (int64_t i = 0; i < raw.numel(); ++i)
-      if (p[i] > 1)
-        doc_->fail("storage " + ember::detail::shorten(st.key) + ": bool byte " +
-                   std::to_string(i) + " is " + std::to_string(p[i]) + ", not 0 or 1");
-  }
-  Tensor out = raw.device() == place ? raw : raw.to(place);
-  if (dtype && *dtype != st.dtype) out = out.to(*dtype);
-  return out.device() == want ? out : ember::detail::retag(out, want);
+  const Device want = resolve_device(device);
+  const Device host = detail::host_for(want.without_layers());
+  Tensor raw = numel_of(t.shape) == 0
+                   ? ember::detail::empty_tensor(t.shape, st.dtype, host)
+                   : detail::tensor_over(storage_of(*doc_, st, host), st.dtype, t.shape,
+                                         t.strides, t.offset, host);
+  return detail::deliver(std::move(raw), dtype, want);
 }
 
 }  // namespace ember::store

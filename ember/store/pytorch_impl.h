@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "ember/detail/file.h"
@@ -16,7 +17,8 @@ namespace ember::store::detail {
 using PtSource = ember::detail::ByteSource;
 
 /// One storage: `numel` elements of `dtype`, either in place in the file (`offset`: a stored zip
-/// entry, or the legacy format's data section) or in a compressed zip entry (`entry`).
+/// entry, or the legacy format's data section) or in a compressed zip entry (`entry`). The
+/// ember storage made of it is kept (weakly) so that every live tensor of it shares one.
 struct PtStorage {
   std::string key;
   DType dtype = DType::U8;
@@ -25,6 +27,9 @@ struct PtStorage {
   uint64_t offset = 0;
   std::string entry;  // zip entry name (compressed storages, messages)
   uint64_t zip_pos[2] = {0, 0};  // minizip's unz64_file_pos of a compressed entry
+  mutable std::mutex mu;  // guards the two below
+  mutable std::weak_ptr<Storage> made;
+  mutable Device made_on;
 };
 
 struct PtTensor {

@@ -30,6 +30,20 @@ class TruncatedError : public FormatError { using FormatError::FormatError; };
 /// A name that is not in the file.
 class KeyError : public StoreError { using StoreError::StoreError; };
 
+/// How a reader takes tensor bytes from a file (safetensors and PyTorch files alike).
+struct ReadOptions {
+  /// Map the file (private, copy-on-write) and hand out tensors whose storage is the mapping:
+  /// nothing is read or copied until a tensor's bytes are used, and writing into one never
+  /// changes the file. When false, or when the environment variable EMBER_MMAP is 0, or when
+  /// the file system cannot map the file, every tensor is read into its own memory instead,
+  /// with the same values.
+  bool mmap = true;
+  /// With mmap: ask the kernel to read each tensor's bytes ahead, in the background, as soon as
+  /// the tensor is taken (for loads that use every byte at once, like load_into, which sets it;
+  /// a file on a slow disk then streams in large reads rather than a page fault at a time).
+  bool prefetch = false;
+};
+
 /// The safetensors dtype string ("F32", "BF16", "I64", "BOOL", ...) for `d`.
 std::string_view safetensors_dtype_name(DType d);
 
@@ -46,12 +60,13 @@ struct TensorInfo {
 };
 
 /// A safetensors file, validated when opened and kept open; each tensor's bytes are read only
-/// when asked for. Copies share the open file, which is closed with the last one.
+/// when asked for (mapped, see ReadOptions). Copies share the open file, which is closed with
+/// the last one and any tensor over its mapping.
 class SafetensorsFile {
  public:
   /// Opens and validates `path`; throws IOError (cannot open, not a regular file), TruncatedError
   /// or FormatError. Opening never blocks: FIFOs, devices and directories are refused.
-  explicit SafetensorsFile(const std::string& path);
+  explicit SafetensorsFile(const std::string& path, const ReadOptions& options = {});
   /// The same for a file's bytes held in memory (a download, an embedded blob); `name` stands
   /// for the path in messages.
   static SafetensorsFile from_bytes(std::string bytes, const std::string& name = "<memory>");
@@ -64,8 +79,9 @@ class SafetensorsFile {
   const TensorInfo& info(const std::string& name) const;
   const Metadata& metadata() const { return metadata_; }
   /// Materialises `name`, converted to `dtype` when given, on `device` (default device if empty).
-  /// Throws IOError if the file shrank since it was opened, FormatError for a BOOL byte other
-  /// than 0 or 1.
+  /// On a host device without conversion, a mapped file's tensor is a view of the mapping
+  /// (aligned to its element size; otherwise it is read). Throws IOError if the file shrank
+  /// since it was opened, FormatError for a BOOL byte other than 0 or 1.
   Tensor get(const std::string& name, std::optional<DType> dtype = {},
              std::optional<Device> device = {}) const;
   /// Every tensor, in data order.
@@ -82,7 +98,7 @@ class SafetensorsFile {
   uint64_t data_start_ = 0;
 };
 
-/// Shorthand for SafetensorsFile(path).load_all().
-TensorMap load_safetensors(const std::string& path);
+/// Shorthand for SafetensorsFile(path, options).load_all().
+TensorMap load_safetensors(const std::string& path, const ReadOptions& options = {});
 
 }  // namespace ember::store

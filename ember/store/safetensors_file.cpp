@@ -2,18 +2,20 @@
 // known to be sound), keep the file open, read each tensor's bytes when it is asked for.
 // Nothing is trusted before it is checked against the bytes that exist: the header length
 // against the file size, every shape against the limits on tensors, every byte range against
-// the data section. Reads are positioned (pread), never through a mapping, so a file truncated
-// after it was opened gives an IOError rather than a SIGBUS.
+// the data section. The header is read with positioned reads (pread); tensors are views of a
+// private mapping of the file when it maps, else read the same way. The file's size is checked
+// again (fstat) before each mapped tensor is handed out, so a file truncated after it was opened
+// gives an IOError rather than a SIGBUS.
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "ember/backends/backend.h"
 #include "ember/detail/file.h"
 #include "ember/detail/text.h"
 #include "ember/store/format.h"
+#include "ember/store/mapped.h"
 #include "ember/store/safetensors.h"
 
 namespace ember::store {
@@ -40,13 +42,15 @@ std::string brief(const nlohmann::json& j) { return ember::detail::shorten(j.dum
 // Where the bytes come from: an open regular file, or a buffer in memory.
 struct SafetensorsFile::Source : ember::detail::ByteSource {};
 
-SafetensorsFile::SafetensorsFile(const std::string& path)
+SafetensorsFile::SafetensorsFile(const std::string& path, const ReadOptions& options)
     : SafetensorsFile(
           [&] {
             auto src = std::make_shared<Source>();
             std::string error;
             src->file = ember::detail::ReadFile::open(path, error);
             if (!src->file) throw IOError(detail::message(path, error));
+            src->mapped = ember::detail::mmap_enabled(options.mmap);
+            src->prefetch = options.prefetch;
             return std::shared_ptr<const Source>(std::move(src));
           }(),
           path) {}
@@ -224,27 +228,32 @@ const TensorInfo& SafetensorsFile::info(const std::string& name) const {
 Tensor SafetensorsFile::get(const std::string& name, std::optional<DType> dtype,
                             std::optional<Device> device) const {
   const TensorInfo& ti = info(name);
-  const Device want = resolve_device(device), place = want.without_layers();
-  // Host backends are read into directly; others through a flex tensor.
-  BackendImpl* b = backend_for(place.backend());
-  Tensor raw = ember::detail::empty_tensor(ti.shape, ti.dtype,
-                                           b && b->is_host() ? place : Device::flex());
-  const uint64_t n = ti.end - ti.begin;
+  const Device want = resolve_device(device);
+  // Host backends are read into (or view the mapping) directly; others through a flex tensor.
+  const Device host = detail::host_for(want.without_layers());
+  const uint64_t at = data_start_ + ti.begin, n = ti.end - ti.begin;
   std::string error;
-  if (n && !src_->read(data_start_ + ti.begin, raw.raw_data(), size_t(n), error))
-    throw IOError(detail::message(path_, "tensor " + in_quotes(name) + ": " + error));
-  // A bool byte other than 0 or 1 is not a valid C++ bool: refuse it rather than load it.
-  if (ti.dtype == kBool) {
-    const auto* p = static_cast<const uint8_t*>(raw.raw_data());
-    for (uint64_t i = 0; i < n; ++i)
-      if (p[i] > 1)
-        throw FormatError(detail::message(path_, "tensor " + in_quotes(name) + ": BOOL byte " +
-                                                     std::to_string(i) + " is " +
-                                                     std::to_string(p[i]) + ", not 0 or 1"));
+  Tensor raw;
+  if (src_->mapped && detail::mappable(at, n, ti.dtype)) {
+    // Mapped after the file's size is checked; a file that shrank, or a file system that
+    // cannot map it, is read (and a shrunk file is then an IOError).
+    if (auto s = detail::mapped_storage(src_->file, at, n, host, error, src_->prefetch))
+      raw = detail::tensor_over(std::move(s), ti.dtype, ti.shape, contiguous_strides(ti.shape), 0,
+                                host);
   }
-  Tensor out = raw.device() == place ? raw : raw.to(place);
-  if (dtype && *dtype != ti.dtype) out = out.to(*dtype);
-  return out.device() == want ? out : ember::detail::retag(out, want);
+  if (!raw.defined()) {
+    raw = ember::detail::empty_tensor(ti.shape, ti.dtype, host);
+    if (n && !src_->read(at, raw.raw_data(), size_t(n), error))
+      throw IOError(detail::message(path_, "tensor " + in_quotes(name) + ": " + error));
+  }
+  // A bool byte other than 0 or 1 is not a valid C++ bool: refuse it rather than load it.
+  if (ti.dtype == kBool)
+    if (auto i = detail::bad_bool_byte(raw.raw_data(), n))
+      throw FormatError(detail::message(
+          path_, "tensor " + in_quotes(name) + ": BOOL byte " + std::to_string(*i) + " is " +
+                     std::to_string(static_cast<const uint8_t*>(raw.raw_data())[*i]) +
+                     ", not 0 or 1"));
+  return detail::deliver(std::move(raw), dtype, want);
 }
 
 TensorMap SafetensorsFile::load_all(std::optional<DType> dtype,
@@ -254,6 +263,8 @@ TensorMap SafetensorsFile::load_all(std::optional<DType> dtype,
   return out;
 }
 
-TensorMap load_safetensors(const std::string& path) { return SafetensorsFile(path).load_all(); }
+TensorMap load_safetensors(const std::string& path, const ReadOptions& options) {
+  return SafetensorsFile(path, options).load_all();
+}
 
 }  // namespace ember::store

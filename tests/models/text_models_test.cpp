@@ -14,6 +14,7 @@
 #include "ember/models/generate.h"
 #include "ember/models/gpt2.h"
 #include "ember/models/llama.h"
+#include "ember/store/load.h"
 #include "ember/store/safetensors.h"
 
 namespace ember {
@@ -157,7 +158,7 @@ TEST(TextModels, MissingAndMisshapedWeightsAreOneError) {
   try {
     models::GPT2LMHeadModel::from_pretrained(d.string());
     FAIL();
-  } catch (const ValueError& e) {
+  } catch (const store::LoadError& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("transformer.wte.weight"), std::string::npos) << msg;
     EXPECT_NE(msg.find("transformer.h.0.attn.c_attn.weight"), std::string::npos) << msg;

@@ -163,6 +163,34 @@ TEST(VisionZoo, FromPretrainedFolders) {
     EXPECT_NE(std::string(e.what()).find(second[1].first), std::string::npos) << e.what();
     EXPECT_EQ(e.report.missing.size(), second.size() - 1);
   }
+  // A damaged or mis-shaped last shard: the load fails and the model is left as it was (the
+  // first shard's tensors are not written either).
+  auto unchanged = [&](const nn::Module& m, const store::TensorMap& before) {
+    store::TensorMap now = m.state_dict();
+    for (size_t i = 0; i < now.size(); ++i)
+      if (!equal(now[i].second, before[i].second)) return false;
+    return true;
+  };
+  // The shard loaded last (the order of the index's keys) is the damaged one.
+  store::save_safetensors(sharded / "model-00002-of-00002.safetensors", second);
+  const std::string last = models::checkpoint_files(sharded.path.string()).back();
+  const store::TensorMap last_tensors = store::load_safetensors(last);
+  std::string last_bytes;
+  {
+    std::ifstream in(last, std::ios::binary);
+    last_bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(last, std::ios::binary) << last_bytes.substr(0, last_bytes.size() - 10);
+  auto fresh = models::create_vision_model(config_of(name));  // values unlike the checkpoint's
+  store::TensorMap before;
+  for (auto& [k, t] : fresh->state_dict()) before.emplace_back(k, t.clone());
+  EXPECT_THROW(models::load_checkpoint(*fresh, sharded.path.string()), store::TruncatedError);
+  EXPECT_TRUE(unchanged(*fresh, before));
+  store::TensorMap bad_shape = last_tensors;
+  bad_shape.back().second = zeros({3});
+  store::save_safetensors(last, bad_shape);
+  EXPECT_THROW(models::load_checkpoint(*fresh, sharded.path.string()), store::LoadError);
+  EXPECT_TRUE(unchanged(*fresh, before));
   // pytorch_model.bin
   TempDir bin("bin");
   std::ofstream(bin / "config.json") << read_json(kDir + "resnet18_small.json").dump();

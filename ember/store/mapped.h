@@ -1,0 +1,41 @@
+#pragma once
+// Private to the readers: tensors whose storage is a range of a mapped file, and the steps that
+// every read shares (the bool byte check, the move to the device asked for).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ember/detail/file.h"
+#include "ember/tensor_impl.h"
+
+namespace ember::store::detail {
+
+/// Whether `nbytes` at file offset `offset` may serve as the storage of `dtype` elements in
+/// place: some bytes, aligned to the element size (all that ember's kernels assume; torch's zip
+/// writer aligns each storage to 64 bytes, safetensors files usually to 8).
+bool mappable(uint64_t offset, uint64_t nbytes, DType dtype);
+
+/// A storage of `nbytes` at `offset` of `file` for the host backend `place`, over a mapping of
+/// its own that it keeps alive (so the tensors over it outlive the reader and the file handle).
+/// Nothing is read or copied; pages are read from the file when first touched. Null, with
+/// `error` set, when the range cannot be mapped (or the file no longer holds it).
+std::shared_ptr<Storage> mapped_storage(const ember::detail::ReadFile& file, uint64_t offset,
+                                        uint64_t nbytes, Device place, std::string& error,
+                                        bool prefetch = false);
+
+/// A tensor with the given geometry over `storage` (elements of `dtype`) on `device`.
+Tensor tensor_over(std::shared_ptr<Storage> storage, DType dtype, const Shape& shape,
+                   const Shape& strides, int64_t offset, Device device);
+
+/// The index of the first byte of `n` that is neither 0 nor 1 (a bool that C++ may not hold).
+std::optional<uint64_t> bad_bool_byte(const void* data, uint64_t n);
+
+/// The host device a reader builds a tensor on before moving it to `place` (a device without
+/// layers): `place` itself for host backends, else flex.
+Device host_for(Device place);
+
+/// `raw` (on host_for(place)) on `want` (a device, with its layers), converted to `dtype`.
+Tensor deliver(Tensor raw, std::optional<DType> dtype, Device want);
+
+}  // namespace ember::store::detail
