@@ -41,6 +41,17 @@ int64_t channel_grain(int64_t k, double bytes_per_weight) {
   return std::max<int64_t>(1, int64_t(65536.0 / std::max(1.0, double(k) * bytes_per_weight)));
 }
 
+// Sums of kLanes independent lanes, written as plain loops over a lane index that the compiler
+// vectorizes (GCC 12 turns __builtin_convertvector from bytes to floats into scalar code).
+float lane_sum(const float* v) {
+  float s = 0.f;
+  for (int l = 0; l < kLanes; ++l) s += v[l];
+  return s;
+}
+
+// Output channels an int4 GEMV task computes together: each input vector loaded serves both.
+constexpr int64_t kInt4Channels = 2;
+
 void gemv_int8(const Problem& p) {
   parallel_for(p.n, channel_grain(p.k, 1.0), [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
@@ -51,50 +62,76 @@ void gemv_int8(const Problem& p) {
         int64_t i = 0;
         for (; i + kLanes <= p.k; i += kLanes)
           for (int l = 0; l < kLanes; ++l) acc[l] += x[i + l] * float(q[i + l]);
-        float s = 0.f;
+        float s = lane_sum(acc);
         for (; i < p.k; ++i) s += x[i] * float(q[i]);
-        for (int l = 0; l < kLanes; ++l) s += acc[l];
         p.y[r * p.n + o] = s * p.scale[o] + (p.bias ? p.bias[o] : 0.f);
       }
     }
   });
 }
 
-// x split into its even and odd columns, so that the low and high nibbles of a byte meet
-// contiguous inputs: xe[r, j] = x[r, 2j], xo[r, j] = x[r, 2j + 1].
+// int4: x is split into its even and odd columns, so that the low and high nibbles of a byte
+// meet contiguous inputs (xe[r, j] = x[r, 2j], xo[r, j] = x[r, 2j + 1]), and each group's sum of
+// x is taken once: sum (v - zero) * scale * x = scale * (sum v * x) - scale * zero * sum x.
 void gemv_int4(const Problem& p) {
   const int64_t half = p.k / 2, hg = p.group / 2, ng = p.k / p.group;
-  std::vector<float> split(size_t(2 * p.m * half));
-  float *xe = split.data(), *xo = xe + p.m * half;
-  for (int64_t r = 0; r < p.m; ++r)
+  std::vector<float> split(size_t(2 * p.m * half + p.m * ng));
+  float *xe = split.data(), *xo = xe + p.m * half, *xsum = xo + p.m * half;
+  for (int64_t r = 0; r < p.m; ++r) {
     for (int64_t j = 0; j < half; ++j) {
       xe[r * half + j] = p.x[r * p.k + 2 * j];
       xo[r * half + j] = p.x[r * p.k + 2 * j + 1];
     }
-  parallel_for(p.n, channel_grain(p.k, 0.5), [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
-      const uint8_t* q = static_cast<const uint8_t*>(p.q) + o * half;
-      const float* sc = p.scale + o * ng;
-      const uint8_t* zp = p.zero + o * ng;
+    for (int64_t g = 0; g < ng; ++g) {
+      float s = 0.f;
+      for (int64_t i = g * p.group; i < (g + 1) * p.group; ++i) s += p.x[r * p.k + i];
+      xsum[r * ng + g] = s;
+    }
+  }
+  const bool vector_groups = hg % kLanes == 0;
+  const int64_t blocks = (p.n + kInt4Channels - 1) / kInt4Channels;
+  const int64_t grain = std::max<int64_t>(1, channel_grain(p.k, 0.5) / kInt4Channels);
+  parallel_for(blocks, grain, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t o0 = b * kInt4Channels, nc = std::min(kInt4Channels, p.n - o0);
+      const uint8_t* q[kInt4Channels];
+      const float* sc[kInt4Channels];
+      const uint8_t* zp[kInt4Channels];
+      for (int64_t c = 0; c < kInt4Channels; ++c) {
+        const int64_t o = o0 + std::min(c, nc - 1);
+        q[c] = static_cast<const uint8_t*>(p.q) + o * half;
+        sc[c] = p.scale + o * ng;
+        zp[c] = p.zero + o * ng;
+      }
       for (int64_t r = 0; r < p.m; ++r) {
-        const float *e = xe + r * half, *od = xo + r * half;
-        float acc[kLanes] = {};
-        float tail = 0.f;
+        const float *e = xe + r * half, *od = xo + r * half, *xs = xsum + r * ng;
+        float acc[kInt4Channels][kLanes] = {};
+        float tail[kInt4Channels] = {};
         for (int64_t g = 0; g < ng; ++g) {
-          // (v - zero) * scale as one multiply-add per nibble: v * scale + (-zero * scale).
-          const float s = sc[g], b = -float(zp[g]) * s;
           const int64_t j0 = g * hg, j1 = j0 + hg;
-          int64_t j = j0;
-          for (; j + kLanes <= j1; j += kLanes)
-            for (int l = 0; l < kLanes; ++l) {
-              const uint8_t v = q[j + l];
-              acc[l] += e[j + l] * (float(v & 15) * s + b) + od[j + l] * (float(v >> 4) * s + b);
+          for (int64_t c = 0; c < kInt4Channels; ++c) tail[c] -= sc[c][g] * float(zp[c][g]) * xs[g];
+          if (vector_groups) {
+            float part[kInt4Channels][kLanes] = {};
+            for (int64_t j = j0; j < j1; j += kLanes)
+              for (int64_t c = 0; c < kInt4Channels; ++c)
+                for (int l = 0; l < kLanes; ++l) {
+                  const uint8_t v = q[c][j + l];
+                  part[c][l] += e[j + l] * float(v & 15) + od[j + l] * float(v >> 4);
+                }
+            for (int64_t c = 0; c < kInt4Channels; ++c)
+              for (int l = 0; l < kLanes; ++l) acc[c][l] += part[c][l] * sc[c][g];
+          } else {
+            for (int64_t c = 0; c < kInt4Channels; ++c) {
+              float s = 0.f;
+              for (int64_t j = j0; j < j1; ++j)
+                s += e[j] * float(q[c][j] & 15) + od[j] * float(q[c][j] >> 4);
+              tail[c] += s * sc[c][g];
             }
-          for (; j < j1; ++j)
-            tail += e[j] * (float(q[j] & 15) * s + b) + od[j] * (float(q[j] >> 4) * s + b);
+          }
         }
-        for (int l = 0; l < kLanes; ++l) tail += acc[l];
-        p.y[r * p.n + o] = tail + (p.bias ? p.bias[o] : 0.f);
+        for (int64_t c = 0; c < nc; ++c)
+          p.y[r * p.n + o0 + c] =
+              lane_sum(acc[c]) + tail[c] + (p.bias ? p.bias[o0 + c] : 0.f);
       }
     }
   });
