@@ -5,12 +5,16 @@
 //   THREADS=2 /usr/bin/python3 bench/compare.py --device cpu --rounds 5 --filter llama_decode \
 //       --peer bench/torch_text_peer.py
 // tokens/s = 32 / (ms / 1000).
+// The _int8 and _int4 rows run the same model after models::quantize (int8 per row; int4 in
+// groups of 128), embeddings included; the peer's _int8 row is torch's dynamic int8
+// quantization of its nn.Linear layers (quantize_dynamic, fbgemm), where its build has it.
 #include <memory>
 
 #include "bench.h"
 #include "ember/ember.h"
 #include "ember/models/generate.h"
 #include "ember/models/llama.h"
+#include "ember/models/quantize.h"
 
 namespace {
 using namespace ember;
@@ -28,15 +32,26 @@ models::LlamaConfig bench_config() {
   return c;
 }
 
+// Greedy decoding of 32 tokens; bits 8 or 4 quantize the model first (0: f32).
+std::function<void()> decode(int bits) {
+  auto m = std::make_shared<models::LlamaForCausalLM>(bench_config());
+  m->eval();
+  if (bits) models::quantize(*m, {.bits = bits, .group_size = 128});
+  std::vector<int64_t> prompt;
+  for (int i = 0; i < 16; ++i) prompt.push_back(1 + 37 * i);
+  return [m, prompt] { models::generate(*m, prompt, {.max_new_tokens = 32}); };
+}
+
 EMBER_BENCH({.name = "llama_decode_d512_L4_32tok",
-             .setup =
-                 [] {
-                   auto m = std::make_shared<models::LlamaForCausalLM>(bench_config());
-                   m->eval();
-                   std::vector<int64_t> prompt;
-                   for (int i = 0; i < 16; ++i) prompt.push_back(1 + 37 * i);
-                   return [m, prompt] { models::generate(*m, prompt, {.max_new_tokens = 32}); };
-                 },
+             .setup = [] { return decode(0); },
+             .warmup = 2,
+             .iters = 7});
+EMBER_BENCH({.name = "llama_decode_d512_L4_32tok_int8",
+             .setup = [] { return decode(8); },
+             .warmup = 2,
+             .iters = 7});
+EMBER_BENCH({.name = "llama_decode_d512_L4_32tok_int4",
+             .setup = [] { return decode(4); },
              .warmup = 2,
              .iters = 7});
 

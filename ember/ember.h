@@ -13,6 +13,7 @@
 #include "ember/ops/index.h"
 #include "ember/ops/layout.h"
 #include "ember/ops/linalg.h"
+#include "ember/ops/quant.h"
 #include "ember/ops/reduce.h"
 #include "ember/ops/unary.h"
 #include "ember/optim/clip.h"

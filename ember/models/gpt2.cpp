@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "ember/models/detail/config_json.h"
+#include "ember/models/detail/embedding_out.h"
 #include "ember/models/hf_folder.h"
 #include "ember/nn/init.h"
 #include "ember/ops/binary.h"
@@ -130,13 +131,12 @@ GPT2LMHeadModel::GPT2LMHeadModel(const GPT2Config& c) : transformer(c), config(c
 }
 
 Tensor GPT2LMHeadModel::forward(const Tensor& ids, KVCache* cache) {
-  return matmul(transformer.forward(ids, cache), transformer.wte.weight.t());
+  return transformer.wte.attend(transformer.forward(ids, cache));
 }
 
 KVCache GPT2LMHeadModel::make_cache(int64_t batch, int64_t max_len) const {
-  const Tensor& w = transformer.wte.weight;
   return KVCache(config.n_layer, batch, config.n_head, max_len, config.n_embd / config.n_head,
-                 {.dtype = w.dtype(), .device = w.device()});
+                 priv::embedding_output(transformer.wte));
 }
 
 std::shared_ptr<GPT2LMHeadModel> GPT2LMHeadModel::from_pretrained(const std::string& dir) {

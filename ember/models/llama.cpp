@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "ember/models/detail/config_json.h"
+#include "ember/models/detail/embedding_out.h"
 #include "ember/models/hf_folder.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
@@ -176,13 +177,12 @@ LlamaForCausalLM::LlamaForCausalLM(const LlamaConfig& c) : model(c), config(c) {
 
 Tensor LlamaForCausalLM::forward(const Tensor& ids, KVCache* cache) {
   Tensor h = model.forward(ids, cache);
-  return lm_head ? (*lm_head)(h) : matmul(h, model.embed_tokens.weight.t());
+  return lm_head ? (*lm_head)(h) : model.embed_tokens.attend(h);
 }
 
 KVCache LlamaForCausalLM::make_cache(int64_t batch, int64_t max_len) const {
-  const Tensor& w = model.embed_tokens.weight;
   return KVCache(config.num_hidden_layers, batch, config.kv_heads(), max_len, config.head_size(),
-                 {.dtype = w.dtype(), .device = w.device()});
+                 priv::embedding_output(model.embed_tokens));
 }
 
 std::shared_ptr<LlamaForCausalLM> LlamaForCausalLM::from_pretrained(const std::string& dir) {

@@ -9,7 +9,9 @@
 #include "ember/nn/repr.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
+#include "ember/ops/index.h"
 #include "ember/ops/linalg.h"
+#include "ember/ops/unary.h"
 
 namespace ember::nn {
 
@@ -19,6 +21,47 @@ using fmt::as_given;
 using fmt::py_bool;
 using fmt::py_float;
 using fmt::topts;
+
+namespace {
+
+// Weight-only quantization of a layer's [rows, cols] weight into w8 (bits 8) or w4 (bits 4);
+// nothing changes when it throws.
+void quantize_weight(const char* layer, const Tensor& weight, int bits, int64_t group_size,
+                     QuantizedInt8& w8, QuantizedInt4& w4) {
+  if (w8.values.defined() || w4.values.defined())
+    detail::throw_value(layer, "the weight is already quantized");
+  if (bits == 8)
+    w8 = quantize_int8(weight);
+  else if (bits == 4)
+    w4 = quantize_int4(weight, group_size);
+  else
+    detail::throw_value(layer, "expected bits 8 or 4, found " + std::to_string(bits));
+}
+
+// The state_dict keys of a quantized weight (Linear::quantize_ documents them).
+template <class Register>
+void register_quantized(QuantizedInt8& w8, QuantizedInt4& w4, const Register& reg) {
+  if (w8.values.defined()) {
+    reg("weight_int8", w8.values);
+    reg("weight_scale", w8.scale);
+  } else {
+    reg("weight_int4", w4.values);
+    reg("weight_scale", w4.scale);
+    reg("weight_zero", w4.zero);
+  }
+}
+
+int bits_of(const QuantizedInt8& w8, const QuantizedInt4& w4) {
+  return w8.values.defined() ? 8 : w4.values.defined() ? 4 : 0;
+}
+
+std::string quantized_repr(const QuantizedInt8& w8, const QuantizedInt4& w4) {
+  if (w8.values.defined()) return ", weight=int8";
+  if (w4.values.defined()) return ", weight=int4(group_size=" + std::to_string(w4.group_size) + ")";
+  return "";
+}
+
+}  // namespace
 
 // --- Linear ---
 
@@ -38,15 +81,31 @@ void Linear::reset_parameters() {
   if (bias.defined()) init::uniform_(bias, -init::fan_in_bound(weight), init::fan_in_bound(weight));
 }
 
-Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias); }
+Tensor Linear::forward(const Tensor& x) {
+  if (weight_int8.values.defined()) return linear(x, weight_int8, bias);
+  if (weight_int4.values.defined()) return linear(x, weight_int4, bias);
+  return linear(x, weight, bias);
+}
+
+void Linear::quantize_(int bits, int64_t group_size) {
+  quantize_weight("Linear", weight, bits, group_size, weight_int8, weight_int4);
+  unregister("weight");
+  weight = Tensor();
+  register_quantized(weight_int8, weight_int4,
+                     [this](const char* key, Tensor& t) { register_buffer(key, t); });
+}
+
+int Linear::quantized_bits() const { return bits_of(weight_int8, weight_int4); }
 
 std::string Linear::extra_repr() const {
   return "in_features=" + std::to_string(options.in) +
-         ", out_features=" + std::to_string(options.out) + ", bias=" + py_bool(options.bias);
+         ", out_features=" + std::to_string(options.out) + ", bias=" + py_bool(options.bias) +
+         quantized_repr(weight_int8, weight_int4);
 }
 
 std::shared_ptr<Module> Linear::clone() const {
   auto c = std::make_shared<Linear>(options);
+  if (const int bits = quantized_bits()) c->quantize_(bits, weight_int4.group_size);
   c->copy_state_from(*this);
   return c;
 }
@@ -157,15 +216,47 @@ void Embedding::reset_parameters() {
 }
 
 Tensor Embedding::forward(const Tensor& indices) {
-  return F::embedding(indices, weight, options.padding_idx);
+  if (!quantized_bits()) return F::embedding(indices, weight, options.padding_idx);
+  // Only the rows looked up are dequantized.
+  Shape shape = indices.shape();
+  shape.push_back(options.dim);
+  const Tensor idx = indices.reshape({indices.numel()});
+  Tensor rows;
+  if (weight_int8.values.defined()) {
+    rows = dequantize(QuantizedInt8{index_select(weight_int8.values, 0, idx),
+                                    index_select(weight_int8.scale, 0, idx)});
+  } else {
+    const QuantizedInt4& w = weight_int4;
+    rows = dequantize(QuantizedInt4{index_select(w.values, 0, idx), index_select(w.scale, 0, idx),
+                                    index_select(w.zero, 0, idx), w.group_size});
+  }
+  return rows.reshape(shape);
 }
+
+Tensor Embedding::attend(const Tensor& h) {
+  if (weight_int8.values.defined()) return linear(h, weight_int8);
+  if (weight_int4.values.defined()) return linear(h, weight_int4);
+  return matmul(h, weight.t());
+}
+
+void Embedding::quantize_(int bits, int64_t group_size) {
+  quantize_weight("Embedding", weight, bits, group_size, weight_int8, weight_int4);
+  unregister("weight");
+  weight = Tensor();
+  register_quantized(weight_int8, weight_int4,
+                     [this](const char* key, Tensor& t) { register_buffer(key, t); });
+}
+
+int Embedding::quantized_bits() const { return bits_of(weight_int8, weight_int4); }
+
 std::string Embedding::extra_repr() const {
   std::string s = std::to_string(options.num) + ", " + std::to_string(options.dim);
   if (options.padding_idx) s += ", padding_idx=" + std::to_string(*options.padding_idx);
-  return s;
+  return s + quantized_repr(weight_int8, weight_int4);
 }
 std::shared_ptr<Module> Embedding::clone() const {
   auto c = std::make_shared<Embedding>(options);
+  if (const int bits = quantized_bits()) c->quantize_(bits, weight_int4.group_size);
   c->copy_state_from(*this);
   return c;
 }

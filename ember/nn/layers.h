@@ -11,6 +11,7 @@
 #include "ember/nn/functional.h"
 #include "ember/nn/module.h"
 #include "ember/nn/pool.h"
+#include "ember/ops/quant.h"
 
 namespace ember::nn {
 
@@ -31,7 +32,16 @@ class Linear : public Module {
   std::shared_ptr<Module> clone() const override;
   /// Re-draws weight and bias from PyTorch's default distributions.
   void reset_parameters();
+  /// Weight-only quantization in place (models::quantize walks a model with it): bits 8 keeps
+  /// weight_int8 (state_dict keys "weight_int8", "weight_scale"), bits 4 keeps weight_int4 in
+  /// groups of group_size ("weight_int4", "weight_scale", "weight_zero"); `weight` becomes
+  /// undefined and forward runs linear_int8 / linear_int4. The bias stays as it is.
+  void quantize_(int bits, int64_t group_size = 128);
+  /// 8 or 4 once quantized, else 0.
+  int quantized_bits() const;
   Tensor weight, bias;
+  QuantizedInt8 weight_int8;
+  QuantizedInt4 weight_int4;
   const LinearOptions options;
 };
 
@@ -98,7 +108,16 @@ class Embedding : public Module {
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;
   void reset_parameters();
+  /// h @ weight^T: the logits of a head tied to this table (quantized or not).
+  Tensor attend(const Tensor& h);
+  /// Weight-only quantization of the table, one int8 row scale (bits 8) or int4 groups along
+  /// each row (bits 4), with Linear::quantize_'s keys; forward dequantizes only the rows it reads.
+  void quantize_(int bits, int64_t group_size = 128);
+  /// 8 or 4 once quantized, else 0.
+  int quantized_bits() const;
   Tensor weight;
+  QuantizedInt8 weight_int8;
+  QuantizedInt4 weight_int4;
   const EmbeddingOptions options;
 };
 

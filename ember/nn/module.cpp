@@ -92,6 +92,16 @@ Module* Module::find_child(const std::string& name) const {
   return nullptr;
 }
 
+void Module::unregister(const std::string& name) {
+  for (auto* v : {&params_, &buffers_})
+    for (auto it = v->begin(); it != v->end(); ++it)
+      if (it->name == name) {
+        v->erase(it);
+        return;
+      }
+  detail::throw_value("unregister", type_name() + " has no parameter or buffer \"" + name + "\"");
+}
+
 namespace {
 using ModuleList_ = std::vector<std::pair<std::string, Module*>>;
 // Depth first from `m`. dedup: a module reachable by several paths is listed once (PyTorch's

@@ -126,6 +126,9 @@ class Module {
   void register_modules(std::initializer_list<NamedModule> children);
   /// Finds a direct child by name (nullptr when absent).
   Module* find_child(const std::string& name) const;
+  /// Drops the parameter or buffer registered as `name` (a layer that changes how it stores a
+  /// weight, as quantization does); ValueError when there is none.
+  void unregister(const std::string& name);
 
  private:
   struct Slot {

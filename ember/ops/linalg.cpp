@@ -16,6 +16,7 @@ namespace ops {
 void register_conv_ops();
 void register_conv_grad_ops();
 void register_einsum_op();
+void register_quant_ops();
 
 /// torch.matmul's output shape for operands of these shapes (either may be 1-D).
 Shape matmul_shape(const Shape& a, const Shape& b, const char* op) {
@@ -195,6 +196,7 @@ void register_linalg_ops() {
   op_def_mut(OpId::outer).decompose = decompose_outer;
   op_def_mut(OpId::dot).decompose = decompose_dot;
   register_einsum_op();
+  register_quant_ops();
   register_conv_ops();
   register_conv_grad_ops();
 }

@@ -44,6 +44,8 @@
   /* linear algebra */                                                                        \
   X(mm, Matmul) X(bmm, Matmul) X(matmul, Matmul) X(linear, Matmul) X(outer, Matmul)           \
   X(dot, Matmul) X(einsum, Matmul)                                                            \
+  /* weight-only quantized products (ember/ops/quant.h) */                                     \
+  X(linear_int8, Matmul) X(linear_int4, Matmul)                                               \
   /* indexing */                                                                              \
   X(slice, Index) X(select, Index) X(narrow, Index) X(index_select, Index) X(gather, Index)   \
   X(scatter, Index) X(scatter_add, Index) X(scatter_reduce, Index) X(index_add, Index)        \

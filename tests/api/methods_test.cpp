@@ -30,7 +30,7 @@ const std::set<std::string> kNoMethod = {
     "slice", "select", "narrow", "reshape", "view", "flatten", "permute", "transpose", "squeeze",
     "unsqueeze", "expand", "contiguous", "copy", "diagonal",
     // free functions in libtorch
-    "linear", "einsum", "one_hot", "cat", "stack", "pad", "meshgrid", "conv1d", "conv2d", "conv3d",
+    "linear", "linear_int8", "linear_int4", "einsum", "one_hot", "cat", "stack", "pad", "meshgrid", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "conv_input_grad", "conv_weight_grad",
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
     "adaptive_avg_pool2d", "adaptive_max_pool2d", "interpolate", "layer_norm", "rms_norm",

@@ -11,6 +11,7 @@
 
 namespace ember::flex {
 void register_flex_conv(BackendImpl& b);
+void register_flex_quant(BackendImpl& b);
 
 TensorList via_f32(const OpCall& c) {
   std::vector<Tensor> in;
@@ -137,6 +138,7 @@ void register_flex_linalg(BackendImpl& b) {
   b.set_kernel(OpId::linear, k_linear, kNumericDTypes);
   b.set_kernel(OpId::dot, k_dot, kNumericDTypes);
   register_flex_conv(b);
+  register_flex_quant(b);
 }
 
 }  // namespace ember::flex
