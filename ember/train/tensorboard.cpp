@@ -206,13 +206,22 @@ Decoded decode_event(Wire w) {
   return d;
 }
 
+uint64_t u64_at(const std::string& b, size_t at) {
+  uint64_t v;
+  std::memcpy(&v, b.data() + at, 8);
+  return v;
+}
+
 struct Record {
   std::string_view raw;  // the whole framed record
   Decoded event;
 };
 
-// Every record of `bytes`, checked; throws the errors read_event_file documents.
-std::vector<Record> parse_records(const std::string& path, const std::string& bytes) {
+// Every record of `bytes`, checked; throws the errors read_event_file documents. With `torn` set,
+// a file ending inside a record (a write cut short by a power loss or a full disk) stops the
+// records there instead and sets *torn.
+std::vector<Record> parse_records(const std::string& path, const std::string& bytes,
+                                  bool* torn = nullptr) {
   std::vector<Record> out;
   size_t at = 0;
   auto u32 = [&](size_t off) {
@@ -228,24 +237,31 @@ std::vector<Record> parse_records(const std::string& path, const std::string& by
   while (at < bytes.size()) {
     const std::string rec =
         "record " + std::to_string(out.size() + 1) + " at byte " + std::to_string(at);
-    if (bytes.size() - at < 12)
-      throw store::TruncatedError(where(path, rec + ": the file ends inside the record's length (" +
-                                                  std::to_string(bytes.size() - at) +
-                                                  " of 12 bytes)"));
-    uint64_t n;
-    std::memcpy(&n, bytes.data() + at, 8);
+    // A file ending inside a record: an error, or with `torn` where the records stop.
+    auto cut_short = [&](const std::string& what) {
+      if (!torn) throw store::TruncatedError(where(path, rec + ": " + what));
+      *torn = true;
+    };
+    const size_t left = bytes.size() - at;
+    if (left < 12) {
+      cut_short("the file ends inside the record's length (" + std::to_string(left) +
+                " of 12 bytes)");
+      break;
+    }
+    const uint64_t n = u64_at(bytes, at);
     const uint32_t want_len = detail::mask_crc32c(detail::crc32c(bytes.data() + at, 8));
     if (u32(at + 8) != want_len)
       throw store::FormatError(where(path, rec + ": length CRC " + hex(u32(at + 8)) +
                                                " does not match the length's " + hex(want_len)));
+    if (n > left - 12 || left - 12 - n < 4) {
+      cut_short(std::to_string(n) + " bytes of data and their CRC announced, " +
+                std::to_string(left - 12) + " left in the file");
+      break;
+    }
     if (n > kMaxRecord)
       throw store::FormatError(where(path, rec + ": a length of " + std::to_string(n) +
                                                " bytes (at most " + std::to_string(kMaxRecord) +
                                                " expected)"));
-    if (bytes.size() - at - 12 < n + 4)
-      throw store::TruncatedError(
-          where(path, rec + ": " + std::to_string(n) + " bytes of data and their CRC announced, " +
-                          std::to_string(bytes.size() - at - 12) + " left in the file"));
     const char* data = bytes.data() + at + 12;
     const uint32_t want = detail::mask_crc32c(detail::crc32c(data, n));
     if (u32(at + 12 + n) != want)
@@ -357,7 +373,7 @@ void drop_scalars(const std::string& dir,
     const std::string bytes = read_bytes(f);
     std::string kept;
     bool dropped = false;
-    for (const Record& r : parse_records(f, bytes)) {
+    for (const Record& r : parse_records(f, bytes, &dropped)) {
       const bool all = std::all_of(r.event.values.begin(), r.event.values.end(),
                                    [&](const auto& v) { return keep(v.first, r.event.step); });
       if (all) kept += r.raw;

@@ -64,8 +64,10 @@ std::vector<std::string> event_files(const std::string& dir);
 /// The scalars of every event file in `dir`, file by file in name order.
 std::vector<ScalarEvent> read_event_dir(const std::string& dir);
 /// Rewrites (atomically) each event file in `dir` that holds scalars `keep` rejects, without
-/// those records; every other record is kept byte for byte. What a resumed fit calls, so the steps
-/// it runs again are not in the directory twice.
+/// those records; every other record is kept byte for byte, and a record cut short at the end of a
+/// file (a write interrupted by a power loss or a full disk) is dropped too. What a resumed fit
+/// calls, so the steps it runs again are not in the directory twice. Throws read_event_file's
+/// errors for any other damage.
 void drop_scalars(const std::string& dir,
                   const std::function<bool(const std::string& tag, int64_t step)>& keep);
 

@@ -187,6 +187,20 @@ TEST(TensorBoard, DropScalarsKeepsOtherRecordsByteForByte) {
   EXPECT_EQ(f.file_version, "brain.Event:2");
   ASSERT_EQ(f.scalars.size(), 3u);
   EXPECT_EQ(f.scalars.back().step, 3);
+  // A record cut short at the end (a write interrupted by a power loss) is dropped as well.
+  test::write_bytes(path, after + before.substr(after.size(), 20));
+  EXPECT_THROW(read_event_file(path), store::TruncatedError);
+  drop_scalars(dir.path.string(), [](const std::string&, int64_t) { return true; });
+  EXPECT_EQ(test::read_bytes(path), after);
+  test::write_bytes(path, after + before.substr(after.size(), 5));
+  drop_scalars(dir.path.string(), [](const std::string&, int64_t) { return true; });
+  EXPECT_EQ(test::read_bytes(path), after);
+  // Other damage is not repaired silently.
+  std::string bad = after;
+  bad[bad.size() - 1] ^= 1;
+  test::write_bytes(path, bad);
+  EXPECT_THROW(drop_scalars(dir.path.string(), [](const std::string&, int64_t) { return true; }),
+               store::FormatError);
 }
 
 // (tag, step) -> how many times the directory has it.
