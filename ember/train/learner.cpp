@@ -15,6 +15,7 @@
 #include "ember/store/safetensors.h"
 #include "ember/train/learner_impl.h"
 #include "ember/train/metric_log.h"
+#include "ember/train/report.h"
 
 namespace ember::train {
 namespace {
@@ -235,6 +236,15 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
   // The log matches the history the fit continues from (rows of a lost epoch are dropped).
   if (!s.options.log_path.empty() && !resumed.empty())
     write_metric_log(s.options.log_path, s.history);
+  if (!s.options.tensorboard_dir.empty()) {
+    // Steps after the position this fit starts from (a run lost after its checkpoint, or the
+    // whole of an earlier run when this one starts afresh) would be in the directory twice.
+    const int64_t epochs = s.epochs_done, batches = s.epochs_done * train_steps + s.resume_step;
+    drop_scalars(s.options.tensorboard_dir, [&](const std::string& tag, int64_t step) {
+      return step <= (tag.rfind("batch/", 0) == 0 ? batches : epochs);
+    });
+    s.events = std::make_unique<TensorBoardWriter>(s.options.tensorboard_dir);
+  }
   if (s.options.handle_interrupt) install_handler();
   s.renderer->on_fit_start({.epochs = s.options.epochs,
                             .start_epoch = s.epochs_done + 1,
@@ -249,12 +259,21 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
 Learner::FitScope::~FitScope() {
   if (l_.impl_->options.handle_interrupt) remove_handler();
   if (!finished_ && l_.impl_->renderer) l_.impl_->renderer->on_fit_end();  // end a live line
+  l_.impl_->events.reset();
 }
 
 FitResult Learner::FitScope::finish() {
   Impl& s = *l_.impl_;
   s.renderer->on_fit_end();
   finished_ = true;
+  s.events.reset();
+  if (!s.options.report_path.empty()) {
+    std::vector<ScalarEvent> scalars;
+    if (!s.options.tensorboard_dir.empty()) scalars = read_event_dir(s.options.tensorboard_dir);
+    std::string run = std::filesystem::path(s.options.report_path).parent_path().filename();
+    write_report(s.options.report_path, run.empty() ? "Training run" : "Training run " + run,
+                 run_plots(s.history, scalars));
+  }
   return {.history = s.history,
           .epoch = s.epochs_done,
           .global_step = s.global_step,
@@ -328,6 +347,15 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
     for (auto& m : s.train_metrics) m->update(out, ctx);
   }
   out = StepOutput();
+  if (s.events) {
+    // Per batch: its loss and learning rate, and the other metrics' running values.
+    const int64_t batch = (s.epoch - 1) * s.train_steps + s.step;
+    s.events->add_scalar("batch/train/loss", loss, batch);
+    s.events->add_scalar("batch/train/lr", lr, batch);
+    for (const auto& m : s.train_metrics)
+      if (m->name() != "loss" && m->name() != "lr")
+        s.events->add_scalar("batch/train/" + m->name(), m->value(), batch);
+  }
   s.report(Split::train, s.step, s.train_steps, s.train_metrics);
   if (boundary && interrupt_requested()) {
     s.interrupted = true;
@@ -406,6 +434,12 @@ bool Learner::end_epoch() {
     }
   }
   if (!s.options.save_best.empty()) s.save_best(rec);
+  // Before the checkpoint: a crash between the two repeats the epoch's scalars, which the resumed
+  // fit drops, rather than losing them.
+  if (s.events)
+    for (Split sp : {Split::train, Split::valid})
+      for (const auto& [name, v] : sp == Split::train ? rec.train : rec.valid)
+        s.events->add_scalar(std::string(split_name(sp)) + "/" + name, v, rec.epoch);
   std::string saved = s.save_checkpoint(s.epochs_done, 0, 0);
   if (!saved.empty()) s.checkpoint = saved;
   if (!s.options.log_path.empty()) write_metric_log(s.options.log_path, s.history);

@@ -61,6 +61,14 @@ struct LearnerOptions {
   std::string save_best = {};
   /// A metric log rewritten after every epoch: ".csv" or ".jsonl" ("" for none).
   std::string log_path = {};
+  /// TensorBoard event files go here ("" for none; see ember/train/tensorboard.h): per training
+  /// batch "batch/train/loss" (the batch's loss) and "batch/train/lr" at step = batches done in
+  /// the whole fit; per epoch "train/<metric>" and "valid/<metric>" at step = epoch. Each fit adds
+  /// a file; a resumed one first drops the steps it runs again from the files there.
+  std::string tensorboard_dir = {};
+  /// An HTML report of the run's metrics (ember/train/report.h), written atomically when fit
+  /// returns ("" for none); with tensorboard_dir it has the per-batch plots too.
+  std::string report_path = {};
   /// Ctrl-C (SIGINT) during fit finishes the current optimizer step, saves a checkpoint and
   /// returns with `interrupted` set; a second Ctrl-C kills the process as usual.
   bool handle_interrupt = true;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ember/train/learner.h"
+#include "ember/train/tensorboard.h"
 
 namespace ember::train {
 
@@ -46,6 +47,7 @@ struct Learner::Impl {
   double train_seconds = 0;  // of the finished training pass
   MetricValues train_values;
   bool interrupted = false, stopped_early = false;
+  std::unique_ptr<TensorBoardWriter> events;  // options.tensorboard_dir's file of this fit
 
   // checkpoint.cpp
   /// Writes a checkpoint of the current position into options.checkpoint_dir, prunes old ones,

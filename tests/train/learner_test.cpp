@@ -22,33 +22,7 @@ using data::Example;
 using train::Learner;
 using train::LearnerOptions;
 
-// One training setup: the same seed gives the same model, optimizer and data every time.
-struct TrainRun {
-  data::DatasetPtr<Example> train = test::blobs(256, 4, 8, 11);
-  data::DatasetPtr<Example> valid = test::blobs(96, 4, 8, 12);
-  DataLoader<Example> train_loader{train, {.batch_size = 16, .shuffle = true, .seed = 3}};
-  DataLoader<Example> valid_loader{valid, {.batch_size = 32}};
-  std::unique_ptr<test::BlobNet> net;
-  std::unique_ptr<optim::Adam> opt;
-  std::unique_ptr<optim::StepLR> sched;
-  std::unique_ptr<Learner> learner;
-
-  explicit TrainRun(LearnerOptions o, bool with_scheduler = true) {
-    manual_seed(5);
-    net = std::make_unique<test::BlobNet>();
-    opt = std::make_unique<optim::Adam>(net->parameters(), optim::AdamOptions{.lr = 1e-2});
-    if (!o.renderer) o.renderer = train::silent_renderer();
-    learner = std::make_unique<Learner>(*net, *opt, std::move(o));
-    if (with_scheduler) {
-      sched = std::make_unique<optim::StepLR>(*opt, 2, 0.5);
-      learner->set_scheduler(*sched);
-    }
-    learner->add_metric(train::accuracy());
-  }
-  train::FitResult fit() {
-    return learner->fit(train_loader, &valid_loader, train::classification_step(*net));
-  }
-};
+using test::TrainRun;
 
 void expect_same_weights(nn::Module& a, nn::Module& b) {
   auto sa = a.state_dict(), sb = b.state_dict();

@@ -1,12 +1,14 @@
 #pragma once
 // A small classification task for the Learner's tests and the kill-and-resume probe: Gaussian
-// blobs and an MLP with dropout (so the RNG state matters to an exact resume).
-#include <memory>
-#include <vector>
-
+// blobs and an MLP with dropout (so the RNG state matters to an exact resume), and a Learner
+// set up on them.
 #include <ember/data/fashion_mnist.h>
 #include <ember/data/loader.h>
 #include <ember/ember.h>
+#include <ember/train/learner.h>
+
+#include <memory>
+#include <vector>
 
 namespace ember::test {
 
@@ -32,6 +34,35 @@ struct BlobNet : nn::Module {
     register_modules({{"fc1", fc1}, {"drop", drop}, {"fc2", fc2}});
   }
   Tensor forward(const Tensor& x) override { return fc2(drop(relu(fc1(x)))); }
+};
+
+// One training setup: the same seed gives the same model, optimizer and data every time.
+struct TrainRun {
+  data::DatasetPtr<data::Example> train = blobs(256, 4, 8, 11);
+  data::DatasetPtr<data::Example> valid = blobs(96, 4, 8, 12);
+  data::DataLoader<data::Example> train_loader{train,
+                                               {.batch_size = 16, .shuffle = true, .seed = 3}};
+  data::DataLoader<data::Example> valid_loader{valid, {.batch_size = 32}};
+  std::unique_ptr<BlobNet> net;
+  std::unique_ptr<optim::Adam> opt;
+  std::unique_ptr<optim::StepLR> sched;
+  std::unique_ptr<train::Learner> learner;
+
+  explicit TrainRun(train::LearnerOptions o, bool with_scheduler = true) {
+    manual_seed(5);
+    net = std::make_unique<BlobNet>();
+    opt = std::make_unique<optim::Adam>(net->parameters(), optim::AdamOptions{.lr = 1e-2});
+    if (!o.renderer) o.renderer = train::silent_renderer();
+    learner = std::make_unique<train::Learner>(*net, *opt, std::move(o));
+    if (with_scheduler) {
+      sched = std::make_unique<optim::StepLR>(*opt, 2, 0.5);
+      learner->set_scheduler(*sched);
+    }
+    learner->add_metric(train::accuracy());
+  }
+  train::FitResult fit() {
+    return learner->fit(train_loader, &valid_loader, train::classification_step(*net));
+  }
 };
 
 }  // namespace ember::test
