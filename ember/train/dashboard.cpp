@@ -298,7 +298,7 @@ class Dashboard final : public Renderer {
   }
 
   void loop() {
-    double drawn_at = 0, sampled_at = -1;
+    double drawn_at = 0, sampled_at = -1, painted_at = wall_now();
     while (true) {
       pollfd fds[2] = {{wake_r_, POLLIN, 0}, {keys_ ? o_.in_fd : -1, POLLIN, 0}};
       ::poll(fds, 2, int(o_.min_interval_s * 1000) + 1);
@@ -325,12 +325,22 @@ class Dashboard final : public Renderer {
       }
       const double now = wall_now();
       if (now - sampled_at >= 1.0) {
-        sys_ = monitor_.sample(gpu_);
+        try {
+          sys_ = monitor_.sample(gpu_);
+        } catch (const std::exception&) {  // /proc unreadable: the panel shows "?"
+        }
         sampled_at = now;
       }
-      const bool full = g_term.resized.exchange(false) | g_term.repaint.exchange(false);
+      // A whole repaint now and then also mends rows that other output (a print from the
+      // training code) scribbled over.
+      const bool full = g_term.resized.exchange(false) | g_term.repaint.exchange(false) |
+                        (now - painted_at >= 5.0);
+      if (full) painted_at = now;
       if (full || now - drawn_at >= o_.min_interval_s) {
-        draw(full);
+        try {
+          draw(full);
+        } catch (const std::exception&) {  // out of memory, say: training goes on undrawn
+        }
         drawn_at = now;
       }
     }

@@ -414,9 +414,8 @@ double DashboardModel::fit_eta_s(double now) const {
 Frame DashboardModel::render(int width, int height, double now) const {
   Frame f(size_t(std::max(height, 1)), std::vector<Cell>(size_t(std::max(width, 1))));
   if (width < 40 || height < 12) {
-    put(f, 0, 0,
-        "ember: the terminal is too small for the dashboard (" + std::to_string(width) + "x" +
-            std::to_string(height) + ", needs 40x12)");
+    put(f, 0, 0, "terminal too small");
+    put(f, 0, 1, std::to_string(width) + "x" + std::to_string(height) + ", needs 40x12");
     return f;
   }
   // Title bar, with what state the run is in and the keys.

@@ -34,9 +34,22 @@ wait_for() {
   done
   return 1
 }
-start() {  # start <session> <epochs>: the probe in a fresh 120x32 terminal
+# start <session> <epochs> [step_ms] [fail_at]: the probe in a fresh 120x32 terminal; afterwards
+# the pane shows its exit status and the terminal's modes (raw mode must be gone). The shell traps
+# SIGINT so that a Ctrl-C which kills the probe does not end the shell too.
+start() {
   tmux new-session -d -s "$1" -x 120 -y 32 \
-    "TERM=xterm-256color '$probe' '$work/ckpt' $2 15; echo \"exit=\$?\"; sleep 120"
+    "trap true INT; TERM=xterm-256color '$probe' '$work/ckpt' $2 ${3:-15} ${4:-}; echo \"exit=\$?\";
+     echo tty: \$(stty -a | tr ' ;' '\n\n' | grep -Ex 'icanon|echo' | sort | tr '\n' ' '); sleep 120"
+}
+# The terminal is back: normal screen, cursor shown, canonical mode and echo on.
+restored() {
+  [[ $(tmux display -p -t "$session" '#{alternate_on}') == 0 ]] && pass "$1: alternate screen left" \
+    || fail "$1: still on the alternate screen"
+  [[ $(tmux display -p -t "$session" '#{cursor_flag}') == 1 ]] && pass "$1: cursor shown" \
+    || fail "$1: cursor still hidden"
+  wait_for 'tty: echo icanon' 3 && pass "$1: echo and canonical mode back" \
+    || fail "$1: the terminal stayed raw"
 }
 
 # 1. Every panel, with live figures, once an epoch has finished (valid values exist).
@@ -45,7 +58,8 @@ wait_for 'epoch 2/8 ' 20 || fail "the status panel never reached epoch 2"
 sleep 0.5
 s=$(screen)
 echo "$s"
-check() { if echo "$s" | grep -Eq -- "$1"; then pass "$2"; else fail "$2 (no match for '$1')"; fi; }
+# A check polls the live screen for up to 3 s: a capture can land in the middle of a repaint.
+check() { if wait_for "$1" 3; then pass "$2"; else fail "$2 (no match for '$1')"; fi; }
 check 'ember training · RUNNING' "title bar and mode"
 check 'mode train +epoch [0-9]+/8 +iteration [0-9]+/64' "status: mode, epoch, iteration"
 check 'elapsed [0-9.]+s \(fit [0-9.]+s\)' "status: elapsed"
@@ -107,15 +121,13 @@ echo "$s" | tail -1 | grep -q '┘' && pass "80x24: bottom border on the last ro
 
 # 5. q: stops after the step, saves a checkpoint, exits cleanly with the terminal restored.
 tmux send-keys -t "$session" q
-wait_for 'exit=' 15 || fail "q did not end the program"
+wait_for 'exit=[0-9]+' 15 || fail "q did not end the program"
 s=$(screen)
 echo "$s"
 check 'interrupted: saved .*epoch-[0-9]+-step-[0-9]+\.safetensors' "q saved a mid-epoch checkpoint"
 check 'exit=130' "q exit status (interrupted)"
 check 'stopped at epoch' "the program went on after fit returned"
-[[ $(tmux display -p -t "$session" '#{alternate_on}') == 0 ]] && pass "alternate screen left" || fail "still on the alternate screen"
-mode=$(tmux display -p -t "$session" '#{cursor_flag}')
-[[ $mode == 1 ]] && pass "cursor shown again" || fail "cursor still hidden"
+restored "q"
 ckpt=$(ls "$work/ckpt" | grep -- '-step-' | tail -1)
 [[ -n $ckpt ]] && pass "checkpoint file $ckpt" || fail "no mid-epoch checkpoint in $work/ckpt"
 tmux kill-session -t "$session"
@@ -126,13 +138,52 @@ batch=$((10#$(echo "$ckpt" | sed -E 's/.*-step-0*([0-9]+)\..*/\1/')))
 start "$session" "$epoch"
 wait_for "resumed from .*$ckpt \(epoch $epoch, batch $batch\)" 10 \
   && pass "second run resumed from $ckpt" || fail "second run did not resume from $ckpt"
-wait_for 'exit=' 15 || fail "the second run did not finish"
+wait_for 'exit=[0-9]+' 15 || fail "the second run did not finish"
 s=$(screen)
 check "finished at epoch $epoch" "second run finished epoch $epoch"
 check 'exit=0' "second run exit status"
 tmux kill-session -t "$session"
 
-# 7. Output to a file: the plain renderer, no escape codes, no carriage returns.
+# 7. An exception nothing catches, and SIGTERM: the terminal comes back either way.
+rm -rf "$work/ckpt"
+start "$session" 2 15 30
+wait_for 'exit=[0-9]+' 15 || fail "the failing run did not end"
+check 'terminate called after throwing.*|probe failure at step 30' "exception: its message on the normal screen"
+check 'exit=134' "exception: aborted"
+restored "exception"
+tmux kill-session -t "$session"
+rm -rf "$work/ckpt"
+start "$session" 8
+wait_for 'iteration [0-9]+/' 10 || fail "the run for SIGTERM did not start"
+# The probe is the pane shell's only child (found in /proc: no procps needed).
+shell=$(tmux display -p -t "$session" '#{pane_pid}')
+child=""
+for p in /proc/[0-9]*; do
+  read -r _ _ _ parent _ < "$p/stat" 2>/dev/null || continue
+  [[ $parent == "$shell" ]] && child=${p#/proc/}
+done
+[[ -n $child ]] && kill -TERM "$child" || fail "no probe process to signal"
+wait_for 'exit=[0-9]+' 10 || fail "SIGTERM did not end the run"
+check 'exit=143' "SIGTERM: killed by the signal"
+restored "SIGTERM"
+tmux kill-session -t "$session"
+
+# 8. Ctrl-C twice, and q twice, kill at once (steps of 3 s: the first press cannot finish first).
+for keys in C-c q; do
+  rm -rf "$work/ckpt"
+  start "$session" 2 3000
+  wait_for 'ember training · RUNNING' 10 || fail "$keys: the dashboard did not start"
+  tmux send-keys -t "$session" "$keys"
+  wait_for 'ember training · STOPPING' 3 && pass "$keys: stopping after the step" || fail "$keys: no STOPPING"
+  tmux send-keys -t "$session" "$keys"
+  wait_for 'exit=[0-9]+' 5 || fail "$keys twice did not end the program"
+  check 'exit=130' "$keys twice: killed by SIGINT"
+  if screen | grep -q 'stopped at epoch'; then fail "$keys twice: fit returned"; else pass "$keys twice: no clean return"; fi
+  restored "$keys twice"
+  tmux kill-session -t "$session"
+done
+
+# 9. Output to a file: the plain renderer, no escape codes, no carriage returns.
 rm -rf "$work/ckpt"
 "$probe" "$work/ckpt" 2 1 > "$work/log" < /dev/null
 if grep -q $'\x1b' "$work/log"; then fail "escape codes in the log"; else pass "no escape codes in ./train > log"; fi
