@@ -472,10 +472,12 @@ void DashboardModel::draw_status(Frame& f, int x, int y, int w, int h, double no
 void DashboardModel::draw_metrics(Frame& f, int x, int y, int w, int h) const {
   box(f, x, y, w, h, "metrics");
   const int inner = w - 4;
-  const int cw = 9;
+  const int cw = inner >= 4 * 9 + 14 ? 9 : 8;  // narrow panels keep room for the names
   const int name_w = std::max(inner - 4 * cw, 6);
   const int cx = x + 2;
-  put(f, cx + name_w, y + 1, "train ────────── valid ──────────", 3, inner - name_w);
+  put(f, cx + name_w, y + 1,
+      cw == 9 ? "train ────────── valid ──────────" : "train ──────── valid ────────", 3,
+      inner - name_w);
   put(f, cx, y + 2, "metric", 4);
   static const char* const kHead[] = {"latest", "avg", "latest", "avg"};
   for (int c = 0; c < 4; ++c) put_right(f, cx + name_w + (c + 1) * cw - 1, y + 2, kHead[c], 4);
@@ -484,7 +486,7 @@ void DashboardModel::draw_metrics(Frame& f, int x, int y, int w, int h) const {
   for (const std::string& name : order_) {
     if (row > last_row) break;
     const Row& r = rows_.at(name);
-    put(f, cx, row, name, 0, name_w - 1);
+    put(f, cx, row, name == "samples_per_s" ? "samples/s" : name, 0, name_w - 1);
     for (int si = 0; si < 2; ++si) {
       if (!r.has[si]) continue;
       put_right(f, cx + name_w + (2 * si + 1) * cw - 1, row, value_str(name, r.latest[si]), si + 1);

@@ -2,9 +2,10 @@
 # The dashboard in a real terminal: tests/train/dashboard_probe.cpp trains under tmux, driven
 # with send-keys and read back with capture-pane. Checks: every panel shows live figures, `p`
 # freezes the iteration count for 3 s and resumes it, a resize to 80x24 redraws, `q` saves a
-# checkpoint and exits cleanly with the terminal restored, a second run resumes from it, and the
-# same program with its output in a file writes plain lines (no escape codes, no carriage
-# returns). Usage: dashboard_tmux.sh <train_dashboard_probe> <scratch dir>
+# checkpoint and exits cleanly with the terminal restored, a second run resumes from it, the
+# terminal comes back after an uncaught exception, SIGTERM, and a double Ctrl-C or q (which kill),
+# EMBER_DASHBOARD=0 gives the one-line bar, and the same program with its output in a file writes
+# plain lines (no escape codes, no carriage returns). Usage: dashboard_tmux.sh <train_dashboard_probe> <scratch dir>
 set -euo pipefail
 probe=$1
 work=$2
@@ -183,7 +184,17 @@ for keys in C-c q; do
   tmux kill-session -t "$session"
 done
 
-# 9. Output to a file: the plain renderer, no escape codes, no carriage returns.
+# 9. EMBER_DASHBOARD=0: the one-line bar on the normal screen instead.
+rm -rf "$work/ckpt"
+tmux new-session -d -s "$session" -x 120 -y 32 \
+  "EMBER_DASHBOARD=0 '$probe' '$work/ckpt' 1 15; echo \"exit=\$?\"; sleep 120"
+check 'epoch 1/1 train \[[#.]+\] [0-9]+/64' "EMBER_DASHBOARD=0: the live bar"
+[[ $(tmux display -p -t "$session" '#{alternate_on}') == 0 ]] && pass "EMBER_DASHBOARD=0: normal screen" \
+  || fail "EMBER_DASHBOARD=0: alternate screen"
+wait_for 'exit=[0-9]+' 15 || fail "EMBER_DASHBOARD=0: the run did not finish"
+tmux kill-session -t "$session"
+
+# 10. Output to a file: the plain renderer, no escape codes, no carriage returns.
 rm -rf "$work/ckpt"
 "$probe" "$work/ckpt" 2 1 > "$work/log" < /dev/null
 if grep -q $'\x1b' "$work/log"; then fail "escape codes in the log"; else pass "no escape codes in ./train > log"; fi
