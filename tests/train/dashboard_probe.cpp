@@ -1,11 +1,12 @@
 // A training program for the dashboard's terminal test (tests/train/dashboard_tmux.sh): the blob
 // MLP with slow-ish steps (a sleep in each), checkpoints in <dir>, resuming from the newest one,
 // and the Learner's default renderer: the dashboard on a terminal, plain lines otherwise.
-// Usage: train_dashboard_probe <dir> <epochs> [step_ms = 20] [fail_at_step]
+// Usage: train_dashboard_probe <dir> <epochs> [step_ms = 20] [fail_at_step | exit<step>]
 //        train_dashboard_probe --cost [step_ms = 27]: what the dashboard costs the training
 //        thread per step, and the CPU its drawing thread takes, on a 120x32 pseudo-terminal.
 // Exits 130 when stopped (q or Ctrl-C), 0 when all epochs ran; with fail_at_step the step of
-// that number throws an exception nothing catches (the terminal must still come back).
+// that number throws an exception nothing catches, with exit<step> it calls exit(3) (the
+// terminal must come back either way).
 #include <ember/train/dashboard.h>
 #include <ember/train/learner.h>
 #include <fcntl.h>
@@ -109,7 +110,9 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   const int64_t epochs = std::atoll(argv[2]);
   const int step_ms = argc > 3 ? std::atoi(argv[3]) : 20;
-  const int64_t fail_at = argc > 4 ? std::atoll(argv[4]) : -1;
+  const std::string fail = argc > 4 ? argv[4] : "";
+  const bool exit_instead = fail.rfind("exit", 0) == 0;
+  const int64_t fail_at = fail.empty() ? -1 : std::atoll(fail.c_str() + (exit_instead ? 4 : 0));
   auto train_ds = test::blobs(1024, 4, 8, 11);
   auto valid_ds = test::blobs(256, 4, 8, 12);
   data::DataLoader<data::Example> train_loader(train_ds, {.batch_size = 16, .shuffle = true});
@@ -125,7 +128,8 @@ int main(int argc, char** argv) {
   auto step = train::classification_step(net);
   int64_t calls = 0;
   auto r = learner.fit(train_loader, &valid_loader, [&](data::Example& b) {
-    if (++calls == fail_at)
+    if (++calls == fail_at && exit_instead) std::exit(3);
+    if (calls == fail_at)
       throw std::runtime_error("probe failure at step " + std::to_string(calls));
     std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
     return step(b);

@@ -3,9 +3,10 @@
 # with send-keys and read back with capture-pane. Checks: every panel shows live figures, `p`
 # freezes the iteration count for 3 s and resumes it, a resize to 80x24 redraws, `q` saves a
 # checkpoint and exits cleanly with the terminal restored, a second run resumes from it, the
-# terminal comes back after an uncaught exception, SIGTERM, and a double Ctrl-C or q (which kill),
-# EMBER_DASHBOARD=0 gives the one-line bar, and the same program with its output in a file writes
-# plain lines (no escape codes, no carriage returns). Usage: dashboard_tmux.sh <train_dashboard_probe> <scratch dir>
+# terminal comes back after an uncaught exception, exit(), SIGTERM, and a double Ctrl-C or q
+# (which kill), EMBER_DASHBOARD=0 gives the one-line bar, and the same program with its output
+# in a file writes plain lines (no escape codes, no carriage returns).
+# Usage: dashboard_tmux.sh <train_dashboard_probe> <scratch dir>
 set -euo pipefail
 probe=$1
 work=$2
@@ -145,13 +146,19 @@ check "finished at epoch $epoch" "second run finished epoch $epoch"
 check 'exit=0' "second run exit status"
 tmux kill-session -t "$session"
 
-# 7. An exception nothing catches, and SIGTERM: the terminal comes back either way.
+# 7. An exception nothing catches, exit() from the step, and SIGTERM: the terminal comes back.
 rm -rf "$work/ckpt"
 start "$session" 2 15 30
 wait_for 'exit=[0-9]+' 15 || fail "the failing run did not end"
 check 'terminate called after throwing.*|probe failure at step 30' "exception: its message on the normal screen"
 check 'exit=134' "exception: aborted"
 restored "exception"
+tmux kill-session -t "$session"
+rm -rf "$work/ckpt"
+start "$session" 2 15 exit30
+wait_for 'exit=[0-9]+' 15 || fail "the run calling exit() did not end"
+check 'exit=3' "exit(): its status"
+restored "exit()"
 tmux kill-session -t "$session"
 rm -rf "$work/ckpt"
 start "$session" 8
