@@ -5,6 +5,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       libbenchmark-dev nlohmann-json3-dev dataset-fashion-mnist zlib1g-dev libdnnl-dev
       libminizip-dev  # torch.save's zip archives (ember/store/pytorch*)
       libstb-dev  # stb_image: examples/classify reads images
+      tmux  # tests/train/dashboard_tmux.sh drives the training dashboard in a terminal
       libicu-dev libsentencepiece-dev  # ember/models: GPT-2 tokenizer classes, SentencePiece
       python3-sentencepiece  # tests/gen: the SentencePiece test model
       clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build

@@ -82,7 +82,7 @@ double Learner::Impl::read_loss(const StepOutput& out, const char* pass) const {
 double Learner::Impl::current_lr() const { return optimizer.num_groups() ? optimizer.lr(0) : 0; }
 
 void Learner::Impl::report(Split split, int64_t done, int64_t steps,
-                           const std::vector<MetricPtr>& metrics) {
+                           const std::vector<MetricPtr>& metrics, const StepContext& ctx) {
   const double elapsed = seconds_since(pass_start);
   renderer->on_progress({.split = split,
                          .epoch = epoch,
@@ -91,7 +91,14 @@ void Learner::Impl::report(Split split, int64_t done, int64_t steps,
                          .steps = steps,
                          .elapsed_s = elapsed,
                          .eta_s = elapsed / double(done) * double(steps - done),
-                         .metrics = values_of(metrics)});
+                         .metrics = values_of(metrics),
+                         .loss = ctx.loss.value_or(0),
+                         .lr = ctx.lr,
+                         .samples = ctx.samples});
+}
+
+bool Learner::Impl::stop_requested() const {
+  return interrupt_requested() || renderer->stop_requested();
 }
 
 bool Learner::Impl::higher_is_better(const std::string& key) const {
@@ -220,7 +227,8 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
              "\", but fit has no validation loader");
     s.higher_is_better(s.options.save_best);
   }
-  s.renderer = s.options.renderer ? s.options.renderer : std::shared_ptr<Renderer>(auto_renderer());
+  s.renderer = s.options.renderer ? s.options.renderer
+                                  : std::shared_ptr<Renderer>(auto_renderer(s.options.dashboard));
   std::string resumed;
   if (!s.loaded && s.options.resume && !s.options.checkpoint_dir.empty()) {
     resumed = latest_checkpoint(s.options.checkpoint_dir);
@@ -246,10 +254,17 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
     s.events = std::make_unique<TensorBoardWriter>(s.options.tensorboard_dir);
   }
   if (s.options.handle_interrupt) install_handler();
+  int gpu = -1;
+  for (const Tensor& p : s.model.parameters()) {
+    if (p.device().backend() == Backend::Cuda) gpu = p.device().index();
+    break;
+  }
   s.renderer->on_fit_start({.epochs = s.options.epochs,
                             .start_epoch = s.epochs_done + 1,
                             .train_steps = train_steps,
-                            .valid_steps = valid_steps});
+                            .valid_steps = valid_steps,
+                            .gpu = gpu,
+                            .history = s.history});
   if (!resumed.empty())
     s.renderer->on_message("resumed from " + resumed + " (epoch " +
                            std::to_string(s.epochs_done + 1) + ", batch " +
@@ -257,8 +272,10 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
 }
 
 Learner::FitScope::~FitScope() {
-  if (l_.impl_->options.handle_interrupt) remove_handler();
+  // The renderer first: a dashboard restores the terminal and its own signal handlers (installed
+  // after this fit's) before the fit's handler goes.
   if (!finished_ && l_.impl_->renderer) l_.impl_->renderer->on_fit_end();  // end a live line
+  if (l_.impl_->options.handle_interrupt) remove_handler();
   l_.impl_->events.reset();
 }
 
@@ -290,7 +307,7 @@ bool Learner::next_epoch(int64_t& epoch, int64_t& start_batch) {
     return false;
   }
   if (s.epochs_done >= s.options.epochs) return false;
-  if (interrupt_requested()) {  // pressed between epochs: the last checkpoint is current
+  if (s.stop_requested()) {  // pressed between epochs: the last checkpoint is current
     s.interrupted = true;
     s.renderer->on_message("interrupted between epochs");
     return false;
@@ -340,10 +357,10 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
     ++s.global_step;
     if (s.scheduler && s.options.schedule_every == ScheduleEvery::step) s.scheduler->step();
   }
+  StepContext ctx{
+      .samples = batch_size_of(out), .lr = lr, .seconds = seconds_since(t0), .loss = loss};
   {
     NoGradGuard no_grad;
-    StepContext ctx{
-        .samples = batch_size_of(out), .lr = lr, .seconds = seconds_since(t0), .loss = loss};
     for (auto& m : s.train_metrics) m->update(out, ctx);
   }
   out = StepOutput();
@@ -356,8 +373,8 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
       if (m->name() != "loss" && m->name() != "lr")
         s.events->add_scalar("batch/train/" + m->name(), m->value(), batch);
   }
-  s.report(Split::train, s.step, s.train_steps, s.train_metrics);
-  if (boundary && interrupt_requested()) {
+  s.report(Split::train, s.step, s.train_steps, s.train_metrics, ctx);
+  if (boundary && s.stop_requested()) {
     s.interrupted = true;
     s.checkpoint = s.save_checkpoint(s.epochs_done, s.step, seconds_since(s.epoch_start));
     s.renderer->on_message(s.checkpoint.empty()
@@ -383,7 +400,7 @@ bool Learner::end_train() {
 
 bool Learner::run_valid_step(const std::function<StepOutput()>& step_fn) {
   Impl& s = *impl_;
-  if (interrupt_requested()) {  // validation is cheap to redo: save as "training done"
+  if (s.stop_requested()) {  // validation is cheap to redo: save as "training done"
     s.interrupted = true;
     return false;
   }
@@ -397,7 +414,7 @@ bool Learner::run_valid_step(const std::function<StepOutput()>& step_fn) {
                   .loss = loss};
   for (auto& m : s.valid_metrics) m->update(out, ctx);
   ++s.valid_step;
-  s.report(Split::valid, s.valid_step, s.valid_steps, s.valid_metrics);
+  s.report(Split::valid, s.valid_step, s.valid_steps, s.valid_metrics, ctx);
   return true;
 }
 

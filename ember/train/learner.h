@@ -70,12 +70,17 @@ struct LearnerOptions {
   /// returns ("" for none); with tensorboard_dir it has the per-batch plots too.
   std::string report_path = {};
   /// Ctrl-C (SIGINT) during fit finishes the current optimizer step, saves a checkpoint and
-  /// returns with `interrupted` set; a second Ctrl-C kills the process as usual.
+  /// returns with `interrupted` set; a second Ctrl-C kills the process as usual. A renderer's
+  /// stop_requested() (the dashboard's `q`) stops the same way whatever this says.
   bool handle_interrupt = true;
   /// A NaN or infinite training loss throws ValueError naming the epoch and step.
   bool stop_on_nan = true;
-  /// Progress display; null picks auto_renderer() (a live bar on a terminal, plain lines else).
+  /// Progress display; null picks auto_renderer(dashboard): the full-screen dashboard on a
+  /// terminal (ember/train/dashboard.h), plain lines when standard output is a file or a pipe.
   std::shared_ptr<Renderer> renderer = {};
+  /// With `renderer` null and standard output a terminal: the dashboard (true), or the one-line
+  /// live bar (false; EMBER_DASHBOARD=0 in the environment does the same).
+  bool dashboard = true;
 };
 
 struct FitResult {

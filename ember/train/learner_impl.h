@@ -67,8 +67,11 @@ struct Learner::Impl {
   double read_loss(const StepOutput& out, const char* pass) const;
   /// Group 0's learning rate (0 for an optimizer without groups).
   double current_lr() const;
-  /// Progress of the running pass to the renderer.
-  void report(Split split, int64_t done, int64_t steps, const std::vector<MetricPtr>& metrics);
+  /// Progress of the running pass to the renderer (`ctx`: the step just done).
+  void report(Split split, int64_t done, int64_t steps, const std::vector<MetricPtr>& metrics,
+              const StepContext& ctx);
+  /// Ctrl-C was pressed, or the renderer asks to stop (the dashboard's `q`).
+  bool stop_requested() const;
 };
 
 /// "epoch-0003.safetensors" (after epoch 3) or "epoch-0004-step-0000123.safetensors" (123

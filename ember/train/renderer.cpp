@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "ember/error.h"
+#include "ember/train/dashboard.h"
 
 // The renderers depend on nothing but the events they get, so a fuller dashboard can implement
 // the same interface and the Learner never knows which one it talks to.
@@ -48,14 +50,6 @@ std::string format_metrics(const MetricValues& ms) {
 std::string epoch_str(int64_t epoch, int64_t epochs) {
   std::string s = "epoch " + std::to_string(epoch);
   if (epochs > 0) s.append("/").append(std::to_string(epochs));
-  return s;
-}
-
-// "epoch 3/10 37.2s train loss 0.4123 | valid loss 0.4400": what both renderers keep of an epoch.
-std::string epoch_summary(const EpochRecord& r, int64_t epochs) {
-  std::string s = epoch_str(r.epoch, epochs) + " " + format_duration(r.seconds);
-  if (!r.train.empty()) s += " train " + format_metrics(r.train);
-  if (!r.valid.empty()) s += (r.train.empty() ? " valid " : " | valid ") + format_metrics(r.valid);
   return s;
 }
 
@@ -99,7 +93,7 @@ class TerminalRenderer final : public Renderer {
     draw();
   }
   void on_epoch_end(const EpochRecord& r) override {
-    os_ << kClearLine << epoch_summary(r, epochs_) << '\n' << std::flush;
+    os_ << kClearLine << format_epoch(r, epochs_) << '\n' << std::flush;
     live_ = false;
   }
   void on_message(std::string_view text) override {
@@ -171,7 +165,7 @@ class PlainRenderer final : public Renderer {
     os_ << '\n' << std::flush;
   }
   void on_epoch_end(const EpochRecord& r) override {
-    os_ << epoch_summary(r, epochs_) << '\n' << std::flush;
+    os_ << format_epoch(r, epochs_) << '\n' << std::flush;
   }
   void on_message(std::string_view text) override { os_ << text << '\n' << std::flush; }
 
@@ -192,6 +186,13 @@ class SilentRenderer final : public Renderer {
 }  // namespace
 
 std::string_view split_name(Split s) { return s == Split::train ? "train" : "valid"; }
+
+std::string format_epoch(const EpochRecord& r, int64_t epochs) {
+  std::string s = epoch_str(r.epoch, epochs) + " " + format_duration(r.seconds);
+  if (!r.train.empty()) s += " train " + format_metrics(r.train);
+  if (!r.valid.empty()) s += (r.train.empty() ? " valid " : " | valid ") + format_metrics(r.valid);
+  return s;
+}
 
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds)) return "?";
@@ -230,9 +231,14 @@ std::unique_ptr<Renderer> plain_renderer(std::ostream& os, int every_percent) {
 
 std::unique_ptr<Renderer> silent_renderer() { return std::make_unique<SilentRenderer>(); }
 
-std::unique_ptr<Renderer> auto_renderer() {
-  if (::isatty(STDOUT_FILENO)) return terminal_renderer(std::cout);
-  return plain_renderer(std::cout);
+std::unique_ptr<Renderer> auto_renderer(bool dashboard) {
+  if (!::isatty(STDOUT_FILENO)) return plain_renderer(std::cout);
+  const char* env = std::getenv("EMBER_DASHBOARD");
+  const char* term = std::getenv("TERM");
+  if (dashboard && !(env && std::string_view(env) == "0") &&
+      !(term && std::string_view(term) == "dumb"))
+    return dashboard_renderer();
+  return terminal_renderer(std::cout);
 }
 
 }  // namespace ember::train

@@ -1,7 +1,7 @@
 #pragma once
-// How the Learner shows progress. A Renderer receives events; the library has a terminal one (a
-// live progress bar with ETA and current metrics), a plain one (a line now and then, for logs and
-// pipes) and a silent one. A fuller dashboard implements the same interface.
+// How the Learner shows progress. A Renderer receives events; the library has a full-screen
+// dashboard (ember/train/dashboard.h), a terminal one (a live progress bar with ETA and current
+// metrics), a plain one (a line now and then, for logs and pipes) and a silent one.
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -19,11 +19,20 @@ using MetricValues = std::vector<std::pair<std::string, double>>;
 enum class Split { train, valid };
 std::string_view split_name(Split s);  // "train", "valid"
 
+/// One finished epoch: what the metric log stores, one row per epoch.
+struct EpochRecord {
+  int64_t epoch = 0;  // 1-based
+  double seconds = 0;  // wall time of the epoch (train + valid)
+  MetricValues train, valid;
+};
+
 struct FitInfo {
   int64_t epochs = 0;       // the last epoch (1-based) fit will run
   int64_t start_epoch = 1;  // the first epoch this call runs (> 1 after a resume)
   int64_t train_steps = 0;  // batches per training epoch
   int64_t valid_steps = 0;  // batches per validation pass (0: no validation)
+  int gpu = -1;             // the cuda device the model's parameters are on (-1: not a GPU)
+  std::vector<EpochRecord> history;  // epochs finished before this fit (a resume)
 };
 
 /// Progress within one split of one epoch.
@@ -34,13 +43,9 @@ struct Progress {
   double elapsed_s = 0;           // since this pass started (or resumed)
   double eta_s = 0;               // estimated time left in this pass
   MetricValues metrics;           // running values
-};
-
-/// One finished epoch: what the metric log stores, one row per epoch.
-struct EpochRecord {
-  int64_t epoch = 0;  // 1-based
-  double seconds = 0;  // wall time of the epoch (train + valid)
-  MetricValues train, valid;
+  double loss = 0;                // this step's (batch's) loss
+  double lr = 0;                  // group 0's learning rate during this step
+  int64_t samples = 0;            // samples in this step's batch
 };
 
 class Renderer {
@@ -53,6 +58,9 @@ class Renderer {
   /// Notes from the Learner: "resumed from ...", "early stopping ...", "interrupted ...".
   virtual void on_message(std::string_view text) = 0;
   virtual void on_fit_end() {}
+  /// Polled by the Learner after each step: true asks it to stop as Ctrl-C does (finish the
+  /// optimizer step, save a checkpoint, return `interrupted`). The dashboard's `q` key.
+  virtual bool stop_requested() { return false; }
 };
 
 /// A live line redrawn in place (at most ~10 times a second): epoch, a bar, step/steps, elapsed,
@@ -73,9 +81,13 @@ std::unique_ptr<Renderer> terminal_renderer(std::ostream& os, TerminalOptions op
 std::unique_ptr<Renderer> plain_renderer(std::ostream& os, int every_percent = 25);
 /// Nothing at all.
 std::unique_ptr<Renderer> silent_renderer();
-/// terminal_renderer(std::cout) when standard output is a terminal, else plain_renderer(std::cout).
-std::unique_ptr<Renderer> auto_renderer();
+/// When standard output is a terminal: the full-screen dashboard (dashboard_renderer()) unless
+/// `dashboard` is false, the environment sets EMBER_DASHBOARD=0 or TERM is "dumb", in which case
+/// terminal_renderer(std::cout); else (a file or a pipe) plain_renderer(std::cout).
+std::unique_ptr<Renderer> auto_renderer(bool dashboard = true);
 
+/// "epoch 3/10 37.2s train loss 0.4123 | valid loss 0.4400": a finished epoch's summary line.
+std::string format_epoch(const EpochRecord& r, int64_t epochs);
 /// "1:02:03", "4:05" or "7.2s" style durations used by the renderers.
 std::string format_duration(double seconds);
 /// One metric as the renderers show it: "loss 0.4123" (4 decimals; tiny or huge values in

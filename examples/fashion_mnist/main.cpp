@@ -1,7 +1,8 @@
 // Fashion-MNIST end to end: a small CNN trained with Adam on Debian's dataset-fashion-mnist,
 // evaluated on the test split, saved to safetensors, reloaded into a fresh model, and used to
 // predict a few test images. examples/fashion_mnist/reference.py is the same model in PyTorch.
-// The Learner runs the loop: metrics, a live progress bar, optional checkpoints and a metric log.
+// The Learner runs the loop: metrics, the terminal dashboard (plain lines when the output is a
+// file or a pipe), optional checkpoints and a metric log.
 // Usage: fashion_mnist [epochs = 3] [data root] [--checkpoints DIR] [--log metrics.csv] [--seed N]
 //        [--device cpu|cpu_eager|flex|cuda|cuda:N|cuda_eager]
 #include <ember/data/fashion_mnist.h>
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
   data::DataLoader<data::Example> test_loader(test_set, {.batch_size = 1000});
 
   // Checkpoints (with --checkpoints) let an interrupted run continue where it stopped: run the
-  // same command again. Ctrl-C saves one after the current step.
+  // same command again. Ctrl-C (or q in the dashboard) saves one after the current step.
   train::Learner learner(net, opt,
                          {.epochs = epochs, .checkpoint_dir = checkpoints, .log_path = log});
   learner.add_metric(train::accuracy());
