@@ -1,6 +1,7 @@
 #include "ember/fusion/stats.h"
 
 #include <atomic>
+#include <initializer_list>
 
 #include "ember/fusion.h"
 
