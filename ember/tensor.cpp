@@ -7,9 +7,11 @@
 #include "ember/autodiff.h"
 #include "ember/backends/backend.h"
 #include "ember/detail/capture.h"
+#include "ember/detail/file.h"
 #include "ember/tensor_impl.h"
 #include "ember/error.h"
 #include "ember/ember.h"
+#include "ember/store/mapped.h"
 
 namespace ember {
 
@@ -62,6 +64,7 @@ void* Tensor::raw_data() const {
     detail::throw_device("data_ptr", "expected a tensor in host memory, found one on " +
                                          i.device.str() + " (copy it with .to(Device::flex()))");
   detail::ready(*i.storage);  // a pending tensor is written first (a sync point)
+  store::detail::check_storage(*i.storage, "data_ptr");
   return i.data();
 }
 
@@ -132,9 +135,12 @@ void Tensor::copy_elements_to(void* dst, DType dst_dtype, int64_t expect, const 
   Tensor src = (dtype() == dst_dtype ? *this : cast(*this, dst_dtype)).contiguous();
   const TensorImpl& s = *src.impl_;
   detail::ready(*s.storage);  // a sync point: queued work that writes it runs now
+  store::detail::check_storage(*s.storage, op);
+  const uint64_t faults = detail::map_faults();
   BackendImpl* b = backend_for(s.device.backend());
   b->copy_to_host(dst, *s.storage, size_t(s.offset) * ember::itemsize(dst_dtype),
                   size_t(s.numel) * ember::itemsize(dst_dtype));
+  if (detail::map_faults() != faults) [[unlikely]] store::detail::check_storage(*s.storage, op);
 }
 
 Scalar Tensor::item() const {
@@ -173,6 +179,8 @@ Tensor Tensor::to(Device d) const {
   Tensor out = detail::empty_tensor(i.shape, i.dtype, d);
   if (i.numel == 0) return out;
   detail::ready(*src.impl_->storage);
+  store::detail::check_storage(*src.impl_->storage, "to");
+  const uint64_t faults = detail::map_faults();
   BackendImpl* from = backend_for(src.device().backend());
   BackendImpl* to_b = backend_for(d.backend());
   Storage& from_s = *src.impl_->storage;
@@ -189,6 +197,7 @@ Tensor Tensor::to(Device d) const {
     from->copy_to_host(host.data(), from_s, off, n);
     to_b->copy_from_host(to_s, 0, host.data(), n);
   }
+  if (detail::map_faults() != faults) [[unlikely]] store::detail::check_storage(from_s, "to");
   return out;
 }
 

@@ -1,11 +1,14 @@
 #include "ember/detail/file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,7 +25,111 @@ const char* kind_of(mode_t m) {
   return "not a plain file";
 }
 
+// The SIGBUS guard. Every live mapping has a slot of [begin, end) addresses in a fixed table the
+// signal handler can scan without locks or allocation; a fault inside one is a page past the
+// end of a file that was cut after it was mapped. The handler maps a zero page over it (the
+// faulting access then completes), marks the slot damaged and counts the fault; the code that
+// ran the access (an op, a host read, a save) sees the count change and raises an IOError. A
+// fault anywhere else goes to the handler that was installed before (or the default action).
+constexpr int kSlots = 1 << 14;
+struct Slot {
+  std::atomic<uintptr_t> begin{0}, end{0};
+  std::atomic<bool> damaged{false};
+};
+Slot g_slots[kSlots];
+std::atomic<int> g_slots_used{0};  // high-water mark: the handler scans [0, used)
+struct sigaction g_previous {};
+uintptr_t g_page = 0;
+// The file of each slot, for messages (never read by the handler).
+std::mutex g_paths_mu;
+std::shared_ptr<const std::string> g_paths[kSlots];
+
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  if (info->si_code > 0) {  // raised by the hardware, not sent by kill() or raise()
+    const int used = g_slots_used.load(std::memory_order_acquire);
+    for (int i = 0; i < used; ++i) {
+      Slot& s = g_slots[i];
+      const uintptr_t b = s.begin.load(std::memory_order_acquire);
+      if (b == 0 || addr < b || addr >= s.end.load(std::memory_order_acquire)) continue;
+      void* page = reinterpret_cast<void*>(addr & ~(g_page - 1));
+      if (::mmap(page, g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                 -1, 0) == MAP_FAILED)
+        break;  // cannot repair it: fall through to the previous action
+      s.damaged.store(true, std::memory_order_release);
+      g_map_faults.fetch_add(1, std::memory_order_acq_rel);
+      return;  // the access runs again, now on the zero page
+    }
+  }
+  // Not ours: what the program had before.
+  if (g_previous.sa_flags & SA_SIGINFO) {
+    if (g_previous.sa_sigaction) g_previous.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (g_previous.sa_handler == SIG_IGN) return;
+  if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler) {
+    g_previous.sa_handler(sig);
+    return;
+  }
+  // The default action: restore it and let the signal take the process (a fault re-raises when
+  // the access runs again; a sent signal is raised here).
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(SIGBUS, &dfl, nullptr);
+  if (info->si_code <= 0) ::raise(SIGBUS);
+}
+
+void install_guard() {
+  static const bool installed = [] {
+    g_page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    return ::sigaction(SIGBUS, &sa, &g_previous) == 0;
+  }();
+  (void)installed;
+}
+
+// A free slot for [begin, end), or -1 when the table is full (the caller reads instead).
+int claim_slot(uintptr_t begin, uintptr_t end) {
+  const int used = g_slots_used.load(std::memory_order_acquire);
+  for (int i = 0; i <= used && i < kSlots; ++i) {
+    Slot& s = g_slots[i];
+    uintptr_t expect = 0;
+    // end first, then begin (the handler reads begin first): a half-written slot never matches.
+    if (s.end.load(std::memory_order_acquire) != 0) continue;
+    if (!s.end.compare_exchange_strong(expect, end, std::memory_order_acq_rel)) continue;
+    s.damaged.store(false, std::memory_order_relaxed);
+    s.begin.store(begin, std::memory_order_release);
+    int u = g_slots_used.load(std::memory_order_acquire);
+    while (u < i + 1 && !g_slots_used.compare_exchange_weak(u, i + 1)) {
+    }
+    return i;
+  }
+  return -1;
+}
+
 }  // namespace
+
+
+std::vector<std::string> damaged_files() {
+  std::vector<std::string> out;
+  std::lock_guard lock(g_paths_mu);
+  const int used = g_slots_used.load(std::memory_order_acquire);
+  for (int i = 0; i < used; ++i)
+    if (g_slots[i].damaged.load(std::memory_order_acquire) && g_paths[i] &&
+        std::find(out.begin(), out.end(), *g_paths[i]) == out.end())
+      out.push_back(*g_paths[i]);
+  return out;
+}
+
+bool FileMap::damaged() const {
+  return slot_ >= 0 && g_slots[slot_].damaged.load(std::memory_order_acquire);
+}
+
+std::atomic<uint64_t> g_map_faults{0};
 
 ReadFile ReadFile::open(const std::string& path, std::string& error) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever. It is cleared again
@@ -51,6 +158,7 @@ ReadFile ReadFile::open(const std::string& path, std::string& error) {
     delete p;
   });
   f.size_ = uint64_t(st.st_size);
+  f.path_ = std::make_shared<const std::string>(path);
   return f;
 }
 
@@ -112,19 +220,41 @@ std::shared_ptr<const FileMap> ReadFile::map(uint64_t offset, uint64_t n, std::s
     error = "too large to map";
     return nullptr;
   }
+  install_guard();
   void* p = ::mmap(nullptr, size_t(length), PROT_READ | PROT_WRITE, MAP_PRIVATE, *fd_,
                    off_t(start));
   if (p == MAP_FAILED) {
     error = std::string("cannot map: ") + std::strerror(errno);
     return nullptr;
   }
+  const auto b = reinterpret_cast<uintptr_t>(p);
+  const int slot = claim_slot(b, b + uintptr_t(length));
+  if (slot < 0) {  // more live mappings than the guard tracks: read instead
+    ::munmap(p, size_t(length));
+    error = "too many mapped tensors";
+    return nullptr;
+  }
+  {
+    std::lock_guard lock(g_paths_mu);
+    g_paths[slot] = path_;
+  }
   // A hint: large sequential reads from the disk instead of a fault per few pages.
   if (prefetch) ::madvise(p, size_t(length), MADV_WILLNEED);
   return std::make_shared<const FileMap>(p, size_t(length),
-                                         static_cast<char*>(p) + (offset - start));
+                                         static_cast<char*>(p) + (offset - start), slot, path_);
 }
 
-FileMap::~FileMap() { ::munmap(base_, length_); }
+FileMap::~FileMap() {
+  if (slot_ >= 0) {  // out of the guard's table before the addresses can be reused
+    {
+      std::lock_guard lock(g_paths_mu);
+      g_paths[slot_].reset();
+    }
+    g_slots[slot_].begin.store(0, std::memory_order_release);
+    g_slots[slot_].end.store(0, std::memory_order_release);
+  }
+  ::munmap(base_, length_);
+}
 
 bool mmap_enabled(bool requested) {
   if (!requested) return false;

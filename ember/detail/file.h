@@ -4,13 +4,19 @@
 // devices such as /dev/zero, which never end), and reads are positioned (pread), so a file that
 // shrinks after it was opened gives a short read instead of a SIGBUS. Tensor bytes may also be
 // mapped (FileMap): copy-on-write, checked against the file's size when mapped and again when a
-// tensor over them is handed out. Errors are returned as text; each reader throws its own error
-// type. Private to the library.
+// tensor over them is handed out. A file cut while mapped (another process truncates it) would
+// raise SIGBUS on the next touch of a page past its new end: a SIGBUS handler turns such a fault
+// into a zero page and marks the mapping damaged, and ember raises an IOError naming the file
+// for the op that touched it and for every later op or read of its tensors (see
+// map_faults()). Errors are returned as text; each reader throws its own error type. Private to
+// the library.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ember::detail {
 
@@ -44,6 +50,7 @@ class ReadFile {
 
  private:
   std::shared_ptr<const int> fd_;
+  std::shared_ptr<const std::string> path_;
   uint64_t size_ = 0;
 };
 
@@ -53,18 +60,34 @@ class ReadFile {
 /// touched. The last owner unmaps it.
 class FileMap {
  public:
-  FileMap(void* base, size_t length, char* data) : base_(base), length_(length), data_(data) {}
+  /// Takes over the mapping [base, base + length) of the file `path`; `slot` is its entry in the
+  /// SIGBUS guard's table (see map_faults()).
+  FileMap(void* base, size_t length, char* data, int slot, std::shared_ptr<const std::string> path)
+      : base_(base), length_(length), data_(data), slot_(slot), path_(std::move(path)) {}
   ~FileMap();
   FileMap(const FileMap&) = delete;
   FileMap& operator=(const FileMap&) = delete;
   /// The first byte of the range asked for.
   char* data() const { return data_; }
+  /// Whether a page of it was touched after the file was cut (it now reads as zeros).
+  bool damaged() const;
+  const std::string& path() const { return *path_; }
 
  private:
   void* base_;  // page-aligned start of the mapping
   size_t length_;
   char* data_;
+  int slot_;
+  std::shared_ptr<const std::string> path_;
 };
+
+/// How many faults on mapped pages of cut files the SIGBUS guard has absorbed in this process
+/// (each became a zero page; its mapping is damaged()). Zero in every program that never cuts a
+/// mapped file, so the checks below cost one relaxed load on the paths that call them.
+extern std::atomic<uint64_t> g_map_faults;
+inline uint64_t map_faults() { return g_map_faults.load(std::memory_order_relaxed); }
+/// The files of the live mappings that are damaged (each once).
+std::vector<std::string> damaged_files();
 
 /// Whether readers map tensor bytes: `requested` (an option, on by default) unless the
 /// environment variable EMBER_MMAP is "0", "off" or "false".

@@ -3,10 +3,12 @@
 #include <array>
 #include <exception>
 
+#include "ember/detail/file.h"
 #include "ember/error.h"
 #include "ember/fusion/library.h"
 #include "ember/fusion/plan.h"
 #include "ember/fusion/stats.h"
+#include "ember/store/mapped.h"
 
 namespace ember::fusion {
 namespace {
@@ -226,8 +228,15 @@ void Queue::flush_locked() {
       if (auto st = values[size_t(v)].storage.lock()) writes[i].push_back(st.get());
   }
   size_t done = 0;
+  const uint64_t faults = ember::detail::map_faults();
   try {
     run_plan(place_, nodes, values, &done);
+    // A kernel touched a mapped page of a file that was cut (it read zeros): nothing it wrote
+    // may be read.
+    if (ember::detail::map_faults() != faults) [[unlikely]] {
+      done = 0;
+      store::detail::check_damaged("flush");
+    }
   } catch (...) {
     const std::exception_ptr err = named_for_caller(std::current_exception(), nodes, done);
     poison(writes, done, err);

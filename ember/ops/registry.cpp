@@ -5,8 +5,10 @@
 #include "ember/backends/backend.h"
 #include "ember/backends/fallback.h"
 #include "ember/detail/capture.h"
+#include "ember/detail/file.h"
 #include "ember/error.h"
 #include "ember/ops/profile_hook.h"
+#include "ember/store/mapped.h"
 
 namespace ember {
 
@@ -114,6 +116,8 @@ TensorList run_on_backend(const OpCall& call) {
   // Ops a kernel or decomposition runs internally are part of this op: no layer sees them.
   BypassGuard guard;
   CurrentOp current(op_def(call.op).name);
+  // A fault on a mapped page of a cut file while this op ran: refuse what it read (it is zeros).
+  const uint64_t faults = detail::map_faults();
   TensorList outs;
   if (b->supports(call)) {
     const Kernel fn = b->kernel(call.op).fn;
@@ -130,6 +134,8 @@ TensorList run_on_backend(const OpCall& call) {
                         " and no decomposition");
     outs = def.decompose(call.attrs, call.inputs);
   }
+  if (detail::map_faults() != faults) [[unlikely]]
+    store::detail::check_inputs(call.inputs, op_def(call.op).name);
   // Placed outputs: a kernel (or decomposition) that made its own results is copied into them.
   for (size_t i = 0; i < call.out.size() && i < outs.size(); ++i)
     if (outs[i].impl() != call.out[i].impl()) {
@@ -163,6 +169,9 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
     }
   }
   if (!def.infer) detail::throw_not_implemented(def.name, "the op has no inference rule yet");
+  // Tensors over a mapping of a file that was cut (see ember/detail/file.h) are refused.
+  if (detail::map_faults()) [[unlikely]]
+    store::detail::check_inputs(inputs, def.name);
   MetaList meta;
   def.infer(op, attrs, inputs, meta);
   // Every result shape, views included, is checked here under the op's name: no tensor ever

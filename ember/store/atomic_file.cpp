@@ -8,12 +8,15 @@
 #include <filesystem>
 #include <random>
 
+#include "ember/detail/file.h"
 #include "ember/store/format.h"
+#include "ember/store/mapped.h"
 #include "ember/store/safetensors.h"
 
 namespace ember::store {
 
-AtomicFile::AtomicFile(const std::string& target) : target_(target) {
+AtomicFile::AtomicFile(const std::string& target)
+    : target_(target), faults_(ember::detail::map_faults()) {
   // A hidden name beside the target (same filesystem, so rename() is atomic). open() with mode
   // 0666 rather than mkstemp(), so the saved file gets the usual umask permissions, not 0600.
   std::filesystem::path t(target);
@@ -70,6 +73,7 @@ void AtomicFile::write_at(uint64_t offset, const void* data, size_t n) {
 
 // fsync before rename so that a crash cannot leave the new name pointing at missing data.
 void AtomicFile::commit() {
+  if (ember::detail::map_faults() != faults_) [[unlikely]] detail::check_damaged("save");
   if (::fsync(fd_) != 0) fail("fsync failed");
   int fd = fd_;
   fd_ = -1;

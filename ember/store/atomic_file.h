@@ -22,7 +22,9 @@ class AtomicFile {
   /// Writes bytes at `offset` of the temporary file (for formats that patch a header written
   /// earlier, such as zip's local headers); throws IOError.
   void write_at(uint64_t offset, const void* data, size_t n);
-  /// fsync, close, rename over the target, fsync the directory; throws IOError.
+  /// fsync, close, rename over the target, fsync the directory; throws IOError (also, leaving
+  /// the target as it was, when a tensor mapped from a file that was cut was read while the
+  /// file was written: its bytes would be zeros; see ember/detail/file.h).
   void commit();
   const std::string& target() const { return target_; }
 
@@ -32,6 +34,7 @@ class AtomicFile {
   std::string tmp_;
   int fd_ = -1;
   bool committed_ = false;
+  uint64_t faults_;  // ember::detail::map_faults() when it was created
 };
 
 /// Replaces `path` with `bytes` atomically.

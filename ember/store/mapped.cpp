@@ -5,11 +5,44 @@
 #include <cstring>
 
 #include "ember/backends/backend.h"
+#include "ember/store/safetensors.h"
 
 namespace ember::store::detail {
 
 bool mappable(uint64_t offset, uint64_t nbytes, DType dtype) {
   return nbytes > 0 && offset % itemsize(dtype) == 0;
+}
+
+namespace {
+using MapRef = std::shared_ptr<const ember::detail::FileMap>;
+void free_map(void* ctx, const Storage&) { delete static_cast<MapRef*>(ctx); }
+
+[[noreturn]] void throw_cut(const char* op, const std::string& files) {
+  throw IOError(std::string("[") + op + "] " + files +
+                " was cut to fewer bytes while tensors were mapped from it: their bytes past "
+                "the new end cannot be read (they would read as zeros)");
+}
+}  // namespace
+
+void check_storage(const Storage& s, const char* op) {
+  if (ember::detail::map_faults() == 0) [[likely]] return;
+  if (s.free_fn != free_map) return;
+  const MapRef& map = *static_cast<const MapRef*>(s.free_ctx);
+  if (map->damaged()) throw_cut(op, "the file '" + map->path() + "'");
+}
+
+void check_inputs(std::span<const Tensor> inputs, const char* op) {
+  if (ember::detail::map_faults() == 0) [[likely]] return;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.impl()->storage) check_storage(*t.impl()->storage, op);
+}
+
+void check_damaged(const char* op) {
+  std::vector<std::string> files = ember::detail::damaged_files();
+  if (files.empty()) return;
+  std::string list;
+  for (const std::string& f : files) list += (list.empty() ? "'" : ", '") + f + "'";
+  throw_cut(op, (files.size() == 1 ? "the file " : "the files ") + list);
 }
 
 std::shared_ptr<Storage> mapped_storage(const ember::detail::ReadFile& file, uint64_t offset,
@@ -21,10 +54,8 @@ std::shared_ptr<Storage> mapped_storage(const ember::detail::ReadFile& file, uin
   s->data = map->data();
   s->nbytes = size_t(nbytes);
   s->place = place;
-  s->free_ctx = new std::shared_ptr<const ember::detail::FileMap>(std::move(map));
-  s->free_fn = [](void* ctx, const Storage&) {
-    delete static_cast<std::shared_ptr<const ember::detail::FileMap>*>(ctx);
-  };
+  s->free_ctx = new MapRef(std::move(map));
+  s->free_fn = free_map;
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "ember/detail/file.h"
@@ -23,6 +24,16 @@ bool mappable(uint64_t offset, uint64_t nbytes, DType dtype);
 std::shared_ptr<Storage> mapped_storage(const ember::detail::ReadFile& file, uint64_t offset,
                                         uint64_t nbytes, Device place, std::string& error,
                                         bool prefetch = false);
+
+/// Raises IOError (naming `op` and the file) if `s` lies over a mapping of a file that was cut
+/// and then touched: its bytes past the cut now read as zeros (see ember/detail/file.h). Returns
+/// at once while no fault has happened (ember::detail::map_faults() is 0).
+void check_storage(const Storage& s, const char* op);
+/// check_storage for the storage of every defined input.
+void check_inputs(std::span<const Tensor> inputs, const char* op);
+/// Raises IOError naming `op` and every damaged live mapping, if there is one: for code that
+/// saw map_faults() change while it read memory it cannot attribute to one storage.
+void check_damaged(const char* op);
 
 /// A tensor with the given geometry over `storage` (elements of `dtype`) on `device`.
 Tensor tensor_over(std::shared_ptr<Storage> storage, DType dtype, const Shape& shape,

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <csignal>
 #include <cstdio>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -264,6 +266,69 @@ TEST(MappedLoad, CutFilesAreErrorsNotSignals) {
   } catch (const store::IOError& e) {
     EXPECT_NE(std::string(e.what()).find("shrank"), std::string::npos) << e.what();
   }
+}
+
+// Another process cuts the file while tensors over it are mapped: the pages past the new end
+// would raise SIGBUS when touched. Each read of them (an op, lazy or eager, a host read, a save)
+// is an IOError naming the file, then and every later time; the process goes on.
+TEST(MappedLoad, FileCutWhileMappedIsAnIOErrorForEveryRead) {
+  test::ScratchDir dir;
+  const std::string path = dir.file("w.safetensors"), saved = dir.file("saved.safetensors");
+  // Four pages of floats each, so that every tensor has whole pages past the cut.
+  auto big = [](double from) { return arange(from, from + 4 * 1024.0).to(kF32); };
+  store::save_safetensors(path, {{"a", big(0)}, {"b", big(1)}, {"c", big(2)}, {"d", big(3)}});
+  store::save_safetensors(saved, {{"old", tensor({1.0, 2.0})}});
+  const std::string old_bytes = test::read_bytes(saved);
+  store::TensorMap m = store::load_safetensors(path);
+  auto at = [&](const std::string& k) {
+    for (auto& [name, t] : m)
+      if (name == k) return t;
+    throw std::logic_error(k);
+  };
+  store::SafetensorsFile file(path);
+  Tensor d = file.get("d", std::nullopt, Device::flex());  // eager, on flex
+  ASSERT_TRUE(mapped_from(at("a"), path));
+  fs::resize_file(path, 64);
+  auto expect_io = [&](const std::function<void()>& read, const std::string& op) {
+    try {
+      read();
+      ADD_FAILURE() << op << ": no error";
+    } catch (const store::IOError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("w.safetensors"), std::string::npos) << what;
+      EXPECT_NE(what.find("was cut"), std::string::npos) << what;
+      if (!op.empty()) EXPECT_NE(what.find("[" + op + "]"), std::string::npos) << what;
+    }
+  };
+  // An op on the default (lazy) device: the error comes where the result is read.
+  expect_io([&] { (void)at("a").sum().item<double>(); }, "");
+  // The same tensor again: refused when the op is called, under the op's name.
+  expect_io([&] { (void)(at("a") * 2.0); }, "mul");
+  // An eager op on flex, touching the cut pages for the first time.
+  expect_io([&] { (void)d.sum().item<double>(); }, "");
+  // A host read touching them first.
+  expect_io([&] { (void)at("b").to_vector<float>(); }, "to_vector");
+  expect_io([&] { (void)at("b").raw_data(); }, "data_ptr");
+  // A save reading them first leaves the file it would replace as it was.
+  expect_io([&] { store::save_safetensors(saved, {{"c", at("c")}}); }, "");
+  EXPECT_EQ(test::read_bytes(saved), old_bytes);
+  // Everything else goes on working.
+  EXPECT_TRUE(equal(tensor({1.0, 2.0}) + 1.0, tensor({2.0, 3.0})));
+  EXPECT_TRUE(equal(store::load_safetensors(saved).front().second.to(kF64), tensor({1.0, 2.0}).to(kF64)));
+}
+
+// A SIGBUS that is not a fault on a mapped file still ends the process, as it would without
+// ember's handler.
+TEST(MappedLoadDeathTest, OtherSigbusStillKills) {
+  test::ScratchDir dir;
+  const std::string path = dir.file("w.safetensors");
+  store::save_safetensors(path, {{"a", arange(0.0, 4096.0).to(kF32)}});
+  EXPECT_EXIT(
+      {
+        store::TensorMap m = store::load_safetensors(path);  // installs the handler
+        std::raise(SIGBUS);
+      },
+      testing::KilledBySignal(SIGBUS), "");
 }
 
 TEST(MappedLoad, SeveralFilesLoadAsOneAndChangeNothingOnError) {
