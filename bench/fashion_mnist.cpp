@@ -51,6 +51,7 @@ EMBER_BENCH({.name = "fashion_mnist_epoch",
                  },
              .warmup = 0,
              .iters = 1,
-             .on_request = true});
+             .on_request = true,
+             .suite = "train"});
 
 }  // namespace

@@ -45,14 +45,17 @@ std::function<void()> decode(int bits) {
 EMBER_BENCH({.name = "llama_decode_d512_L4_32tok",
              .setup = [] { return decode(0); },
              .warmup = 2,
-             .iters = 7});
+             .iters = 7,
+             .suite = "models"});
 EMBER_BENCH({.name = "llama_decode_d512_L4_32tok_int8",
              .setup = [] { return decode(8); },
              .warmup = 2,
-             .iters = 7});
+             .iters = 7,
+             .suite = "models"});
 EMBER_BENCH({.name = "llama_decode_d512_L4_32tok_int4",
              .setup = [] { return decode(4); },
              .warmup = 2,
-             .iters = 7});
+             .iters = 7,
+             .suite = "models"});
 
 }  // namespace

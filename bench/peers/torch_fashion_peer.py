@@ -5,7 +5,7 @@ import os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "examples", "fashion_mnist"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "fashion_mnist"))
 from peer_common import bench, write  # noqa: E402  (sets the environment before torch loads)
 
 import torch  # noqa: E402
