@@ -6,7 +6,7 @@ Usage: /usr/bin/python3 bench/compare.py [--rounds N] [--filter NAME] [--build b
            [--peer SCRIPT]... [--device flex|cpu|cpu_eager|cuda|cuda_eager] [--clock wall|cpu]
            [-- EMBER-BENCH OPTIONS...]
 is `BUILD/tools/ember-bench/ember-bench all --filter NAME --device DEVICE --rounds N
---peer SCRIPT... --clock CLOCK --no-history` (default peer: ../shared/peers/torch_cpu.py; give
+--peer SCRIPT... --clock CLOCK --no-history` (default peer: torch_cpu, the shared torch_cpu.py; give
 --history FILE after `--` to record the run). THREADS (default 2) sets both sides' threads."""
 import argparse, os, sys
 
@@ -14,13 +14,12 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--filter", default="")
 ap.add_argument("--build", default="build")
-ap.add_argument("--peer", action="append", help="peer script (repeatable; default: ../shared/peers/torch_cpu.py)")
+ap.add_argument("--peer", action="append", help="peer script or name (repeatable; default: torch_cpu)")
 ap.add_argument("--device", default=os.environ.get("EMBER_BENCH_DEVICE", "flex"))
 ap.add_argument("--clock", choices=["wall", "cpu"], default="wall")
 ap.add_argument("rest", nargs="*", help="options passed on to ember-bench (after --)")
 args = ap.parse_args()
-here = os.path.dirname(os.path.abspath(__file__))
-peers = args.peer or [os.path.join(here, "..", "..", "shared", "peers", "torch_cpu.py")]
+peers = args.peer or ["torch_cpu"]  # ember-bench finds it in the shared/peers folder
 cmd = [os.path.join(args.build, "tools", "ember-bench", "ember-bench"), "all", "--device", args.device,
        "--rounds", str(args.rounds), "--clock", args.clock, "--threads", os.environ.get("THREADS", "2"),
        "--no-history"]

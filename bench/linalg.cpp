@@ -26,7 +26,7 @@ EMBER_BENCH({.name = "conv3x3_64c_56_b32_fwd", .setup = [] {
 
 // The same rows on the native cpu backend (oneDNN where the build has it), named for the device
 // they run on, eager (each op runs when called, whether or not Device::cpu() queues work);
-// bench/gemm_peer.py times the libraries themselves (OpenBLAS, oneDNN's sgemm).
+// bench/peers/gemm_peer.py times the libraries themselves (OpenBLAS, oneDNN's sgemm).
 EMBER_BENCH({.name = "matmul_f32_1024@cpu", .setup = [] {
   const Device cpu = Device::cpu().eager();
   Tensor a = randn({1024, 1024}).to(cpu), b = randn({1024, 1024}).to(cpu);

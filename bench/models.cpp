@@ -1,10 +1,9 @@
-// Small-model workloads (rows of bench/torch_models_peer.py, built from ember's nn modules as the
+// Small-model workloads (rows of bench/peers/torch_models_peer.py and torch_ops_peer.py, built from ember's nn modules as the
 // peer builds them from torch.nn): an MLP's inference and training step, the training steps of
 // two small language models, the Fashion-MNIST CNN's step, ResNet-18 inference and one tiny op's
 // end-to-end cost. They run on bench::device()
 // (`--device cpu` or EMBER_BENCH_DEVICE=cpu for the native backend), side by side with
-//   THREADS=2 /usr/bin/python3 bench/compare.py --rounds 5 --filter NAME \
-//       --peer bench/torch_models_peer.py
+//   build/tools/ember-bench/ember-bench train models --rounds 5 --filter NAME
 // Dropout is 0 in the transformer, so that both sides do the same work and no random stream.
 #include <memory>
 

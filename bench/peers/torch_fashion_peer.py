@@ -1,6 +1,6 @@
 """Peer row for bench/fashion_mnist.cpp: one training epoch of examples/fashion_mnist/reference.py
 (same CNN, Adam 1e-3, batch 64, shuffled, the real data) in PyTorch on $THREADS threads. Run by
-`bench/compare.py --peer bench/torch_fashion_peer.py --filter fashion_mnist_epoch`."""
+`ember-bench train --filter fashion_mnist_epoch --peer torch_fashion`."""
 import os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))

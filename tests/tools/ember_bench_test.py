@@ -142,9 +142,9 @@ class EmberBench(unittest.TestCase):
         doc = json.loads(bench("list", "--json", check=0).stdout)
         for s in ("elementwise", "reduce", "matmul", "conv", "nn", "train", "models", "smoke"):
             self.assertIn(s, doc["suites"])
-        self.assertIn("torch_cpu", doc["suites"]["elementwise"]["peers"])
+        self.assertIn("torch_ops", doc["suites"]["elementwise"]["peers"])
         self.assertTrue({"flex", "cpu", "cpu_eager"} <= set(doc["devices"]))
-        self.assertIn("torch_reduce_peer", [p["name"] for p in doc["peers"]])
+        self.assertIn("torch_ops_peer", [p["name"] for p in doc["peers"]])
 
     def test_usage_errors(self):
         p = self.smoke("--no-peers", check=None)

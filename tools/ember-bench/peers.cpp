@@ -76,7 +76,16 @@ std::vector<std::string> peer_dirs() {
     }
   }
   dirs.push_back(EMBER_SOURCE_DIR "/bench/peers");
-  dirs.push_back((fs::path(EMBER_SOURCE_DIR).parent_path() / "shared" / "peers").string());
+  // The team's shared peers (torch_cpu.py, torch_gpu.py) sit in shared/peers beside the
+  // checkout, or beside a folder above it (a worktree's).
+  for (fs::path p = fs::path(EMBER_SOURCE_DIR).parent_path(); !p.empty(); p = p.parent_path()) {
+    std::error_code ec;
+    if (fs::is_directory(p / "shared" / "peers", ec)) {
+      dirs.push_back((p / "shared" / "peers").string());
+      break;
+    }
+    if (p == p.parent_path()) break;
+  }
   if (!exe_dir().empty())
     dirs.push_back((exe_dir().parent_path() / "share" / "ember" / "bench" / "peers").string());
   return dirs;

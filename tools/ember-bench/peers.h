@@ -14,7 +14,8 @@ struct Peer {
 };
 
 /// The folders searched for a peer given by name, in order: $EMBER_BENCH_PEER_PATH (':'-separated),
-/// the source tree's bench/peers and ../shared/peers, and the installed share/ember/bench/peers.
+/// the source tree's bench/peers, the nearest shared/peers beside the source tree or a folder
+/// above it, and the installed share/ember/bench/peers.
 std::vector<std::string> peer_dirs();
 /// Every peer found in peer_dirs() (names, first found wins).
 std::vector<Peer> known_peers();

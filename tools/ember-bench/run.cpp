@@ -65,13 +65,13 @@ std::vector<std::string> suite_names() {
 
 std::vector<std::string> default_peers(const std::string& suite, bool host, bool cuda) {
   static const std::map<std::string, std::vector<std::string>> host_peers = {
-      {"elementwise", {"torch_cpu", "torch_models"}},
-      {"reduce", {"torch_cpu", "torch_reduce"}},
-      {"matmul", {"torch_cpu", "gemm"}},
-      {"conv", {"torch_cpu", "gemm"}},
-      {"nn", {"torch_cpu"}},
-      {"train", {"torch_cpu", "torch_models"}},
-      {"models", {"torch_cpu", "torch_models", "torch_text"}},
+      {"elementwise", {"torch_ops", "torch_models"}},
+      {"reduce", {"torch_ops"}},
+      {"matmul", {"torch_ops", "gemm"}},
+      {"conv", {"torch_ops", "gemm"}},
+      {"nn", {"torch_ops"}},
+      {"train", {"torch_ops", "torch_models"}},
+      {"models", {"torch_ops", "torch_models", "torch_text"}},
       {"autodiff", {"torch_autodiff"}},
       {"index", {"torch_index"}},
       {"store", {"torch_store"}},
@@ -156,6 +156,8 @@ int run_command(const RunOptions& o) {
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, PeerResult> theirs;
   auto run_ember = [&](int round) {
+    std::fprintf(stderr, "[round %d/%d] ember: %zu rows on %s\n", round, o.rounds, rows.size(),
+                 join(devices).c_str());
     for (const auto& dev : devices) {
       bench::select_device(dev);
       for (const auto* w : rows) {
@@ -207,8 +209,6 @@ int run_command(const RunOptions& o) {
     }
   };
   for (int r = 1; r <= o.rounds; ++r) {
-    std::fprintf(stderr, "[round %d/%d] ember: %zu rows on %s\n", r, o.rounds, rows.size(),
-                 join(devices).c_str());
     // Every other round the peers go first, so that a drift in the machine's speed over the run
     // falls on both sides alike.
     if (r % 2 == 0) run_peers(r);
