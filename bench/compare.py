@@ -28,5 +28,7 @@ if args.filter:
 for p in peers:
     cmd += ["--peer", p]
 cmd += args.rest
+if not os.access(cmd[0], os.X_OK):
+    sys.exit(f"compare.py: no {cmd[0]}; build it with `cmake --build {args.build} --target ember_bench_tool`")
 sys.stdout.flush()
 os.execv(cmd[0], cmd)
