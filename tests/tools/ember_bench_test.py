@@ -182,6 +182,9 @@ class EmberBench(unittest.TestCase):
             self.assertIn("nothing was recorded", p.stderr, mode)
             if mode == "fail":  # the peer's last lines are quoted
                 self.assertIn("something went wrong", p.stderr)
+        p = self.smoke("--peer", FAKE, "--rounds", "1", "--peer-timeout", "1",
+                       env={"FAKE_PEER_MODE": "hang"}, check=3)
+        self.assertIn("ran past 1 s and was stopped", p.stderr)
         self.assertEqual(runs_in(self.db), 1)
         with open(self.db, "rb") as f:
             self.assertEqual(f.read(), before)

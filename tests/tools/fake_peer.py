@@ -1,5 +1,5 @@
 """A stand-in peer for tests/tools/ember_bench_test.py: writes fixed rows for the smoke suite
-without timing anything, or misbehaves as $FAKE_PEER_MODE says (crash, fail, nojson, badjson).
+without timing anything, or misbehaves as $FAKE_PEER_MODE says (hang, crash, fail, nojson, badjson).
 Each run appends its environment's THREADS, BENCH_ROWS and BENCH_CLOCK to $FAKE_PEER_LOG."""
 import json, os, signal, sys
 
@@ -8,6 +8,9 @@ if os.environ.get("FAKE_PEER_LOG"):
     with open(os.environ["FAKE_PEER_LOG"], "a") as f:
         f.write(json.dumps({k: os.environ.get(k) for k in ("THREADS", "BENCH_ROWS", "BENCH_CLOCK")}) + "\n")
 print("fake peer running in mode", mode, flush=True)
+if mode == "hang":
+    import time
+    time.sleep(120)
 if mode == "crash":
     os.kill(os.getpid(), signal.SIGSEGV)
 if mode == "fail":

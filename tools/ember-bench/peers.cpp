@@ -58,6 +58,15 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   return out;
 }
 
+// The peer running now: an interrupted ember-bench takes it (and its children, in the peer's own
+// process group, which the terminal's Ctrl-C does not reach) down with it.
+volatile sig_atomic_t g_peer_pid = 0;
+void on_interrupt(int sig) {
+  if (g_peer_pid > 0) kill(-g_peer_pid, SIGKILL);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 fs::path exe_dir() {
   std::error_code ec;
   const fs::path p = fs::read_symlink("/proc/self/exe", ec);
@@ -165,15 +174,23 @@ std::map<std::string, double> run_peer(const Peer& peer, const PeerEnv& env) {
     std::fprintf(stderr, "cannot run %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
+  g_peer_pid = pid;
+  signal(SIGINT, on_interrupt);
+  signal(SIGTERM, on_interrupt);
+  signal(SIGHUP, on_interrupt);
   const auto t0 = std::chrono::steady_clock::now();
   int status = 0;
   while (true) {
     const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
+    if (r == pid) {
+      g_peer_pid = 0;
+      break;
+    }
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
         env.timeout_s) {
       kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
+      g_peer_pid = 0;
       throw ToolError(kPeerFailed, "peer " + peer.name + " (" + peer.path + ") ran past " +
                                        std::to_string(int(env.timeout_s)) + " s and was stopped" +
                                        last_lines(log, 5));

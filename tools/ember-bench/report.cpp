@@ -86,7 +86,8 @@ int report_command(const ReportOptions& o) {
       "<style>\ntable { border-collapse: collapse; margin: 0 0 24px 0; background: #fff; }\n"
       "td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }\n"
       "td:first-child, th:first-child { text-align: left; }\n</style>\n";
-  page += "<p>" + std::to_string(runs.size()) + " runs in " + esc(o.history) +
+  page += "<p>" + std::to_string(runs.size()) + (runs.size() == 1 ? " run in " : " runs in ") +
+          esc(o.history) +
           ". Times are medians in milliseconds per call (lower is better); the x axis is the run "
           "id; a ratio is ember's median over the peer row's.</p>\n";
   page +=
