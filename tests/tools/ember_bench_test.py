@@ -122,7 +122,14 @@ class EmberBench(unittest.TestCase):
         self.assertIn("improvement", p.stdout)
         bench("compare", "1", "2", "--history", self.db, "--threshold", "1.5", check=0)
         p = bench("compare", "1", "2", "--history", self.db, check=1)
-        self.assertIn("1 regression beyond 10%", p.stdout)
+        self.assertIn("1 regression beyond 10% (0 changes within the spread)", p.stdout)
+        # A change beyond the threshold inside overlapping spreads is unclear, not a regression.
+        with sqlite3.connect(self.db) as c:
+            c.execute("UPDATE results SET q1_ms = 0.5, q3_ms = 2.5 WHERE run_id = 2")
+        doc = json.loads(bench("compare", "1", "2", "--history", self.db, "--json", check=0).stdout)
+        self.assertEqual(doc["regressions"], 0)
+        self.assertEqual({r["verdict"] for r in doc["rows"] if r["name"] == "smoke_matmul_32"},
+                         {"unclear", "same"})
 
     def test_report(self):
         self.smoke("--peer", FAKE, "--rounds", "1")

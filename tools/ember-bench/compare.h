@@ -1,7 +1,7 @@
 #pragma once
 // `ember-bench compare A B`: ember's rows at A against the same rows at B (same machine
-// fingerprint, same device), flagging each change beyond a threshold as a regression or an
-// improvement.
+// fingerprint, same device), flagging each change beyond a threshold whose interquartile ranges
+// are apart as a regression or an improvement ("unclear" when they overlap).
 #include <string>
 
 namespace ember::benchtool {
