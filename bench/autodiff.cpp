@@ -1,6 +1,6 @@
 // Autodiff workloads: an MLP's forward + backward through the tape (rows of
-// bench/torch_autodiff_peer.py; run side by side with
-// `bench/compare.py --peer bench/torch_autodiff_peer.py --filter mlp_`).
+// bench/peers/torch_autodiff_peer.py; run side by side with
+// `ember-bench autodiff --filter mlp_`, docs/bench.md).
 //
 // Each size comes in four rows: fwd_bwd (the training step's gradient work: forward recorded,
 // backward to all six parameter gradients), fwd_taped (forward recorded, graph dropped),

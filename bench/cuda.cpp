@@ -3,7 +3,7 @@
 // a lazy device then fuses them into one kernel with `reps` outputs), a tiny op on the eager
 // device, where each call is its own kernel launch, and captured steps (ember::capture): the
 // MLP training step as one graph launch, and 1000 tiny ops in one graph (the row's milliseconds
-// are microseconds per op). bench/torch_graphs_peer.py has PyTorch's eager and CUDA-graph rows.
+// are microseconds per op). bench/peers/torch_graphs_peer.py has PyTorch's eager and CUDA-graph rows.
 #include <memory>
 
 #include "bench.h"

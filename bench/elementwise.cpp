@@ -15,7 +15,7 @@ EMBER_BENCH({.name = "exp_16M", .setup = [] {
 EMBER_BENCH({.name = "sum_16M", .setup = [] {
   Tensor x = randn({1 << 24});
   return std::function<void()>([=] { bench::keep(x.sum()); });
-}});
+}, .suite = "reduce"});
 EMBER_BENCH({.name = "chain_16M", .setup = [] {
   Tensor x = randn({1 << 24});
   return std::function<void()>([=] { bench::keep((relu(x * 2 + 1) * x).sum()); });

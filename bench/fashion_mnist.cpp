@@ -1,9 +1,9 @@
 // One training epoch of the Fashion-MNIST example (the CNN, Adam, batch 64, the real data)
-// through the Learner, as `scripts/demo.sh` runs it; bench/torch_fashion_peer.py times the same
+// through the Learner, as `scripts/demo.sh` runs it; bench/peers/torch_fashion_peer.py times the same
 // epoch of examples/fashion_mnist/reference.py. About half a minute per call on 2 threads, so the
 // row runs only when asked for:
-//   THREADS=2 /usr/bin/python3 bench/compare.py --rounds 3 --filter fashion_mnist_epoch \
-//       --peer bench/torch_fashion_peer.py
+//   build/tools/ember-bench/ember-bench train --device cpu --rounds 3 --filter fashion_mnist_epoch \
+//       --peer torch_fashion
 #include "ember/data/fashion_mnist.h"
 
 #include <memory>
@@ -51,6 +51,7 @@ EMBER_BENCH({.name = "fashion_mnist_epoch",
                  },
              .warmup = 0,
              .iters = 1,
-             .on_request = true});
+             .on_request = true,
+             .suite = "train"});
 
 }  // namespace

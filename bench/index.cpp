@@ -1,5 +1,5 @@
-// Index and layout workloads (rows of bench/torch_index_peer.py, run side by side with
-// `bench/compare.py --peer bench/torch_index_peer.py --filter idx_`).
+// Index and layout workloads (rows of bench/peers/torch_index_peer.py, run side by side with
+// `ember-bench index`, docs/bench.md).
 #include "bench.h"
 #include "ember/ember.h"
 

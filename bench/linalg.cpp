@@ -9,11 +9,11 @@ using namespace ember;
 EMBER_BENCH({.name = "matmul_f32_1024", .setup = [] {
   Tensor a = randn({1024, 1024}), b = randn({1024, 1024});
   return std::function<void()>([=] { bench::keep(matmul(a, b)); });
-}, .flops = 2.0 * 1024 * 1024 * 1024});
+}, .flops = 2.0 * 1024 * 1024 * 1024, .suite = "matmul"});
 EMBER_BENCH({.name = "matmul_f32_2048", .setup = [] {
   Tensor a = randn({2048, 2048}), b = randn({2048, 2048});
   return std::function<void()>([=] { bench::keep(matmul(a, b)); });
-}, .flops = 2.0 * 2048 * 2048 * 2048});
+}, .flops = 2.0 * 2048 * 2048 * 2048, .suite = "matmul"});
 EMBER_BENCH({.name = "conv3x3_64c_56_b32_fwd", .setup = [] {
   // nn.Conv2d(64, 64, 3, padding=1): weight and bias uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)).
   double bound = 1.0 / std::sqrt(64.0 * 9.0);
@@ -22,21 +22,21 @@ EMBER_BENCH({.name = "conv3x3_64c_56_b32_fwd", .setup = [] {
   return std::function<void()>([=] {
     bench::keep(nn::functional::conv2d(x, w, b, {.padding = {1}}));
   });
-}, .warmup = 2, .iters = 5});
+}, .warmup = 2, .iters = 5, .suite = "conv"});
 
 // The same rows on the native cpu backend (oneDNN where the build has it), named for the device
 // they run on, eager (each op runs when called, whether or not Device::cpu() queues work);
-// bench/gemm_peer.py times the libraries themselves (OpenBLAS, oneDNN's sgemm).
+// bench/peers/gemm_peer.py times the libraries themselves (OpenBLAS, oneDNN's sgemm).
 EMBER_BENCH({.name = "matmul_f32_1024@cpu", .setup = [] {
   const Device cpu = Device::cpu().eager();
   Tensor a = randn({1024, 1024}).to(cpu), b = randn({1024, 1024}).to(cpu);
   return std::function<void()>([=] { bench::keep(matmul(a, b)); });
-}, .flops = 2.0 * 1024 * 1024 * 1024});
+}, .flops = 2.0 * 1024 * 1024 * 1024, .suite = "matmul"});
 EMBER_BENCH({.name = "matmul_f32_2048@cpu", .setup = [] {
   const Device cpu = Device::cpu().eager();
   Tensor a = randn({2048, 2048}).to(cpu), b = randn({2048, 2048}).to(cpu);
   return std::function<void()>([=] { bench::keep(matmul(a, b)); });
-}, .flops = 2.0 * 2048 * 2048 * 2048});
+}, .flops = 2.0 * 2048 * 2048 * 2048, .suite = "matmul"});
 EMBER_BENCH({.name = "conv3x3_64c_56_b32_fwd@cpu", .setup = [] {
   double bound = 1.0 / std::sqrt(64.0 * 9.0);
   const Device cpu = Device::cpu().eager();
@@ -45,4 +45,4 @@ EMBER_BENCH({.name = "conv3x3_64c_56_b32_fwd@cpu", .setup = [] {
   return std::function<void()>([=] {
     Tensor y = nn::functional::conv2d(x, w, b, {.padding = {1}});
   });
-}, .warmup = 2, .iters = 5, .flops = 2.0 * 32 * 64 * 64 * 9 * 56 * 56});
+}, .warmup = 2, .iters = 5, .flops = 2.0 * 32 * 64 * 64 * 9 * 56 * 56, .suite = "conv"});

@@ -1,14 +1,16 @@
-// Small-model workloads (rows of bench/torch_models_peer.py, built from ember's nn modules as the
+// Small-model workloads (rows of bench/peers/torch_models_peer.py and torch_ops_peer.py, built from ember's nn modules as the
 // peer builds them from torch.nn): an MLP's inference and training step, the training steps of
-// two small language models, and one tiny op's end-to-end cost. They run on bench::device()
+// two small language models, the Fashion-MNIST CNN's step, ResNet-18 inference and one tiny op's
+// end-to-end cost. They run on bench::device()
 // (`--device cpu` or EMBER_BENCH_DEVICE=cpu for the native backend), side by side with
-//   THREADS=2 /usr/bin/python3 bench/compare.py --rounds 5 --filter NAME \
-//       --peer bench/torch_models_peer.py
+//   build/tools/ember-bench/ember-bench train models --rounds 5 --filter NAME
 // Dropout is 0 in the transformer, so that both sides do the same work and no random stream.
 #include <memory>
 
+#include "../examples/fashion_mnist/net.h"
 #include "bench.h"
 #include "ember/ember.h"
+#include "ember/models/resnet.h"
 
 namespace {
 using namespace ember;
@@ -94,7 +96,8 @@ EMBER_BENCH({.name = "mlp_train_step_b128",
                        randint(0, 10, {128})));
                  },
              .warmup = 5,
-             .iters = 50});
+             .iters = 50,
+             .suite = "train"});
 
 EMBER_BENCH({.name = "lstm_lm_step",
              .setup =
@@ -104,7 +107,8 @@ EMBER_BENCH({.name = "lstm_lm_step",
                        randint(0, 256, {64, 32})));
                  },
              .warmup = 2,
-             .iters = 10});
+             .iters = 10,
+             .suite = "train"});
 
 EMBER_BENCH({.name = "transformer_lm_step",
              .setup =
@@ -114,6 +118,37 @@ EMBER_BENCH({.name = "transformer_lm_step",
                        randint(0, 256, {32, 64})));
                  },
              .warmup = 2,
+             .iters = 10,
+             .suite = "train"});
+
+// The Fashion-MNIST CNN's training step on one batch of 64 (torch_cpu.py's
+// cnn_fmnist_train_step_b64: the same layers, Adam 1e-3).
+EMBER_BENCH({.name = "cnn_fmnist_train_step_b64",
+             .setup =
+                 [] {
+                   return body(std::make_shared<Step<fashion::Net, optim::Adam>>(
+                       optim::AdamOptions{.lr = 1e-3}, randn({64, 1, 28, 28}),
+                       randint(0, 10, {64})));
+                 },
+             .warmup = 3,
+             .iters = 20,
+             .suite = "train"});
+
+// The zoo's ResNet-18 (torchvision's layout), batch-1 inference in eval mode, no grad
+// (torch_cpu.py's resnet18_infer_b1).
+EMBER_BENCH({.name = "resnet18_infer_b1",
+             .setup =
+                 [] {
+                   auto net = models::resnet18();
+                   net->to(bench::device());
+                   net->eval();
+                   Tensor x = randn({1, 3, 224, 224});
+                   return std::function<void()>([net, x] {
+                     NoGradGuard ng;
+                     bench::keep((*net)(x));
+                   });
+                 },
+             .warmup = 3,
              .iters = 10});
 
 // One op on 4 floats, 1000 times per call: the row's milliseconds are microseconds per op.
@@ -126,6 +161,7 @@ EMBER_BENCH({.name = "tiny_op_eager",
                    });
                  },
              .warmup = 3,
-             .iters = 30});
+             .iters = 30,
+             .suite = "elementwise"});
 
 }  // namespace

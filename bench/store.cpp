@@ -1,5 +1,5 @@
-// Loading a 500 MiB checkpoint (rows of bench/torch_store_peer.py, run side by side with
-// `bench/compare.py --peer bench/torch_store_peer.py --filter store_`). The files are written at
+// Loading a 500 MiB checkpoint (rows of bench/peers/torch_store_peer.py, run side by side with
+// `ember-bench store`, docs/bench.md). The files are written at
 // bench time into $OUT (or /tmp), where the peer finds them: 125 f32 tensors of 1024 x 1024, as
 // a .pt (save_pytorch, which torch.load reads) and as safetensors.
 //   store_load_*        open the file and hold every tensor (ember: views of the mapped file,

@@ -1,9 +1,8 @@
 // Text generation: a 4-layer, d=512 Llama-style decoder (8 heads over 4 key/value heads, SwiGLU
 // 1408, vocabulary 32000) generating 32 tokens greedily after a 16-token prompt at batch 1,
-// through its key/value cache. The peer (bench/torch_text_peer.py) runs the same model and
+// through its key/value cache. The peer (bench/peers/torch_text_peer.py) runs the same model and
 // algorithm in torch with its cache (tests/gen/text_reference.py):
-//   THREADS=2 /usr/bin/python3 bench/compare.py --device cpu --rounds 5 --filter llama_decode \
-//       --peer bench/torch_text_peer.py
+//   build/tools/ember-bench/ember-bench models --device cpu --rounds 5 --filter llama_decode
 // tokens/s = 32 / (ms / 1000).
 // The _int8 and _int4 rows run the same model after models::quantize (int8 per row; int4 in
 // groups of 128), embeddings included; the peer's _int8 row is torch's dynamic int8
@@ -45,14 +44,17 @@ std::function<void()> decode(int bits) {
 EMBER_BENCH({.name = "llama_decode_d512_L4_32tok",
              .setup = [] { return decode(0); },
              .warmup = 2,
-             .iters = 7});
+             .iters = 7,
+             .suite = "models"});
 EMBER_BENCH({.name = "llama_decode_d512_L4_32tok_int8",
              .setup = [] { return decode(8); },
              .warmup = 2,
-             .iters = 7});
+             .iters = 7,
+             .suite = "models"});
 EMBER_BENCH({.name = "llama_decode_d512_L4_32tok_int4",
              .setup = [] { return decode(4); },
              .warmup = 2,
-             .iters = 7});
+             .iters = 7,
+             .suite = "models"});
 
 }  // namespace

@@ -10,6 +10,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       python3-sentencepiece  # tests/gen: the SentencePiece test model
       clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx  # ember::onnx
+      libsqlite3-dev  # ember-bench's history (tools/ember-bench)
       chromium)  # headless browser: ember-plot's report is rendered and checked in it
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

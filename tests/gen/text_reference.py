@@ -1,7 +1,7 @@
 """Reference PyTorch implementations of GPT-2, a Llama-style decoder and BERT with Hugging Face's
 module names and computations (the `transformers` package is not in Debian), and GPT-2's
 byte-level BPE tokenizer. gen_text_models.py builds the test folders from them; the benchmark
-(bench/torch_text_peer.py) times the Llama one with its key/value cache."""
+(bench/peers/torch_text_peer.py) times the Llama one with its key/value cache."""
 import math
 import re
 import sys

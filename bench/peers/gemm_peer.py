@@ -2,8 +2,8 @@
 Debian's torch is the system OpenBLAS) and through oneDNN directly (dnnl_sgemm from the system
 libdnnl, called with ctypes: the library the cpu backend uses, without ember around it), and
 PyTorch's conv3x3 64->64 on 32x56x56 (oneDNN inside torch, with its reorders). Rows carry the
-library in brackets; bench/compare.py compares ember's `matmul_f32_2048@cpu` with each and with
-the best. Run with /usr/bin/python3: `bench/compare.py --peer bench/gemm_peer.py --filter @cpu`."""
+library in brackets; ember-bench compares ember's `matmul_f32_2048` (and `matmul_f32_2048@cpu`) with
+each and with the best: `ember-bench matmul conv --device cpu --filter @cpu --peer gemm`."""
 import ctypes
 import os
 import sys

@@ -7,7 +7,7 @@ and views each tensor in it. Run with /usr/bin/python3; writes torch_cpu.json to
 import json, os, struct, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_common import bench, res, write  # noqa: E402  (sets the environment before torch loads)
+from peer_common import bench, res, wanted, write  # noqa: E402  (sets the environment before torch loads)
 
 import torch  # noqa: E402
 
@@ -59,11 +59,11 @@ def into(load, path, cold):
 
 ROWS = ["store_load_pt_500MB", "store_load_into_pt_500MB", "store_load_into_pt_500MB_cold",
         "store_load_safetensors_500MB", "store_load_into_safetensors_500MB"]
-if any(os.environ.get("BENCH_FILTER", "").split("@")[0] in r for r in ROWS):  # else no files
+if any(wanted(r) for r in ROWS):  # else no files
     if not os.path.exists(PT):
         torch.save(weights(), PT)
     if not os.path.exists(ST):
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gen"))
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "gen"))
         import safetensors_tool  # noqa: E402
         safetensors_tool.save(ST, list(weights().items()))
     bench("store_load_pt_500MB", lambda: torch.load(PT), warm=1, iters=5)

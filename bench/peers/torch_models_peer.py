@@ -1,6 +1,6 @@
 """Peer rows for bench/models.cpp: the same small models in PyTorch (CPU, $THREADS threads), built
 from torch.nn with the sizes ember's rows use. Run with /usr/bin/python3; writes torch_cpu.json
-to $OUT or /tmp, so `bench/compare.py --peer bench/torch_models_peer.py --filter NAME` runs both.
+to $OUT or /tmp, so `ember-bench train models --filter NAME` runs both (docs/bench.md).
 The environment (OpenBLAS at its best, passive OpenMP waits) is set by peer_common."""
 import os, sys
 

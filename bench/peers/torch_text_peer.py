@@ -12,7 +12,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from peer_common import bench, write  # noqa: E402  (sets the environment before torch loads)
 
-sys.path.insert(0, os.path.join(here, "..", "tests", "gen"))
+sys.path.insert(0, os.path.join(here, "..", "..", "tests", "gen"))
 import torch  # noqa: E402
 import text_reference as R  # noqa: E402
 

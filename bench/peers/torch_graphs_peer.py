@@ -1,8 +1,9 @@
 """Peer of bench/cuda.cpp's captured rows: PyTorch on an NVIDIA GPU, eager and replayed as a CUDA
 graph (torch.cuda.graph, Adam with capturable=True): the MLP training step (784-512-512-10, relu,
 Adam, batch 128) and 1000 tiny adds (milliseconds per 1000 ops = microseconds per op).
-Prints one line per row: name, milliseconds (median of CUDA-event timings).
-    python3 bench/torch_graphs_peer.py
+Prints one line per row: name, milliseconds (median of CUDA-event timings), and writes the rows
+to $OUT/torch_graphs.json (or /tmp) for ember-bench.
+    python3 bench/peers/torch_graphs_peer.py
 """
 import torch, torch.nn as nn, torch.nn.functional as F
 
@@ -23,7 +24,11 @@ def bench(fn, warm=10, iters=100, reps=1):
     ts.sort(); return ts[len(ts) // 2]
 
 
+res = {}
+
+
 def row(name, ms):
+    res[name] = ms
     print(f"{name:40s} {ms:10.4f} ms", flush=True)
 
 
@@ -65,3 +70,6 @@ g2 = torch.cuda.CUDAGraph()
 with torch.cuda.graph(g2):
     adds()
 row("tiny_op_cuda_graph_x1000", bench(g2.replay, 5, 30))
+import json, os  # noqa: E402
+with open(os.path.join(os.environ.get("OUT", "/tmp"), "torch_graphs.json"), "w") as f:
+    json.dump(res, f, indent=1)

@@ -1,5 +1,5 @@
 """Peer rows for bench/index.cpp: the same index/layout workloads in PyTorch (CPU, $THREADS
-threads). Run with /usr/bin/python3; writes torch_cpu.json to $OUT or /tmp (compare.py --peer)."""
+threads). Run with /usr/bin/python3; writes torch_cpu.json to $OUT or /tmp (ember-bench index)."""
 import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

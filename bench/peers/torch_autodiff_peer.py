@@ -1,6 +1,6 @@
 """Peer rows for bench/autodiff.cpp: an MLP's forward + backward in PyTorch (CPU, $THREADS
 threads), the same graph ember records. Run with /usr/bin/python3; writes torch_cpu.json to $OUT
-or /tmp, so `bench/compare.py --peer bench/torch_autodiff_peer.py --filter mlp_` runs both.
+or /tmp, so `ember-bench autodiff --filter mlp_` runs both (docs/bench.md).
 The environment (OpenBLAS at its best, passive OpenMP waits) is set by peer_common."""
 import os, sys
 

@@ -1,11 +1,11 @@
 """Peer row for bench/fashion_mnist.cpp: one training epoch of examples/fashion_mnist/reference.py
 (same CNN, Adam 1e-3, batch 64, shuffled, the real data) in PyTorch on $THREADS threads. Run by
-`bench/compare.py --peer bench/torch_fashion_peer.py --filter fashion_mnist_epoch`."""
+`ember-bench train --filter fashion_mnist_epoch --peer torch_fashion`."""
 import os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "examples", "fashion_mnist"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "fashion_mnist"))
 from peer_common import bench, write  # noqa: E402  (sets the environment before torch loads)
 
 import torch  # noqa: E402

@@ -1,5 +1,5 @@
 """What ember's own PyTorch peer scripts share: environment (2 threads, OpenBLAS at its best,
-passive OpenMP waits), the timing loop and the JSON that bench/compare.py reads.
+passive OpenMP waits), the timing loop and the JSON that ember-bench reads (docs/bench.md).
 OpenBLAS 0.3.21 mistakes some AVX-512 CPUs for older ones, so there it is told to use its
 SkylakeX kernels; on a CPU without AVX-512 those kernels die with SIGILL, and OpenBLAS's own
 choice is kept (on the AVX2-only AMD EPYC it picks Zen, which runs the Haswell kernels; forcing
@@ -41,12 +41,24 @@ torch.manual_seed(0)
 res = {}
 
 
+def wanted(name):
+    """Whether ember-bench asked for the row `name` (`name[library]` rows go with `name`):
+    $BENCH_ROWS, when set, lists the ember rows of the run (','-separated); $BENCH_FILTER (the run's
+    --filter) keeps the names that contain it or one of its '|'-separated parts. A filter's
+    `@device` part names ember's pinned rows (`matmul_f32_2048@cpu`), not the peer's."""
+    base = name.split("[")[0]
+    rows = [r.split("@")[0] for r in os.environ.get("BENCH_ROWS", "").split(",") if r]
+    if rows and base not in rows:
+        return False
+    parts = [p.split("@")[0] for p in os.environ.get("BENCH_FILTER", "").split("|")]
+    return any(p in name for p in parts)
+
+
 def bench(name, fn, warm=3, iters=10):
     """Median milliseconds of fn() over iters calls after warm ones; printed and recorded.
-    Rows whose name does not contain $BENCH_FILTER (set by compare.py's --filter) are skipped;
-    a filter's `@device` part names ember's pinned rows (`matmul_f32_2048@cpu`), not the peer's.
-    With BENCH_CLOCK=cpu the times are the process's CPU time, as in ember_bench."""
-    if os.environ.get("BENCH_FILTER", "").split("@")[0] not in name:
+    Rows not wanted() are skipped. With BENCH_CLOCK=cpu the times are the process's CPU time, as
+    in ember-bench --clock cpu."""
+    if not wanted(name):
         return
     for _ in range(warm):
         fn()
@@ -61,7 +73,7 @@ def bench(name, fn, warm=3, iters=10):
 
 
 def write():
-    """Writes the rows to $OUT/torch_cpu.json (or /tmp), where compare.py looks."""
+    """Writes the rows to $OUT/torch_cpu.json (or /tmp), where ember-bench looks."""
     out = os.environ.get("OUT", "/tmp")
     with open(os.path.join(out, "torch_cpu.json"), "w") as f:
         json.dump(res, f, indent=1)
