@@ -6,25 +6,10 @@ Prints one line per row: name, milliseconds (median of CUDA-event timings).
 """
 import torch, torch.nn as nn, torch.nn.functional as F
 
+from gpu_peer_common import bench, graph_of, row
+
 dev = "cuda"
 torch.backends.cuda.matmul.allow_tf32 = False
-
-
-def bench(fn, warm=10, iters=100, reps=1):
-    for _ in range(warm): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(iters):
-        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(reps): fn()
-        e.record(); torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e) / reps)
-    ts.sort(); return ts[len(ts) // 2]
-
-
-def row(name, ms):
-    print(f"{name:40s} {ms:10.4f} ms", flush=True)
 
 
 def mlp(capturable):
@@ -40,14 +25,7 @@ def mlp(capturable):
 
 
 row("mlp_train_step_b128_eager", bench(mlp(False)))
-step = mlp(True)
-side = torch.cuda.Stream(); side.wait_stream(torch.cuda.current_stream())
-with torch.cuda.stream(side):
-    for _ in range(3): step()
-torch.cuda.current_stream().wait_stream(side)
-g = torch.cuda.CUDAGraph()
-with torch.cuda.graph(g):
-    step()
+g = graph_of(mlp(True))
 row("mlp_train_step_b128_graph", bench(g.replay, 20, 200))
 row("mlp_train_step_b128_graph_reps20", bench(g.replay, 5, 50, reps=20))
 
@@ -57,11 +35,5 @@ def adds():
     for _ in range(1000): y = y + w
     return y
 row("tiny_op_cuda_eager_x1000", bench(adds, 3, 30))
-side = torch.cuda.Stream(); side.wait_stream(torch.cuda.current_stream())
-with torch.cuda.stream(side):
-    adds()
-torch.cuda.current_stream().wait_stream(side)
-g2 = torch.cuda.CUDAGraph()
-with torch.cuda.graph(g2):
-    adds()
+g2 = graph_of(adds, 1)
 row("tiny_op_cuda_graph_x1000", bench(g2.replay, 5, 30))
