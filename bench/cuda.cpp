@@ -4,10 +4,13 @@
 // device, where each call is its own kernel launch, and captured steps (ember::capture): the
 // MLP training step as one graph launch, and 1000 tiny ops in one graph (the row's milliseconds
 // are microseconds per op). bench/peers/torch_graphs_peer.py has PyTorch's eager and CUDA-graph rows.
+// Mixed-precision rows (the MLP step in bf16, eager and captured, and in f16 with loss scaling;
+// gpu.cpp has the conv3x3 training step in bf16) sit beside bench/peers/torch_amp_peer.py.
 #include <memory>
 
 #include "bench.h"
 #include "ember/ember.h"
+#include "ember/amp.h"
 #include "ember/graph.h"
 
 using namespace ember;
@@ -38,6 +41,39 @@ std::function<void()> captured_mlp() {
   auto s = std::make_shared<CapturedMlp>();
   return [s] { s->step.replay(); };
 }
+
+// The same MLP step under mixed precision (f32 master weights, bf16/f16 products): eager, and
+// for bf16 captured; f16 with loss scaling (GradScaler's check is a host read per step).
+struct AmpMlp {
+  Device d;
+  Mlp net;
+  std::unique_ptr<optim::Adam> opt;
+  Tensor x, y;
+  amp::GradScaler scaler;
+  CapturedStep step;
+  explicit AmpMlp(DType low)
+      : d(bench::device().autodiff().mixed_precision(low)),
+        scaler({.enabled = low == kF16}) {
+    net.to(d);
+    opt = std::make_unique<optim::Adam>(net.parameters(), optim::AdamOptions{.lr = 1e-3});
+    x = randn({128, 784}).to(d);
+    y = randint(0, 10, {128}).to(d);
+  }
+  TensorList run() {
+    Tensor loss = nn::functional::cross_entropy(net(x), y);
+    Gradients g = scaler.scale(loss).backward();
+    scaler.step(*opt, g);
+    scaler.update();
+    return {loss.detach()};
+  }
+};
+std::function<void()> amp_mlp(DType low, bool captured) {
+  auto s = std::make_shared<AmpMlp>(low);
+  if (!captured) return [s] { bench::keep(s->run()[0]); };
+  for (int i = 0; i < 2; ++i) s->run();
+  s->step = capture([p = s.get()] { return p->run(); }, {s->x, s->y});
+  return [s] { s->step.replay(); };
+}
 }  // namespace
 
 // clang-format off
@@ -57,6 +93,13 @@ EMBER_BENCH({.name = "mlp_train_step_b128_captured", .setup = captured_mlp,
              .warmup = 20, .iters = 50, .gpu = true, .reps = 20});
 EMBER_BENCH({.name = "mlp_train_step_b128_captured_synced", .setup = captured_mlp,
              .warmup = 20, .iters = 100, .gpu = true});
+EMBER_BENCH({.name = "mlp_train_step_b128_bf16", .setup = [] { return amp_mlp(kBF16, false); },
+             .warmup = 10, .iters = 50, .gpu = true});
+EMBER_BENCH({.name = "mlp_train_step_b128_bf16_captured",
+             .setup = [] { return amp_mlp(kBF16, true); }, .warmup = 20, .iters = 50,
+             .gpu = true, .reps = 20});
+EMBER_BENCH({.name = "mlp_train_step_b128_f16_scaled", .setup = [] { return amp_mlp(kF16, false); },
+             .warmup = 10, .iters = 50, .gpu = true});
 EMBER_BENCH({.name = "tiny_op_cuda_captured", .setup = [] {
   const Device d = bench::device().eager();
   Tensor x = ones({4}, {.device = d}), w = ones({4}, {.device = d});

@@ -89,20 +89,26 @@ EMBER_BENCH({.name = "conv3x3_64c_56_b64_f32",
              .gpu = true,
              .reps = 5});
 // The same convolution's training step: forward, then the input and weight gradients (cuDNN's
-// backward data and filter on cuda) and the bias gradient.
+// backward data and filter on cuda) and the bias gradient; in f32, and under bf16 mixed precision
+// (f32 tensors cast to bf16 for cuDNN's bf16 kernels; beside bench/peers/torch_amp_peer.py).
+static std::function<void()> conv_train_step(Device d) {
+  Tensor x = randn({64, 64, 56, 56}).to(d).set_requires_grad(true);
+  Tensor w = (randn({64, 64, 3, 3}) * 0.05).to(d).set_requires_grad(true);
+  Tensor b = zeros({64}).to(d).set_requires_grad(true);
+  return [=] {
+    Gradients g = conv2d(x, w, b, {.padding = {1}}).sum().backward();
+    bench::keep(g.get(w));
+    bench::keep(g.get(x));
+  };
+}
 EMBER_BENCH({.name = "conv3x3_64c_56_b64_f32_fwd_bwd",
+             .setup = [] { return conv_train_step(default_device().autodiff()); },
+             .flops = 3 * 2.0 * 64 * 64 * 9 * 56 * 56 * 64,
+             .gpu = true,
+             .reps = 5});
+EMBER_BENCH({.name = "conv3x3_64c_56_b64_bf16_fwd_bwd",
              .setup =
-                 [] {
-                   const Device d = default_device().autodiff();
-                   Tensor x = randn({64, 64, 56, 56}).to(d).set_requires_grad(true);
-                   Tensor w = (randn({64, 64, 3, 3}) * 0.05).to(d).set_requires_grad(true);
-                   Tensor b = zeros({64}).to(d).set_requires_grad(true);
-                   return std::function<void()>([=] {
-                     Gradients g = conv2d(x, w, b, {.padding = {1}}).sum().backward();
-                     bench::keep(g.get(w));
-                     bench::keep(g.get(x));
-                   });
-                 },
+                 [] { return conv_train_step(default_device().autodiff().mixed_precision(kBF16)); },
              .flops = 3 * 2.0 * 64 * 64 * 9 * 56 * 56 * 64,
              .gpu = true,
              .reps = 5});

@@ -102,8 +102,11 @@ Device Device::remote(const std::string& url) {
 Device Device::with_layer(std::shared_ptr<Layer> layer, bool outermost) const {
   if (!layer) detail::throw_value("Device::with_layer", "expected a layer, found null");
   auto s = stacks().get(stack_);
-  if (outermost) {
-    s.insert(s.begin(), std::move(layer));
+  if (outermost) {  // below the leading layers (mixed precision), unless it leads itself
+    auto at = s.begin();
+    if (!layer->leads())
+      while (at != s.end() && (*at)->leads()) ++at;
+    s.insert(at, std::move(layer));
   } else {  // innermost, but above a deferring layer: those run what every other layer passed on
     auto at = s.end();
     while (at != s.begin() && (*(at - 1))->defers()) --at;
@@ -135,6 +138,15 @@ Device Device::with_layers_of(Device o) const {
     for (auto& l : *from)
       if (!l->defers() && std::find(merged.begin(), merged.end(), l) == merged.end())
         merged.push_back(l);
+  // One leading layer (mixed precision) per stack: this device's own wins.
+  std::stable_partition(merged.begin(), merged.end(), [](const auto& l) { return l->leads(); });
+  if (merged.size() > 1 && merged[0]->leads() && merged[1]->leads()) {
+    auto own = std::find_if(mine.begin(), mine.end(), [](const auto& l) { return l->leads(); });
+    if (own != mine.end()) merged[0] = *own;
+    merged.erase(std::remove_if(merged.begin() + 1, merged.end(),
+                                [](const auto& l) { return l->leads(); }),
+                 merged.end());
+  }
   for (auto* from : {&mine, &theirs})
     for (auto& l : *from)
       if (l->defers() && std::find(merged.begin(), merged.end(), l) == merged.end())

@@ -9,6 +9,7 @@
 namespace ember {
 
 class Layer;
+enum class DType : uint8_t;
 
 /// The backends ember knows about; which are built is a build option.
 enum class Backend : uint8_t { Flex, Cpu, Cuda, Remote };
@@ -41,6 +42,11 @@ class Device {
   Device gradient_checkpointing() const;
   /// Whether ops on this device pass through the autodiff layer.
   bool has_autodiff() const;
+  /// This device with mixed precision (ember/amp.h): the ops of PyTorch's autocast lists
+  /// (matmul, linear, conv, attention) run in `compute` (kBF16 or kF16), numerically sensitive
+  /// ones (softmax, norms, losses, sums) in f32, and parameters stay f32. Replaces an earlier
+  /// mixed precision; throws ValueError for another dtype.
+  Device mixed_precision(DType compute) const;
   /// This device without the layers that defer work (fusion): each op runs when it is called.
   Device eager() const;
   /// Whether a layer of this device defers work (ops are queued, fused and run at a sync point).

@@ -1,5 +1,6 @@
 #pragma once
 // The common set: tensors, devices, dtypes, errors and every op.
+#include "ember/amp.h"
 #include "ember/autodiff.h"
 #include "ember/cuda.h"
 #include "ember/device.h"

@@ -26,7 +26,7 @@ for lib in $(ldd "$build/libember.so.0" "$build/ember/models/libember_models.so.
 done
 strip "$out"/bin/* "$out"/lib/* 2>/dev/null || true
 cp -r tests/data "$out/src/tests/"
-cp bench/gpu_table.py "$out/bench/"
+cp bench/gpu_table.py bench/peers/gpu_peer_common.py bench/peers/torch_*_peer.py "$out/bench/"
 peer=../shared/peers/torch_gpu.py
 [ -f "$peer" ] && cp "$peer" "$out/bench/"
 # The test binary finds its goldens under the source path it was built from.

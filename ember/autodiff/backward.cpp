@@ -4,6 +4,7 @@
 #include <iterator>
 #include <unordered_map>
 
+#include "ember/amp.h"
 #include "ember/autodiff/engine.h"
 #include "ember/autodiff/rules.h"
 #include "ember/error.h"
@@ -151,6 +152,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
   std::vector<Node*> recomputed;
   std::unique_ptr<NoGradGuard> no_grad;
   if (!create) no_grad = std::make_unique<NoGradGuard>();
+  amp::AutocastOff no_casts;  // the rules run in the dtypes the forward pass chose
   while (!ready.empty()) {
     std::shared_ptr<Node> node = std::move(ready.back());
     ready.pop_back();

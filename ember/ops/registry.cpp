@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "ember/amp/autocast.h"
 #include "ember/backends/backend.h"
 #include "ember/backends/fallback.h"
 #include "ember/detail/capture.h"
@@ -167,6 +168,12 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
     } else {
       dev = dev.with_layers_of(t.device());  // through every layer any input asks for
     }
+  }
+  // A leading layer (mixed precision) may cast the inputs first: inference then sees them cast.
+  if (t_bypass_layers == 0 && !t_floor && dev.has_layers()) {
+    Layer* lead = dev.layers().front();
+    TensorList cast;
+    if (lead->leads() && amp::detail::autocast(*lead, op, attrs, inputs, cast)) return cast;
   }
   if (!def.infer) detail::throw_not_implemented(def.name, "the op has no inference rule yet");
   // Tensors over a mapping of a file that was cut (see ember/detail/file.h) are refused.

@@ -177,6 +177,10 @@ class Layer {
   virtual TensorList call(const OpCall& call, const Next& next) = 0;
   /// True for layers that defer work (a lazy, fusing layer): Device::eager() drops them.
   virtual bool defers() const { return false; }
+  /// True for a layer that must see ops before every other layer (mixed precision: its casts
+  /// are recorded by autodiff): layers added later as outermost go below it, and a device keeps
+  /// one such layer (optional).
+  virtual bool leads() const { return false; }
   /// Runs everything this layer has queued for device `d` (optional: layers that queue nothing
   /// have nothing to do). Called by ember::synchronize and before a device's data is read.
   virtual void sync(Device d) {}

@@ -128,6 +128,7 @@ std::string Learner::Impl::save_checkpoint(int64_t done, int64_t step_in_epoch,
   for (const auto& [k, t] : model.state_dict()) all.tensors["model." + k] = t;
   add_state(all, optimizer.state_dict(), "optimizer.");
   if (scheduler) add_state(all, scheduler->state_dict(), "scheduler.");
+  if (scaler) add_state(all, scaler->state_dict(), "amp.");
 
   json j;
   j["version"] = 1;
@@ -259,6 +260,17 @@ void Learner::Impl::load(const std::string& path) {
     fail_file("the RNG state has " + std::to_string(rng.size()) + " words, expected " +
               std::to_string(get_rng_state().size()));
 
+  // The loss scale (f16 mixed precision) goes with the checkpoint when both have one.
+  std::optional<amp::GradScaler> next_scaler = scaler;
+  const optim::State amp_state = sub_state(f.state, "amp.");
+  if (next_scaler && !amp_state.scalars.empty()) {
+    try {
+      next_scaler->load_state_dict(amp_state);
+    } catch (const ValueError& e) {
+      fail_file(e.what());
+    }
+  }
+
   // Apply, restoring what was there if any part still refuses.
   nn::StateDict before_model;
   for (const auto& [k, t] : model.state_dict()) before_model.emplace_back(k, t.clone());
@@ -280,6 +292,7 @@ void Learner::Impl::load(const std::string& path) {
     for (size_t i = 0; i < before_metrics.size(); ++i) train_metrics[i]->load_state(before_metrics[i]);
     throw;
   }
+  scaler = next_scaler;
   epochs_done = done;
   resume_step = step_in;
   resumed_seconds = secs;

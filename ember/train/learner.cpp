@@ -171,6 +171,13 @@ Learner::Learner(nn::Module& model, optim::Optimizer& opt, LearnerOptions o)
     if (op.checkpoint_dir.empty()) bad("a checkpoint_dir for save_best, found none");
   }
   if (!op.log_path.empty()) log_format_for(op.log_path);  // throws for a bad extension
+  if (op.grad_scaler) {
+    impl_->scaler.emplace(*op.grad_scaler);
+  } else {
+    const std::vector<Tensor> params = model.parameters();
+    if (!params.empty() && amp::compute_dtype(params.front().device()) == DType::F16)
+      impl_->scaler.emplace();
+  }
   impl_->train_metrics.push_back(loss_metric());
   impl_->valid_metrics.push_back(loss_metric());
 }
@@ -340,6 +347,7 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
            ", batch " + std::to_string(s.step + 1));
   const int64_t accum = s.options.grad_accumulation;
   Tensor scaled = accum > 1 ? out.loss / double(accum) : out.loss;
+  if (s.scaler) scaled = s.scaler->scale(scaled);
   BackwardOptions bo;
   bo.accumulate_into = &s.grads;
   scaled.reshape({}).backward(bo);
@@ -347,12 +355,18 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
   ++s.step;
   const bool boundary = s.step % accum == 0 || s.step == s.train_steps;
   if (boundary) {
+    if (s.scaler) s.scaler->unscale(s.grads, s.optimizer.all_params());
     if (s.options.clip_grad_value)
       optim::clip_grad_value(s.grads, s.optimizer.all_params(), *s.options.clip_grad_value);
     if (s.options.clip_grad_norm)
       optim::clip_grad_norm_on_device(s.grads, s.optimizer.all_params(),
                                       *s.options.clip_grad_norm);
-    s.optimizer.step(s.grads);
+    if (s.scaler) {  // skips the step when a gradient is inf or nan (one host read)
+      s.scaler->step(s.optimizer, s.grads);
+      s.scaler->update();
+    } else {
+      s.optimizer.step(s.grads);
+    }
     s.grads = Gradients();
     ++s.global_step;
     if (s.scheduler && s.options.schedule_every == ScheduleEvery::step) s.scheduler->step();

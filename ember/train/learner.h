@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/amp.h"
 #include "ember/autodiff.h"
 #include "ember/nn/module.h"
 #include "ember/optim/lr_scheduler.h"
@@ -47,6 +48,12 @@ struct LearnerOptions {
   /// Gradient clipping before each optimizer step (by total 2-norm, and/or by value).
   std::optional<double> clip_grad_norm = {};
   std::optional<double> clip_grad_value = {};
+  /// Dynamic loss scaling (ember/amp.h): the loss is scaled before backward, the gradients are
+  /// unscaled before clipping, and a step with an inf/nan gradient is skipped (the scale backs
+  /// off). Default: a GradScaler with torch's options when the model's parameters sit on an f16
+  /// mixed-precision device (Device::mixed_precision(kF16)) as the Learner is built, else none.
+  /// Its scale is checkpointed.
+  std::optional<amp::GradScalerOptions> grad_scaler = {};
   /// When the scheduler steps: after each epoch, or after each optimizer step.
   ScheduleEvery schedule_every = ScheduleEvery::epoch;
   /// Where checkpoints go ("" for none): one after every epoch, and one on interruption.

@@ -43,6 +43,7 @@ struct Learner::Impl {
   int64_t valid_step = 0;
   int64_t train_steps = 0, valid_steps = 0;
   Gradients grads;  // accumulated over a window of micro-batches
+  std::optional<amp::GradScaler> scaler;  // f16 mixed precision's loss scaling (checkpointed)
   Clock::time_point epoch_start, pass_start;
   double train_seconds = 0;  // of the finished training pass
   MetricValues train_values;

@@ -110,8 +110,9 @@ std::vector<Peer> known_peers() {
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
       const std::string stem = f.stem().string();
-      // peer_common.py is the shared helper of ember's peers, not a peer.
-      if (f.extension() != ".py" || stem == "peer_common" || !seen.insert(stem).second) continue;
+      // *peer_common.py are helpers the peers share, not peers.
+      const bool helper = stem.size() >= 11 && stem.compare(stem.size() - 11, 11, "peer_common") == 0;
+      if (f.extension() != ".py" || helper || !seen.insert(stem).second) continue;
       out.push_back({stem, f.string()});
     }
   }
