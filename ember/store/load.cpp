@@ -58,8 +58,7 @@ struct Source {
 
 // The file range of `key` when it can be read straight into `target`'s memory: a host tensor,
 // contiguous, of the file's dtype and byte count. One positioned read per tensor then replaces
-// mapping the file and faulting its pages in a few at a time (several times faster from a cold
-// page cache), and no second copy is made.
+// mapping the file and faulting its pages in, and no second copy is made.
 std::optional<detail::FileRange> direct_range(const Source& file, const std::string& key,
                                               const Tensor& target) {
   if (!file.range || ember::detail::is_constant(target) || !target.is_contiguous())
@@ -71,9 +70,9 @@ std::optional<detail::FileRange> direct_range(const Source& file, const std::str
   return r;
 }
 
-// Reads every range into its target, in file order, after checking that each file still holds all of its
-// ranges (so a file cut since it was opened changes nothing; one cut while this runs is an
-// IOError with the targets before it written). Queued work on a lazy target's device runs
+// Reads every range into its target, in file order, after checking that each file still holds
+// all of its ranges (so a file cut since it was opened changes nothing; one cut while this runs
+// is an IOError with the targets before it written). Queued work on a lazy target's device runs
 // first: it may read the old values.
 void read_ranges(std::vector<std::tuple<Tensor, detail::FileRange, std::string>>& reads,
                  const std::string& path) {
