@@ -240,6 +240,24 @@ TEST(MappedLoad, LoadIntoReadsStraightIntoTargetsOrCopies) {
   }
 }
 
+// Tensors larger than a read's piece (4 MiB) are read in several, shared among the threads.
+TEST(MappedLoad, LoadIntoReadsLargeTensorsInPieces) {
+  test::ScratchDir dir;
+  const store::TensorMap sd = {{"small", arange(0.0, 10.0)},
+                               {"big", arange(0.0, 1500001.0).to(kF32)},
+                               {"last", arange(0.0, 3.0).to(kI64)}};
+  for (const auto& path : {dir.file("w.safetensors"), dir.file("w.pt")}) {
+    SCOPED_TRACE(path);
+    if (path.size() > 3 && path.substr(path.size() - 3) == ".pt") store::save_pytorch(path, sd);
+    else store::save_safetensors(path, sd);
+    store::TensorMap targets;
+    for (const auto& [k, v] : sd) targets.emplace_back(k, zeros_like(v));
+    store::load_into(targets, path);
+    for (size_t i = 0; i < sd.size(); ++i)
+      expect_same_bits(targets[i].second, sd[i].second, sd[i].first);
+  }
+}
+
 // Targets on a lazy device: queued work that reads a target runs before the file's bytes are
 // read into it.
 TEST(MappedLoad, LoadIntoALazyTargetKeepsQueuedReadsOfItsOldValues) {
