@@ -206,6 +206,31 @@ bool ReadFile::still_holds(uint64_t end, std::string& error) const {
   return true;
 }
 
+void ReadFile::drop_stray_pages(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) const {
+  if (ranges.empty()) return;
+  static const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t first = ranges.front().first / page * page;
+  uint64_t end = 0;
+  for (const auto& [off, n] : ranges) end = std::max(end, off + n);
+  if (end > size_ || end <= first) return;
+  // A read-only shared mapping reads nothing: it only lets mincore say which pages are cached.
+  void* p = ::mmap(nullptr, size_t(end - first), PROT_READ, MAP_SHARED, *fd_, off_t(first));
+  if (p == MAP_FAILED) return;
+  std::vector<unsigned char> cached(size_t((end - first + page - 1) / page));
+  if (::mincore(p, size_t(end - first), cached.data()) == 0) {
+    for (const auto& [off, n] : ranges) {
+      const uint64_t p0 = (off - first) / page, p1 = (off + n - first + page - 1) / page;
+      uint64_t hits = 0;
+      for (uint64_t i = p0; i < p1; ++i) hits += cached[i] & 1;
+      if (hits == 0 || hits * 8 >= p1 - p0) continue;
+      for (uint64_t i = p0; i < p1; ++i)
+        if (cached[i] & 1)
+          ::posix_fadvise(*fd_, off_t(first + i * page), off_t(page), POSIX_FADV_DONTNEED);
+    }
+  }
+  ::munmap(p, size_t(end - first));
+}
+
 std::shared_ptr<const FileMap> ReadFile::map(uint64_t offset, uint64_t n, std::string& error,
                                              bool prefetch) const {
   if (n == 0 || offset > size_ || n > size_ - offset) {

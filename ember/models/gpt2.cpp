@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "ember/error.h"
 #include "ember/models/detail/config_json.h"
 #include "ember/models/detail/embedding_out.h"
 #include "ember/models/hf_folder.h"
@@ -14,6 +15,7 @@
 #include "ember/ops/layout.h"
 #include "ember/ops/linalg.h"
 #include "ember/ops/nn.h"
+#include "ember/ops/quant.h"
 #include "ember/ops/unary.h"
 
 namespace ember::models {
@@ -53,10 +55,44 @@ Conv1D::Conv1D(int64_t out, int64_t in, nn::ParamOptions p) {
   register_parameter("bias", bias);
 }
 
-Tensor Conv1D::forward(const Tensor& x) { return matmul(x, weight) + bias; }
+Tensor Conv1D::forward(const Tensor& x) {
+  if (weight_int8.values.defined()) return linear(x, weight_int8, bias);
+  if (weight_int4.values.defined()) return linear(x, weight_int4, bias);
+  return matmul(x, weight) + bias;
+}
 
 std::string Conv1D::extra_repr() const {
-  return "nf=" + std::to_string(weight.size(1)) + ", nx=" + std::to_string(weight.size(0));
+  const int bits = quantized_bits();
+  if (bits == 0)
+    return "nf=" + std::to_string(weight.size(1)) + ", nx=" + std::to_string(weight.size(0));
+  const Tensor& scale = bits == 8 ? weight_int8.scale : weight_int4.scale;
+  const int64_t in = bits == 8 ? weight_int8.values.size(1) : 2 * weight_int4.values.size(1);
+  return "nf=" + std::to_string(scale.size(0)) + ", nx=" + std::to_string(in) + ", weight=int" +
+         std::to_string(bits) +
+         (bits == 4 ? " (group " + std::to_string(weight_int4.group_size) + ")" : "");
+}
+
+void Conv1D::quantize_(int bits, int64_t group_size) {
+  if (quantized_bits()) ember::detail::throw_value("Conv1D", "the weight is already quantized");
+  if (bits != 8 && bits != 4)
+    ember::detail::throw_value("Conv1D", "expected bits 8 or 4, found " + std::to_string(bits));
+  const Tensor w = weight.t().contiguous();  // [out, in], as a Linear holds it
+  if (bits == 8) weight_int8 = quantize_int8(w);
+  else weight_int4 = quantize_int4(w, group_size);
+  unregister("weight");
+  weight = Tensor();
+  if (bits == 8) {
+    register_buffer("weight_int8", weight_int8.values);
+    register_buffer("weight_scale", weight_int8.scale);
+  } else {
+    register_buffer("weight_int4", weight_int4.values);
+    register_buffer("weight_scale", weight_int4.scale);
+    register_buffer("weight_zero", weight_int4.zero);
+  }
+}
+
+int Conv1D::quantized_bits() const {
+  return weight_int8.values.defined() ? 8 : weight_int4.values.defined() ? 4 : 0;
 }
 
 GPT2Attention::GPT2Attention(const GPT2Config& c)

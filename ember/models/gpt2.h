@@ -10,6 +10,7 @@
 #include "ember/nn/container.h"
 #include "ember/nn/layers.h"
 #include "ember/nn/norm.h"
+#include "ember/ops/quant.h"
 
 namespace ember::models {
 
@@ -31,7 +32,17 @@ class Conv1D : public nn::Module {
   Conv1D(int64_t out, int64_t in, nn::ParamOptions p = {});
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
+  /// Weight-only quantization in place (models::quantize walks a model with it), of the weight
+  /// as a Linear holds it ([out, in], its transpose), so the state_dict keys, their shapes and
+  /// the kernels are nn::Linear::quantize_'s: "weight_int8" + "weight_scale" (bits 8) or
+  /// "weight_int4" + "weight_scale" + "weight_zero" in groups of group_size along the input
+  /// (bits 4). `weight` becomes undefined; the bias stays as it is.
+  void quantize_(int bits, int64_t group_size = 128);
+  /// 8 or 4 once quantized, else 0.
+  int quantized_bits() const;
   Tensor weight, bias;
+  QuantizedInt8 weight_int8;
+  QuantizedInt4 weight_int4;
 };
 
 class GPT2Attention : public nn::Module {

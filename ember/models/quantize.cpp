@@ -3,6 +3,7 @@
 
 #include "ember/autodiff.h"
 #include "ember/error.h"
+#include "ember/models/gpt2.h"
 #include "ember/nn/layers.h"
 #include "ember/ops/reduce.h"
 #include "ember/ops/unary.h"
@@ -20,6 +21,7 @@ bool skipped(const std::string& name, const std::vector<std::string>& skip) {
 struct Target {
   std::string name;
   nn::Linear* linear = nullptr;
+  Conv1D* conv1d = nullptr;  // GPT-2's projections: weight [in, out]
   nn::Embedding* embedding = nullptr;
   int64_t in = 0;
   int bits = 0;  // already quantized
@@ -48,6 +50,10 @@ std::vector<std::string> quantize(nn::Module& model, const QuantizeOptions& o) {
       t.linear = l;
       t.in = l->options.in;
       t.bits = l->quantized_bits();
+    } else if (auto* c = dynamic_cast<Conv1D*>(m)) {
+      t.conv1d = c;
+      t.bits = c->quantized_bits();
+      t.in = t.bits ? 0 : c->weight.size(0);
     } else if (auto* e = o.embeddings ? dynamic_cast<nn::Embedding*>(m) : nullptr) {
       t.embedding = e;
       t.in = e->options.dim;
@@ -62,7 +68,7 @@ std::vector<std::string> quantize(nn::Module& model, const QuantizeOptions& o) {
       ember::detail::throw_value(op, label + ": group_size " + std::to_string(o.group_size) +
                                          " does not divide its input size " + std::to_string(t.in) +
                                          " (skip it, or pick a group_size that divides it)");
-    const Tensor& w = t.linear ? t.linear->weight : t.embedding->weight;
+    const Tensor& w = t.linear ? t.linear->weight : t.conv1d ? t.conv1d->weight : t.embedding->weight;
     NoGradGuard ng;
     if (w.numel() && !all(isfinite(w)).item<bool>())
       ember::detail::throw_value(op, label + ": the weight holds NaN or infinite values");
@@ -71,6 +77,7 @@ std::vector<std::string> quantize(nn::Module& model, const QuantizeOptions& o) {
   std::vector<std::string> done;
   for (const Target& t : targets) {
     if (t.linear) t.linear->quantize_(o.bits, o.group_size);
+    else if (t.conv1d) t.conv1d->quantize_(o.bits, o.group_size);
     else t.embedding->quantize_(o.bits, o.group_size);
     done.push_back(t.name);
   }

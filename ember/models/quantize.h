@@ -1,8 +1,8 @@
 #pragma once
 // Weight-only quantization of a model for inference. models::quantize converts, in place, every
-// nn::Linear (and nn::Embedding) of a module tree to int8 or int4 weights (the schemes are in
-// ember/ops/quant.h); the model's code stays as it is and its forward runs the quantized
-// products. The state_dict then holds "<layer>.weight_int8" + "<layer>.weight_scale" (int8) or
+// nn::Linear and GPT-2 Conv1D (and nn::Embedding) of a module tree to int8 or int4 weights (the
+// schemes are in ember/ops/quant.h); the model's code stays as it is and its forward runs the
+// quantized products. The state_dict then holds "<layer>.weight_int8" + "<layer>.weight_scale" (int8) or
 // "<layer>.weight_int4" + "<layer>.weight_scale" + "<layer>.weight_zero" (int4) instead of
 // "<layer>.weight", so a quantized checkpoint saved with store::save_safetensors loads back into
 // a model quantized the same way, and loading it into a float model (or the reverse) is an error
@@ -24,10 +24,10 @@ struct QuantizeOptions {
   std::vector<std::string> skip = {};
 };
 
-/// Quantizes every nn::Linear (and, with o.embeddings, nn::Embedding) of `model` not skipped, in
-/// place; returns the names of the converted modules. Everything is checked first (bits, group
-/// sizes dividing each layer's input size, skip names that exist, layers not yet quantized), so
-/// on error nothing changes; the error names the module.
+/// Quantizes every nn::Linear and models::Conv1D (and, with o.embeddings, nn::Embedding) of
+/// `model` not skipped, in place; returns the names of the converted modules. Everything is
+/// checked first (bits, group sizes dividing each layer's input size, skip names that exist,
+/// layers not yet quantized), so on error nothing changes; the error names the module.
 std::vector<std::string> quantize(nn::Module& model, const QuantizeOptions& o = {});
 
 /// Bytes of a module's state_dict (parameters and persistent buffers, a shared tensor once).

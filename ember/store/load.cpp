@@ -5,10 +5,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <regex>
+#include <tuple>
 
 #include "ember/autodiff.h"
+#include "ember/backends/backend.h"
+#include "ember/backends/flex/thread_pool.h"
 #include "ember/store/format.h"
+#include "ember/store/mapped.h"
 #include "ember/store/pytorch.h"
 
 namespace ember::store {
@@ -49,7 +54,103 @@ struct Source {
   std::vector<std::string> keys;
   std::function<std::pair<DType, const Shape*>(const std::string&)> info;
   std::function<Tensor(const std::string&, DType, Device)> get;
+  // Where a key's bytes lie in a file as they are (see detail::FileRange), when they do.
+  std::function<std::optional<detail::FileRange>(const std::string&)> range;
 };
+
+// The file range of `key` when it can be read straight into `target`'s memory: a host tensor,
+// contiguous, of the file's dtype and byte count. One positioned read per tensor then replaces
+// mapping the file and faulting its pages in, and no second copy is made.
+std::optional<detail::FileRange> direct_range(const Source& file, const std::string& key,
+                                              const Tensor& target) {
+  if (!file.range || ember::detail::is_constant(target) || !target.is_contiguous())
+    return std::nullopt;
+  BackendImpl* b = backend_for(target.device().backend());
+  if (!b || !b->is_host()) return std::nullopt;
+  std::optional<detail::FileRange> r = file.range(key);
+  if (!r || r->dtype != target.dtype() || r->nbytes != target.nbytes()) return std::nullopt;
+  return r;
+}
+
+// Reads every range into its target, in file order, after checking that each file still holds
+// all of its ranges (so a file cut since it was opened changes nothing; one cut while this runs
+// is an IOError with the targets before it written). Queued work on a lazy target's device runs
+// first: it may read the old values.
+void read_ranges(std::vector<std::tuple<Tensor, detail::FileRange, std::string>>& reads,
+                 const std::string& path) {
+  // In file order: the disk streams them with its read-ahead (in key order, "layers.10" comes
+  // between "layers.1" and "layers.2", and each read would seek).
+  std::sort(reads.begin(), reads.end(), [](const auto& a, const auto& b) {
+    const detail::FileRange &x = std::get<1>(a), &y = std::get<1>(b);
+    return std::pair(x.src.get(), x.offset) < std::pair(y.src.get(), y.offset);
+  });
+  std::map<const ember::detail::ByteSource*, uint64_t> ends;
+  for (const auto& [target, r, key] : reads) {
+    uint64_t& end = ends[r.src.get()];
+    end = std::max(end, r.offset + r.nbytes);
+  }
+  std::string error;
+  for (const auto& [src, end] : ends)
+    if (!src->file.still_holds(end, error)) throw IOError(detail::message(path, error));
+  // Per file, in one pass before any read: a stray cached page met by one read's read-ahead
+  // would slow the reads of the ranges after it.
+  for (size_t i = 0; i < reads.size();) {
+    const ember::detail::ByteSource* src = std::get<1>(reads[i]).src.get();
+    std::vector<std::pair<uint64_t, uint64_t>> spans;
+    for (; i < reads.size() && std::get<1>(reads[i]).src.get() == src; ++i)
+      spans.emplace_back(std::get<1>(reads[i]).offset, std::get<1>(reads[i]).nbytes);
+    src->file.drop_stray_pages(spans);
+  }
+  std::vector<Device> synced;
+  for (const auto& [target, r, key] : reads) {
+    const Device d = target.device();
+    if (d.is_lazy() && std::find(synced.begin(), synced.end(), d) == synced.end()) {
+      synchronize(d);
+      synced.push_back(d);
+    }
+  }
+  // Pieces of at most 4 MiB, shared out to the threads in runs of equal bytes: each thread reads
+  // one stretch of the files in order (from a warm cache the copies out of the page cache are
+  // the whole cost, and they run side by side).
+  struct Piece {
+    size_t read;  // index in `reads`
+    uint64_t at, n;
+    char* dst;
+  };
+  constexpr uint64_t kPiece = uint64_t(4) << 20;
+  std::vector<Piece> pieces;
+  uint64_t total = 0;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const auto& [target, r, key] = reads[i];
+    char* dst = static_cast<char*>(target.raw_data());
+    for (uint64_t done = 0; done < r.nbytes; done += kPiece)
+      pieces.push_back({i, r.offset + done, std::min(kPiece, r.nbytes - done), dst + done});
+    total += r.nbytes;
+  }
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(flex::num_threads(),
+                                                               int64_t(pieces.size())));
+  std::vector<size_t> first(size_t(parts) + 1, pieces.size());
+  first[0] = 0;
+  for (uint64_t seen = 0, part = 1, i = 0; i < pieces.size(); seen += pieces[i++].n)
+    while (part < uint64_t(parts) && seen >= total * part / uint64_t(parts)) first[part++] = i;
+  std::mutex mu;
+  std::optional<std::pair<size_t, std::string>> failed;  // the read and its error
+  flex::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+    std::string e;
+    for (size_t i = first[size_t(p0)]; i < first[size_t(p1)]; ++i) {
+      const Piece& pc = pieces[i];
+      if (std::get<1>(reads[pc.read]).src->file.read_exact(pc.at, pc.dst, size_t(pc.n), e))
+        continue;
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failed) failed.emplace(pc.read, e);
+      return;
+    }
+  });
+  for (const auto& [target, r, key] : reads) target.impl()->storage->version.fetch_add(1);
+  if (failed)
+    throw IOError(detail::message(
+        path, "tensor \"" + std::get<2>(reads[failed->first]) + "\": " + failed->second));
+}
 
 LoadReport load_from(const TensorMap& targets, const Source& file, const LoadOptions& o) {
   const std::string& path = file.path;
@@ -130,17 +231,23 @@ LoadReport load_from(const TensorMap& targets, const Source& file, const LoadOpt
     throw LoadError(detail::message(path, msg), std::move(rep), std::move(mismatched));
   }
 
-  // All or nothing: every value is read (and its bytes checked) before any target is written,
-  // so a bad BOOL byte or a file that shrank since it was opened changes nothing.
+  // All or nothing: every value is taken (and its bytes checked) and every file range checked
+  // before any target is written, so a bad BOOL byte or a file that shrank since it was opened
+  // changes nothing.
   NoGradGuard no_grad;  // parameters are autodiff leaves: writing them must not be recorded
   std::vector<std::pair<Tensor, Tensor>> writes;
+  std::vector<std::tuple<Tensor, detail::FileRange, std::string>> reads;
   for (const auto& [name, key] : source) {
     auto t = by_name.find(name);
     if (t == by_name.end()) continue;
     const Tensor& target = *t->second;
-    writes.emplace_back(target, file.get(key, target.dtype(), target.device()));
+    if (auto r = direct_range(file, key, target))
+      reads.emplace_back(target, std::move(*r), key);
+    else
+      writes.emplace_back(target, file.get(key, target.dtype(), target.device()));
     rep.loaded.push_back(name);
   }
+  read_ranges(reads, path);
   for (auto& [target, value] : writes) Tensor(target).copy_(value);
   return rep;
 }
@@ -151,12 +258,13 @@ Source source_of(const SafetensorsFile& file) {
             const TensorInfo& i = file.info(k);
             return std::pair<DType, const Shape*>(i.dtype, &i.shape);
           },
-          [file](const std::string& k, DType d, Device dev) { return file.get(k, d, dev); }};
+          [file](const std::string& k, DType d, Device dev) { return file.get(k, d, dev); },
+          [file](const std::string& k) { return detail::RangeAccess::range(file, k); }};
 }
 
 Source source_of(const PtValue& value) {
   auto by_key = std::make_shared<std::map<std::string, PtValue>>();
-  Source src{value.path(), {}, {}, {}};
+  Source src{value.path(), {}, {}, {}, {}};
   for (auto& [k, v] : value.tensors()) {
     if (!by_key->emplace(k, v).second)
       throw FormatError(detail::message(value.path(), "two tensors are named \"" + k + "\""));
@@ -169,11 +277,13 @@ Source source_of(const PtValue& value) {
   src.get = [by_key](const std::string& k, DType d, Device dev) {
     return by_key->at(k).tensor(d, dev);
   };
+  src.range = [by_key](const std::string& k) { return detail::RangeAccess::range(by_key->at(k)); };
   return src;
 }
 
 Source source_of(const std::string& path, const LoadOptions& o) {
-  // Every value is taken before any is copied: prefetching starts all the reads at once.
+  // Values not read straight into their target (casts, strided or compressed tensors, other
+  // devices) are all taken before any is copied: prefetching starts their reads at once.
   const ReadOptions read{.mmap = o.mmap, .prefetch = true};
   if (is_pytorch_file(path)) return source_of(load_pytorch(path, read).model_state());
   return source_of(SafetensorsFile(path, read));
@@ -203,7 +313,7 @@ LoadReport load_into(const TensorMap& targets, const std::vector<std::string>& p
   auto owner = std::make_shared<std::map<std::string, size_t>>();
   Source all{paths[0] + " and " + std::to_string(paths.size() - 1) + " more file" +
                  (paths.size() > 2 ? "s" : ""),
-             {}, {}, {}};
+             {}, {}, {}, {}};
   for (const auto& p : paths) {
     parts->push_back(source_of(p, o));
     for (const auto& k : parts->back().keys) {
@@ -218,6 +328,7 @@ LoadReport load_into(const TensorMap& targets, const std::vector<std::string>& p
   all.get = [parts, owner](const std::string& k, DType d, Device dev) {
     return (*parts)[owner->at(k)].get(k, d, dev);
   };
+  all.range = [parts, owner](const std::string& k) { return (*parts)[owner->at(k)].range(k); };
   return load_from(targets, all, o);
 }
 

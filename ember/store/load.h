@@ -36,8 +36,11 @@ struct LoadOptions {
   /// Floating tensors are converted to the target's dtype (f16/bf16/f32/f64 in any direction);
   /// when false, a dtype difference is an error. Other dtypes must always match.
   bool cast_floating = true;
-  /// Files opened by path are mapped (see ReadOptions): each value is copied once, from the
-  /// file's pages straight into its target.
+  /// Each value is copied once. A tensor stored as it is (contiguous, uncompressed, not bool)
+  /// whose target is a contiguous host tensor of the same dtype is read from the file straight
+  /// into the target's memory (one positioned read, large enough for the disk to stream it).
+  /// Others (casts, strided or compressed tensors, targets on a GPU) come from a mapping of the
+  /// file when this is true (see ReadOptions), else from a read into memory.
   bool mmap = true;
 };
 

@@ -10,7 +10,29 @@
 #include "ember/detail/file.h"
 #include "ember/tensor_impl.h"
 
+namespace ember::store {
+class SafetensorsFile;
+class PtValue;
+}  // namespace ember::store
+
 namespace ember::store::detail {
+
+/// Where a tensor's bytes lie in an open file, exactly as the tensor holds them (contiguous,
+/// stored in place, not compressed): what load_into reads straight into a target's memory.
+struct FileRange {
+  std::shared_ptr<const ember::detail::ByteSource> src;  // a file, never bytes in memory
+  DType dtype = DType::U8;
+  uint64_t offset = 0, nbytes = 0;
+};
+
+/// The readers' side of FileRange (a friend of both).
+struct RangeAccess {
+  /// The range of tensor `key`; nullopt for a file in memory or a BOOL tensor (whose bytes
+  /// must be checked before they are handed out).
+  static std::optional<FileRange> range(const SafetensorsFile& file, const std::string& key);
+  /// The same for a tensor value; nullopt also when it is strided or its storage compressed.
+  static std::optional<FileRange> range(const PtValue& value);
+};
 
 /// Whether `nbytes` at file offset `offset` may serve as the storage of `dtype` elements in
 /// place: some bytes, aligned to the element size (all that ember's kernels assume; torch's zip

@@ -28,6 +28,7 @@ class UnsafePickleError : public FormatError {
 namespace detail {
 struct PtDoc;
 struct PtNode;
+struct RangeAccess;
 }  // namespace detail
 
 /// One value of a PyTorch file's object tree. A handle: copies share the opened file, which stays
@@ -89,6 +90,7 @@ class PtValue {
 
  private:
   friend struct detail::PtDoc;
+  friend struct detail::RangeAccess;
   PtValue(std::shared_ptr<const detail::PtDoc> doc, const detail::PtNode* node)
       : doc_(std::move(doc)), node_(node) {}
   const detail::PtNode& node(const char* what) const;

@@ -401,3 +401,19 @@ Tensor PtValue::tensor(std::optional<DType> dtype, std::optional<Device> device)
 }
 
 }  // namespace ember::store
+
+namespace ember::store::detail {
+
+std::optional<FileRange> RangeAccess::range(const PtValue& value) {
+  if (!value.is_tensor() || value.doc_->src->in_memory) return std::nullopt;
+  const PtTensor& t = *value.node_->tensor;
+  const PtStorage& st = *t.storage;
+  const int64_t n = numel_of(t.shape);
+  if (!st.in_place || st.dtype == kBool || n == 0 || t.strides != contiguous_strides(t.shape))
+    return std::nullopt;
+  const uint64_t size = itemsize(st.dtype);
+  return FileRange{value.doc_->src, st.dtype, st.offset + uint64_t(t.offset) * size,
+                   uint64_t(n) * size};
+}
+
+}  // namespace ember::store::detail

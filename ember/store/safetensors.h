@@ -44,6 +44,10 @@ struct ReadOptions {
   bool prefetch = false;
 };
 
+namespace detail {
+struct RangeAccess;
+}  // namespace detail
+
 /// The safetensors dtype string ("F32", "BF16", "I64", "BOOL", ...) for `d`.
 std::string_view safetensors_dtype_name(DType d);
 
@@ -88,6 +92,7 @@ class SafetensorsFile {
   TensorMap load_all(std::optional<DType> dtype = {}, std::optional<Device> device = {}) const;
 
  private:
+  friend struct detail::RangeAccess;
   struct Source;
   SafetensorsFile(std::shared_ptr<const Source> src, const std::string& path);
   std::string path_;

@@ -268,3 +268,13 @@ TensorMap load_safetensors(const std::string& path, const ReadOptions& options) 
 }
 
 }  // namespace ember::store
+
+namespace ember::store::detail {
+
+std::optional<FileRange> RangeAccess::range(const SafetensorsFile& file, const std::string& key) {
+  const TensorInfo& ti = file.info(key);
+  if (file.src_->in_memory || ti.dtype == kBool || ti.end == ti.begin) return std::nullopt;
+  return FileRange{file.src_, ti.dtype, file.data_start_ + ti.begin, ti.end - ti.begin};
+}
+
+}  // namespace ember::store::detail

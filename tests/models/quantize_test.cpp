@@ -1,5 +1,5 @@
-// models::quantize on the Llama test model (tests/data/text_models/llama): the int8 model keeps
-// the float model's next-token argmax on >= 99% of a text's positions in <= 0.3x the bytes,
+// models::quantize on the Llama and GPT-2 test models (tests/data/text_models): the int8 model
+// keeps the float model's next-token argmax on >= 99% of a text's positions in <= 0.3x the bytes,
 // quantized checkpoints round-trip through safetensors, mismatched loads name their keys, and
 // bad requests are typed errors that leave the model as it was. The kernels' goldens are in
 // tests/data/quant.json (tests/gen/gen_quant.py).
@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "ember/ember.h"
 #include "ember/models/generate.h"
+#include "ember/models/gpt2.h"
 #include "ember/models/llama.h"
 #include "ember/models/quantize.h"
 #include "ember/store/load.h"
@@ -40,23 +42,42 @@ std::shared_ptr<models::LlamaForCausalLM> llama() {
   return models::LlamaForCausalLM::from_pretrained(kLlama);
 }
 
-// The test model after some Adam steps of next-byte prediction on the test text: a model with
-// the confident predictions a trained language model has. (The checkpoint's random weights give
-// nearly flat logits through a chaotic network, whose argmax any rounding flips.)
+// A model's state_dict after some Adam steps of next-byte prediction on the test text: a model
+// with the confident predictions a trained language model has. (The checkpoints' random weights
+// give nearly flat logits through a chaotic network, whose argmax any rounding flips.)
+template <class Model>
+nn::StateDict trained_state(const std::function<std::shared_ptr<Model>()>& make, int64_t vocab) {
+  DeviceGuard on(Device::cpu().autodiff());
+  auto m = make();
+  const Tensor ids = text_ids().to(default_device());
+  const Tensor in = ids.narrow(1, 0, 63), target = ids.narrow(1, 1, 63).reshape({4 * 63});
+  optim::Adam opt(m->parameters(), {.lr = 1e-2});
+  for (int step = 0; step < 40; ++step)
+    opt.step(cross_entropy((*m)(in).reshape({4 * 63, vocab}), target).backward());
+  nn::StateDict sd;
+  for (const auto& [k, t] : m->state_dict()) sd.emplace_back(k, t.to(Device::cpu()).clone());
+  return sd;
+}
+
 std::shared_ptr<models::LlamaForCausalLM> trained_llama() {
-  static const nn::StateDict trained = [] {
-    DeviceGuard on(Device::cpu().autodiff());
-    auto m = llama();
-    const Tensor ids = text_ids().to(default_device());
-    const Tensor in = ids.narrow(1, 0, 63), target = ids.narrow(1, 1, 63).reshape({4 * 63});
-    optim::Adam opt(m->parameters(), {.lr = 1e-2});
-    for (int step = 0; step < 40; ++step)
-      opt.step(cross_entropy((*m)(in).reshape({4 * 63, 256}), target).backward());
-    nn::StateDict sd;
-    for (const auto& [k, t] : m->state_dict()) sd.emplace_back(k, t.to(Device::cpu()).clone());
-    return sd;
-  }();
+  static const nn::StateDict trained =
+      trained_state<models::LlamaForCausalLM>(llama, 256);
   auto m = llama();
+  m->load_state_dict(trained);
+  return m;
+}
+
+const std::string kGpt2 = std::string(EMBER_TEST_DATA) + "/text_models/gpt2";
+
+std::shared_ptr<models::GPT2LMHeadModel> gpt2() {
+  return models::GPT2LMHeadModel::from_pretrained(kGpt2);
+}
+
+// GPT-2's test model (a 297-entry vocabulary: the byte ids of the text are in it), trained the
+// same way.
+std::shared_ptr<models::GPT2LMHeadModel> trained_gpt2() {
+  static const nn::StateDict trained = trained_state<models::GPT2LMHeadModel>(gpt2, 297);
+  auto m = gpt2();
   m->load_state_dict(trained);
   return m;
 }
@@ -291,6 +312,82 @@ TEST(Quantize, TiedHeadRunsQuantized) {
   EXPECT_FALSE(has_key(m, "lm_head.weight"));
   EXPECT_GE(agreement(m(ids), want), 0.95);
   EXPECT_EQ(models::generate(m, {1, 2, 3}, {.max_new_tokens = 4}).size(), 4u);
+}
+
+// GPT-2's projections are Conv1D (weight [in, out]): they are quantized as the Linear they stand
+// for, and the model keeps its argmax as the Llama does.
+TEST(Quantize, Gpt2Conv1DProjectionsKeepTheArgmax) {
+  const Tensor ids = text_ids();
+  for (int bits : {8, 4}) {
+    SCOPED_TRACE(bits);
+    auto m = trained_gpt2();  // trained with gradients on first use
+    NoGradGuard ng;
+    const Tensor want = (*m)(ids);
+    const int64_t f32_bytes = models::state_bytes(*m);
+    const auto done = models::quantize(*m, {.bits = bits, .group_size = 32});
+    EXPECT_EQ(done.size(), 2u + 2 * 4);  // wte, wpe and 4 projections a block
+    const std::string suffix = bits == 8 ? ".weight_int8" : ".weight_int4";
+    for (const char* layer : {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"}) {
+      const std::string name = std::string("transformer.h.1.") + layer;
+      EXPECT_TRUE(has_key(*m, name + suffix)) << name;
+      EXPECT_FALSE(has_key(*m, name + ".weight")) << name;
+      EXPECT_TRUE(has_key(*m, name + ".bias")) << name;
+    }
+    const double ratio = double(models::state_bytes(*m)) / double(f32_bytes);
+    const double agree = agreement((*m)(ids), want);
+    std::printf("[ quant ] GPT-2 int%d: argmax agreement %.4f over %lld positions, bytes %.3fx "
+                "of f32\n", bits, agree, static_cast<long long>(ids.numel()), ratio);
+    EXPECT_GE(agree, bits == 8 ? 0.99 : 0.9);
+    EXPECT_LE(ratio, bits == 8 ? 0.3 : 0.2);
+  }
+}
+
+TEST(Quantize, Gpt2QuantizedSafetensorsRoundTrip) {
+  NoGradGuard ng;
+  const auto dir = std::filesystem::temp_directory_path() / "ember_quantize_gpt2_test";
+  std::filesystem::create_directories(dir);
+  const Tensor ids = text_ids();
+  for (int bits : {8, 4}) {
+    SCOPED_TRACE(bits);
+    const models::QuantizeOptions o{.bits = bits, .group_size = 32};
+    auto m = gpt2();
+    models::quantize(*m, o);
+    const std::string path = (dir / ("gpt2_int" + std::to_string(bits) + ".safetensors")).string();
+    store::save_safetensors(path, m->state_dict());
+    auto fresh = std::make_shared<models::GPT2LMHeadModel>(
+        models::GPT2Config::from_file(kGpt2 + "/config.json"));
+    models::quantize(*fresh, o);
+    store::load_into(fresh->state_dict(), path);
+    EXPECT_TRUE(equal((*m)(ids), (*fresh)(ids)));
+    EXPECT_THROW(store::load_into(gpt2()->state_dict(), path), store::LoadError);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A quantized Conv1D computes x @ W + b with W = the dequantized [out, in] weight, transposed.
+TEST(Quantize, Conv1DQuantizesItsTransposedWeight) {
+  NoGradGuard ng;
+  manual_seed(6);
+  models::Conv1D c(24, 64);  // out 24, in 64: weight [64, 24]
+  {
+    Tensor b = c.bias;
+    b.copy_(randn({24}));
+  }
+  const Tensor w = c.weight.clone(), x = randn({3, 5, 64});
+  for (int bits : {8, 4}) {
+    models::Conv1D q(24, 64);
+    q.load_state_dict({{"weight", w}, {"bias", c.bias}});
+    q.quantize_(bits, 32);
+    EXPECT_EQ(q.quantized_bits(), bits);
+    EXPECT_FALSE(q.weight.defined());
+    const Tensor deq = bits == 8 ? dequantize(q.weight_int8) : dequantize(q.weight_int4);
+    EXPECT_EQ(deq.shape(), Shape({24, 64}));
+    EXPECT_LT(amax(abs(deq.t() - w)).item<float>(), bits == 8 ? 0.01f : 0.1f);
+    EXPECT_TRUE(allclose(q(x), matmul(x, deq.t()) + c.bias, 1e-4, 1e-5));
+    EXPECT_THROW(q.quantize_(bits, 32), ValueError);  // already quantized
+  }
+  EXPECT_THROW(c.quantize_(3), ValueError);
+  EXPECT_TRUE(c.weight.defined());
 }
 
 }  // namespace

@@ -210,6 +210,91 @@ TEST(MappedLoad, LoadIntoCopiesOnceAndMatchesTheReadPath) {
   }
 }
 
+// load_into reads tensors stored as they are straight into matching targets (every dtype but
+// bool, .pt and safetensors, a .pt view at an offset into its storage), and copies the rest (a
+// cast, a strided target, bools): the values equal the read path's either way.
+TEST(MappedLoad, LoadIntoReadsStraightIntoTargetsOrCopies) {
+  test::ScratchDir dir;
+  store::TensorMap sd = every_dtype();
+  const std::string st = dir.file("w.safetensors"), pt = dir.file("w.pt");
+  store::save_safetensors(st, sd);
+  Tensor base = arange(0.0, 20.0).to(kF32);
+  sd.emplace_back("view", base.narrow(0, 4, 12).reshape({3, 4}));  // offset into its storage
+  sd.emplace_back("strided", arange(0.0, 6.0).reshape({2, 3}).t());
+  store::save_pytorch(pt, sd);
+  for (const auto& path : {st, pt}) {
+    SCOPED_TRACE(path);
+    const store::TensorMap want = path == st ? store::load_safetensors(path, {.mmap = false})
+                                             : store::load_pytorch(path, {.mmap = false})
+                                                   .state_dict();
+    store::TensorMap targets;
+    for (const auto& [k, v] : want) {
+      if (k == "f32") targets.emplace_back(k, zeros({3, 4}, {.dtype = kF64}));  // a cast
+      else if (k == "i32")  // a strided target
+        targets.emplace_back(k, zeros({12}, {.dtype = kI32}).slice(0, 0, 12, 2));
+      else targets.emplace_back(k, zeros_like(v));
+    }
+    store::load_into(targets, path);
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const auto& [k, t] = targets[i];
+      if (k == "f32") EXPECT_TRUE(equal(t, want[i].second.to(kF64))) << k;
+      else expect_same_bits(t, want[i].second, k);
+    }
+  }
+}
+
+// Tensors larger than a read's piece (4 MiB) are read in several, shared among the threads.
+TEST(MappedLoad, LoadIntoReadsLargeTensorsInPieces) {
+  test::ScratchDir dir;
+  const store::TensorMap sd = {{"small", arange(0.0, 10.0)},
+                               {"big", arange(0.0, 1500001.0).to(kF32)},
+                               {"last", arange(0.0, 3.0).to(kI64)}};
+  for (const auto& path : {dir.file("w.safetensors"), dir.file("w.pt")}) {
+    SCOPED_TRACE(path);
+    if (path.size() > 3 && path.substr(path.size() - 3) == ".pt") store::save_pytorch(path, sd);
+    else store::save_safetensors(path, sd);
+    store::TensorMap targets;
+    for (const auto& [k, v] : sd) targets.emplace_back(k, zeros_like(v));
+    store::load_into(targets, path);
+    for (size_t i = 0; i < sd.size(); ++i)
+      expect_same_bits(targets[i].second, sd[i].second, sd[i].first);
+  }
+}
+
+// Targets on a lazy device: queued work that reads a target runs before the file's bytes are
+// read into it.
+TEST(MappedLoad, LoadIntoALazyTargetKeepsQueuedReadsOfItsOldValues) {
+  test::ScratchDir dir;
+  const std::string st = dir.file("w.safetensors");
+  store::save_safetensors(st, {{"w", full({64, 64}, 3.0)}});
+  DeviceGuard on(Device::cpu());
+  Tensor w = zeros({64, 64});
+  Tensor before = w + 1.0;  // queued on a lazy device
+  store::load_into({{"w", w}}, st);
+  EXPECT_TRUE(equal(before, full({64, 64}, 1.0)));
+  EXPECT_TRUE(equal(w, full({64, 64}, 3.0)));
+}
+
+// A file cut after it was opened and before load_into reads it changes no target.
+TEST(MappedLoad, LoadIntoFromACutFileChangesNothing) {
+  test::ScratchDir dir;
+  const std::string st = dir.file("w.safetensors"), pt = dir.file("w.pt");
+  const store::TensorMap sd = {{"a", full({256}, 1.0)}, {"b", full({256}, 2.0)}};
+  store::save_safetensors(st, sd);
+  store::save_pytorch(pt, sd);
+  store::SafetensorsFile f(st);
+  store::PtValue v = store::load_pytorch(pt);
+  fs::resize_file(st, fs::file_size(st) - 16);
+  fs::resize_file(pt, 1200);
+  for (int which = 0; which < 2; ++which) {
+    Tensor a = zeros({256}), b = zeros({256});
+    if (which == 0) EXPECT_THROW(store::load_into({{"a", a}, {"b", b}}, f), store::IOError);
+    else EXPECT_THROW(store::load_into({{"a", a}, {"b", b}}, v), store::IOError);
+    EXPECT_TRUE(equal(a, zeros({256})));
+    EXPECT_TRUE(equal(b, zeros({256})));
+  }
+}
+
 TEST(MappedLoad, UnalignedSafetensorsEntriesAreRead) {
   test::ScratchDir dir;
   // A 1-byte U8 tensor first puts the F32 tensor at an odd offset, which is read, not mapped.

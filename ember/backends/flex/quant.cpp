@@ -6,8 +6,14 @@
 #include <algorithm>
 #include <vector>
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define EMBER_QUANT_X86 1
+#endif
+
 #include "ember/backends/flex/flex.h"
 #include "ember/backends/flex/gemm.h"
+#include "ember/backends/flex/gemm_kernel.h"
 #include "ember/backends/flex/loops.h"
 #include "ember/backends/flex/thread_pool.h"
 #include "ember/ops/unary.h"
@@ -70,11 +76,137 @@ void gemv_int8(const Problem& p) {
   });
 }
 
-// int4: x is split into its even and odd columns, so that the low and high nibbles of a byte
-// meet contiguous inputs (xe[r, j] = x[r, 2j], xo[r, j] = x[r, 2j + 1]), and each group's sum of
-// x is taken once: sum (v - zero) * scale * x = scale * (sum v * x) - scale * zero * sum x.
-void gemv_int4(const Problem& p) {
+// int4 input rows prepared once per product: x split into its even and odd columns, so that the
+// low and high nibbles of a byte meet contiguous inputs (xe[r, j] = x[r, 2j], xo[r, j] =
+// x[r, 2j + 1]), and each group's sum of x, taken once:
+// sum (v - zero) * scale * x = scale * (sum v * x) - scale * zero * sum x.
+struct Int4Rows {
+  const float *xe, *xo, *xsum;
+};
+
+// The weight, scale and zero-point rows of C output channels from `ob`, of which `nc` exist:
+// the missing ones repeat the last (computed, never written).
+template <int64_t C> struct Int4Block {
+  const uint8_t* q[C];
+  const float* sc[C];
+  const uint8_t* zp[C];
+  Int4Block(const Problem& p, int64_t ob, int64_t nc) {
+    const int64_t ng = p.k / p.group;
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t o = ob + std::min(c, nc - 1);
+      q[c] = static_cast<const uint8_t*>(p.q) + o * (p.k / 2);
+      sc[c] = p.scale + o * ng;
+      zp[c] = p.zero + o * ng;
+    }
+  }
+};
+
+#ifdef EMBER_QUANT_X86
+// Output channels the AVX2 kernel computes together, each loaded input vector serving all.
+constexpr int64_t kInt4Avx2Channels = 4;
+static_assert(4 % kInt4Avx2Channels == 0);
+
+// Channels [o0, o1) of the int4 GEMV with AVX2: eight bytes of a row widen to eight 32-bit lanes
+// at once (one shuffle for sixteen weights), whose low and high nibbles meet the even and odd
+// inputs. Needs a group of a multiple of 16 weights (32 and 128 are the usual ones).
+__attribute__((target("avx2,fma"))) void gemv_int4_avx2(const Problem& p, const Int4Rows& x,
+                                                        int64_t o0, int64_t o1) {
+  constexpr int64_t C = kInt4Avx2Channels;
   const int64_t half = p.k / 2, hg = p.group / 2, ng = p.k / p.group;
+  const __m256i low = _mm256_set1_epi32(15);
+  for (int64_t ob = o0; ob < o1; ob += C) {
+    const int64_t nc = std::min(C, o1 - ob);
+    const Int4Block<C> blk(p, ob, nc);
+    const auto& q = blk.q;
+    const auto& sc = blk.sc;
+    const auto& zp = blk.zp;
+    for (int64_t r = 0; r < p.m; ++r) {
+      const float *e = x.xe + r * half, *od = x.xo + r * half, *xs = x.xsum + r * ng;
+      __m256 acc[C];
+      float tail[C] = {};
+      for (int64_t c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
+      for (int64_t g = 0; g < ng; ++g) {
+        __m256 pe[C], po[C];
+        for (int64_t c = 0; c < C; ++c) pe[c] = po[c] = _mm256_setzero_ps();
+        for (int64_t j = g * hg; j < (g + 1) * hg; j += 8) {
+          const __m256 ve = _mm256_loadu_ps(e + j), vo = _mm256_loadu_ps(od + j);
+          for (int64_t c = 0; c < C; ++c) {
+            const __m256i b = _mm256_cvtepu8_epi32(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q[c] + j)));
+            pe[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b, low)), ve, pe[c]);
+            po[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b, 4)), vo, po[c]);
+          }
+        }
+        for (int64_t c = 0; c < C; ++c) {
+          acc[c] = _mm256_fmadd_ps(_mm256_add_ps(pe[c], po[c]), _mm256_set1_ps(sc[c][g]), acc[c]);
+          tail[c] -= sc[c][g] * float(zp[c][g]) * xs[g];
+        }
+      }
+      for (int64_t c = 0; c < nc; ++c) {
+        __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc[c]), _mm256_extractf128_ps(acc[c], 1));
+        h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_add_ss(h, _mm_movehdup_ps(h));
+        p.y[r * p.n + ob + c] = _mm_cvtss_f32(h) + tail[c] + (p.bias ? p.bias[ob + c] : 0.f);
+      }
+    }
+  }
+}
+#endif
+
+// Whether the AVX2 kernel serves `p`: the CPU runs it (and the GEMM's instruction set, which
+// tests lower to reach the portable loops, allows it), and its groups fit.
+bool int4_avx2(const Problem& p) {
+#ifdef EMBER_QUANT_X86
+  return gemm_isa() != GemmIsa::Baseline && (p.group / 2) % 8 == 0;
+#else
+  return false;
+#endif
+}
+
+// Channels [o0, o1) of the int4 GEMV in portable loops (any even group).
+void gemv_int4_portable(const Problem& p, const Int4Rows& x, int64_t o0, int64_t o1) {
+  const int64_t half = p.k / 2, hg = p.group / 2, ng = p.k / p.group;
+  const bool vector_groups = hg % kLanes == 0;
+  for (int64_t ob = o0; ob < o1; ob += kInt4Channels) {
+    const int64_t nc = std::min(kInt4Channels, o1 - ob);
+    const Int4Block<kInt4Channels> blk(p, ob, nc);
+    const auto& q = blk.q;
+    const auto& sc = blk.sc;
+    const auto& zp = blk.zp;
+    for (int64_t r = 0; r < p.m; ++r) {
+      const float *e = x.xe + r * half, *od = x.xo + r * half, *xs = x.xsum + r * ng;
+      float acc[kInt4Channels][kLanes] = {};
+      float tail[kInt4Channels] = {};
+      for (int64_t g = 0; g < ng; ++g) {
+        const int64_t j0 = g * hg, j1 = j0 + hg;
+        for (int64_t c = 0; c < kInt4Channels; ++c) tail[c] -= sc[c][g] * float(zp[c][g]) * xs[g];
+        if (vector_groups) {
+          float part[kInt4Channels][kLanes] = {};
+          for (int64_t j = j0; j < j1; j += kLanes)
+            for (int64_t c = 0; c < kInt4Channels; ++c)
+              for (int l = 0; l < kLanes; ++l) {
+                const uint8_t v = q[c][j + l];
+                part[c][l] += e[j + l] * float(v & 15) + od[j + l] * float(v >> 4);
+              }
+          for (int64_t c = 0; c < kInt4Channels; ++c)
+            for (int l = 0; l < kLanes; ++l) acc[c][l] += part[c][l] * sc[c][g];
+        } else {
+          for (int64_t c = 0; c < kInt4Channels; ++c) {
+            float s = 0.f;
+            for (int64_t j = j0; j < j1; ++j)
+              s += e[j] * float(q[c][j] & 15) + od[j] * float(q[c][j] >> 4);
+            tail[c] += s * sc[c][g];
+          }
+        }
+      }
+      for (int64_t c = 0; c < nc; ++c)
+        p.y[r * p.n + ob + c] = lane_sum(acc[c]) + tail[c] + (p.bias ? p.bias[ob + c] : 0.f);
+    }
+  }
+}
+
+void gemv_int4(const Problem& p) {
+  const int64_t half = p.k / 2, ng = p.k / p.group;
   std::vector<float> split(size_t(2 * p.m * half + p.m * ng));
   float *xe = split.data(), *xo = xe + p.m * half, *xsum = xo + p.m * half;
   for (int64_t r = 0; r < p.m; ++r) {
@@ -88,52 +220,19 @@ void gemv_int4(const Problem& p) {
       xsum[r * ng + g] = s;
     }
   }
-  const bool vector_groups = hg % kLanes == 0;
-  const int64_t blocks = (p.n + kInt4Channels - 1) / kInt4Channels;
-  const int64_t grain = std::max<int64_t>(1, channel_grain(p.k, 0.5) / kInt4Channels);
-  parallel_for(blocks, grain, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t o0 = b * kInt4Channels, nc = std::min(kInt4Channels, p.n - o0);
-      const uint8_t* q[kInt4Channels];
-      const float* sc[kInt4Channels];
-      const uint8_t* zp[kInt4Channels];
-      for (int64_t c = 0; c < kInt4Channels; ++c) {
-        const int64_t o = o0 + std::min(c, nc - 1);
-        q[c] = static_cast<const uint8_t*>(p.q) + o * half;
-        sc[c] = p.scale + o * ng;
-        zp[c] = p.zero + o * ng;
-      }
-      for (int64_t r = 0; r < p.m; ++r) {
-        const float *e = xe + r * half, *od = xo + r * half, *xs = xsum + r * ng;
-        float acc[kInt4Channels][kLanes] = {};
-        float tail[kInt4Channels] = {};
-        for (int64_t g = 0; g < ng; ++g) {
-          const int64_t j0 = g * hg, j1 = j0 + hg;
-          for (int64_t c = 0; c < kInt4Channels; ++c) tail[c] -= sc[c][g] * float(zp[c][g]) * xs[g];
-          if (vector_groups) {
-            float part[kInt4Channels][kLanes] = {};
-            for (int64_t j = j0; j < j1; j += kLanes)
-              for (int64_t c = 0; c < kInt4Channels; ++c)
-                for (int l = 0; l < kLanes; ++l) {
-                  const uint8_t v = q[c][j + l];
-                  part[c][l] += e[j + l] * float(v & 15) + od[j + l] * float(v >> 4);
-                }
-            for (int64_t c = 0; c < kInt4Channels; ++c)
-              for (int l = 0; l < kLanes; ++l) acc[c][l] += part[c][l] * sc[c][g];
-          } else {
-            for (int64_t c = 0; c < kInt4Channels; ++c) {
-              float s = 0.f;
-              for (int64_t j = j0; j < j1; ++j)
-                s += e[j] * float(q[c][j] & 15) + od[j] * float(q[c][j] >> 4);
-              tail[c] += s * sc[c][g];
-            }
-          }
-        }
-        for (int64_t c = 0; c < nc; ++c)
-          p.y[r * p.n + o0 + c] =
-              lane_sum(acc[c]) + tail[c] + (p.bias ? p.bias[o0 + c] : 0.f);
-      }
-    }
+  const Int4Rows x{xe, xo, xsum};
+  [[maybe_unused]] const bool avx2 = int4_avx2(p);
+  // Blocks of channels (a multiple of either kernel's), split like int8's: half the bytes per
+  // weight would halve the work per task and the threads' share of a small projection.
+  constexpr int64_t block = 4;
+  static_assert(block % kInt4Channels == 0);
+  const int64_t grain = std::max<int64_t>(1, channel_grain(p.k, 1.0) / block);
+  parallel_for((p.n + block - 1) / block, grain, [&](int64_t b0, int64_t b1) {
+    const int64_t o0 = b0 * block, o1 = std::min(p.n, b1 * block);
+#ifdef EMBER_QUANT_X86
+    if (avx2) return gemv_int4_avx2(p, x, o0, o1);
+#endif
+    gemv_int4_portable(p, x, o0, o1);
   });
 }
 
@@ -153,14 +252,29 @@ void pack_int4(const void* ctx, int64_t i0, int64_t kc, int64_t j0, int64_t nr, 
                int64_t ld) {
   const Problem& p = *static_cast<const Problem*>(ctx);
   const int64_t ng = p.k / p.group;
+  // A group at a time (its scale and zero point loaded once), a byte's two values at a time
+  // where the panel holds both: a division and a branch per weight cost more than the GEMM.
   for (int64_t j = 0; j < nr; ++j) {
     const uint8_t* q = static_cast<const uint8_t*>(p.q) + (j0 + j) * (p.k / 2);
     const float* sc = p.scale + (j0 + j) * ng;
     const uint8_t* zp = p.zero + (j0 + j) * ng;
-    for (int64_t i = i0; i < i0 + kc; ++i) {
-      const int64_t g = i / p.group;
-      const uint8_t v = q[i / 2];
-      dst[(i - i0) * ld + j] = (float((i & 1) ? v >> 4 : v & 15) - float(zp[g])) * sc[g];
+    float* out = dst + j;  // out[(i - i0) * ld] is depth row i's value
+    for (int64_t i = i0; i < i0 + kc;) {
+      const int64_t g = i / p.group, end = std::min(i0 + kc, (g + 1) * p.group);
+      const float s = sc[g], z = float(zp[g]);
+      if (i & 1) {
+        out[(i - i0) * ld] = (float(q[i / 2] >> 4) - z) * s;
+        ++i;
+      }
+      for (; i + 1 < end; i += 2) {
+        const uint8_t v = q[i / 2];
+        out[(i - i0) * ld] = (float(v & 15) - z) * s;
+        out[(i + 1 - i0) * ld] = (float(v >> 4) - z) * s;
+      }
+      if (i < end) {
+        out[(i - i0) * ld] = (float(q[i / 2] & 15) - z) * s;
+        ++i;
+      }
     }
   }
 }
