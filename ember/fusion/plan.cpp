@@ -748,6 +748,18 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
   compile(std::move(todo), exec, place);
   if (debug_level() >= 1) {
     for (const Step& st : plan->steps) {
+      if (st.node >= 0 && debug_level() >= 3) {  // what runs op by op, and why it may not fuse
+        const Node& n = nodes[size_t(st.node)];
+        std::string ins;
+        for (const NodeInput& in : n.inputs)
+          ins += !in.defined ? " -" : in.value >= 0 ? " value" : in.tensor.impl()->is_constant ? " const"
+                 : detail::is_pending(in.tensor) ? (in.tensor.is_contiguous() ? " pending" : " pending-strided")
+                 : in.tensor.is_contiguous() ? " memory" : " memory-strided";
+        std::fprintf(stderr, "[fusion] op %s over %s%s (inputs:%s)\n", op_name(n.op),
+                     shape_str(n.meta.m[0].shape).c_str(),
+                     st.epi >= 0 ? (std::string(" + ") + op_name(nodes[size_t(st.epi)].op)).c_str() : "",
+                     ins.c_str());
+      }
       if (st.group < 0) continue;
       const auto& g = plan->groups[size_t(st.group)];
       std::string ops;

@@ -63,25 +63,112 @@ Poison* kept_poison(std::exception_ptr error) {
 
 constexpr size_t kMaxNodes = 4096;  // a queue this long runs (memory for inputs it holds)
 
+const Storage* const kErased = reinterpret_cast<const Storage*>(uintptr_t(1));
+
 }  // namespace
+
+size_t StorageIndex::slot_of(const Storage* s) const {
+  uint64_t h = uint64_t(reinterpret_cast<uintptr_t>(s)) * 0x9E3779B97F4A7C15ull;
+  return size_t(h >> 32) & (slots_.size() - 1);
+}
+
+int32_t StorageIndex::find(const Storage* s) const {
+  if (slots_.empty()) return -1;
+  for (size_t i = slot_of(s);; i = (i + 1) & (slots_.size() - 1)) {
+    const Slot& e = slots_[i];
+    if (e.key == s) return e.id;
+    if (!e.key) return -1;
+  }
+}
+
+void StorageIndex::set(const Storage* s, int32_t id) {
+  if ((filled_ + 1) * 2 > slots_.size()) grow();
+  size_t i = slot_of(s);
+  size_t free_at = SIZE_MAX;
+  for (;; i = (i + 1) & (slots_.size() - 1)) {
+    Slot& e = slots_[i];
+    if (e.key == s) {
+      e.id = id;
+      return;
+    }
+    if (e.key == kErased && free_at == SIZE_MAX) free_at = i;
+    if (!e.key) break;
+  }
+  if (free_at == SIZE_MAX) {
+    free_at = i;
+    ++filled_;
+    used_.push_back(uint32_t(i));
+  }
+  slots_[free_at] = {s, id};
+  ++live_;
+}
+
+void StorageIndex::erase(const Storage* s) {
+  if (slots_.empty()) return;
+  for (size_t i = slot_of(s);; i = (i + 1) & (slots_.size() - 1)) {
+    Slot& e = slots_[i];
+    if (e.key == s) {
+      e = {kErased, -1};
+      --live_;
+      return;
+    }
+    if (!e.key) return;
+  }
+}
+
+void StorageIndex::clear() {
+  for (uint32_t i : used_) slots_[i] = {};
+  used_.clear();
+  live_ = filled_ = 0;
+}
+
+void StorageIndex::grow() {
+  // Sized for the live entries: erased slots go, and a table of mostly erased ones need not grow.
+  size_t n = 64;
+  while (n < (live_ + 1) * 4) n *= 2;
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(n, Slot{});
+  used_.clear();
+  live_ = filled_ = 0;
+  for (const Slot& e : old)
+    if (e.key && e.key != kErased) set(e.key, e.id);
+}
 
 int32_t Queue::input_value(const Tensor& t) const {
   if (!t.defined() || t.impl()->is_constant) return -1;
   const Storage* s = t.impl()->storage.get();
   if (s->pending.load(std::memory_order_relaxed) != this) return -1;
-  auto it = by_storage_.find(s);
-  if (it == by_storage_.end()) return -1;
-  const Value& v = values_[size_t(it->second)];
+  const int32_t id = by_storage_.find(s);
+  if (id < 0) return -1;
+  const Value& v = values_[size_t(id)];
   const TensorMeta& m = nodes_[size_t(v.node)].meta.m[v.out];
   // Only the tensor as its producer made it is the value; a view of it reads memory.
   if (t.offset() != 0 || !t.is_contiguous() || t.shape() != m.shape || t.dtype() != m.dtype)
     return -1;
-  return it->second;
+  return id;
 }
 
 TensorList Queue::record(const OpCall& c) {
   std::lock_guard lock(mu_);
-  Node n;
+  // Built in place: a node is most of a kilobyte (attrs, metas), too much to build and move.
+  const size_t values_before = values_.size();
+  nodes_.emplace_back();
+  TensorList outs;
+  try {
+    outs = fill_node(c, nodes_.back());
+  } catch (...) {  // out of memory: the queue stays as it was
+    for (size_t v = values_before; v < values_.size(); ++v) by_storage_.erase(values_[v].raw);
+    values_.resize(values_before);
+    nodes_.pop_back();
+    throw;
+  }
+  stats_recorded(1);
+  if (nodes_.size() >= kMaxNodes) flush_locked();
+  return outs;
+}
+
+TensorList Queue::fill_node(const OpCall& c, Node& n) {
+  const int32_t node_id = int32_t(nodes_.size() - 1);
   n.op = c.op;
   n.attrs = c.attrs;
   n.meta = c.meta;
@@ -99,7 +186,6 @@ TensorList Queue::record(const OpCall& c) {
     n.inputs.push_back(std::move(in));
   }
   TensorList outs;
-  const int32_t node_id = int32_t(nodes_.size());
   if (inplace) {
     // The destination's storage now waits on this queue; readers recorded after this read
     // memory (the producer's value, if it was one, is not what it holds any more).
@@ -123,16 +209,13 @@ TensorList Queue::record(const OpCall& c) {
       impl->device = c.device;
       const int32_t id = int32_t(values_.size());
       values_.push_back({node_id, k, st, st.get()});
-      by_storage_[st.get()] = id;
+      by_storage_.set(st.get(), id);
       n.outputs.push_back(id);
       impl->storage = std::move(st);
       outs.emplace_back(std::move(impl));
     }
   }
   n.origin = t_origin;
-  nodes_.push_back(std::move(n));
-  stats_recorded(1);
-  if (nodes_.size() >= kMaxNodes) flush_locked();
   return outs;
 }
 
@@ -162,17 +245,34 @@ void Queue::on_ready(Storage& s, std::function<void()> fn) {
   after_.push_back(std::move(fn));
 }
 
-void Queue::poison(const std::vector<std::vector<Storage*>>& writes, size_t done,
-                   std::exception_ptr error) {
+void Queue::poison(const std::vector<Storage*>& writes, const std::vector<uint32_t>& starts,
+                   size_t done, std::exception_ptr error) {
   // What ran is written; what did not is poisoned with the error, so no garbage is read.
   Poison* p = kept_poison(std::move(error));
-  for (size_t i = 0; i < writes.size(); ++i)
-    for (Storage* s : writes[i]) {
+  const size_t n = starts.empty() ? 0 : starts.size() - 1;
+  for (size_t i = 0; i < n; ++i)
+    for (uint32_t k = starts[i]; k < starts[i + 1]; ++k) {
       PendingWrite* me = this;
-      s->pending.compare_exchange_strong(me, i < done ? nullptr : p);
+      writes[k]->pending.compare_exchange_strong(me, i < done ? nullptr : p);
     }
-  for (size_t i = done; i < writes.size(); ++i)
-    for (Storage* s : writes[i]) s->pending.store(p, std::memory_order_release);
+  for (size_t i = done; i < n; ++i)
+    for (uint32_t k = starts[i]; k < starts[i + 1]; ++k)
+      writes[k]->pending.store(p, std::memory_order_release);
+}
+
+void Queue::collect_writes(const std::vector<Node>& nodes, const std::vector<Value>& values,
+                           bool with_targets, std::vector<Storage*>& writes,
+                           std::vector<uint32_t>& starts) {
+  writes.clear();
+  starts.clear();
+  starts.reserve(nodes.size() + 1);
+  for (const Node& n : nodes) {
+    starts.push_back(uint32_t(writes.size()));
+    if (with_targets && n.target.defined()) writes.push_back(n.target.impl()->storage.get());
+    for (int32_t v : n.outputs)
+      if (!values[size_t(v)].storage.expired()) writes.push_back(values[size_t(v)].raw);
+  }
+  starts.push_back(uint32_t(writes.size()));
 }
 
 void poison_storages(const std::vector<std::weak_ptr<Storage>>& storages,
@@ -184,21 +284,19 @@ void poison_storages(const std::vector<std::weak_ptr<Storage>>& storages,
 
 void Queue::abandon(const std::string& why, bool keep_targets) {
   std::lock_guard lock(mu_);
-  std::vector<std::vector<Storage*>> writes(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].target.defined()) {
-      Storage* t = nodes_[i].target.impl()->storage.get();
-      PendingWrite* me = this;
-      if (keep_targets) t->pending.compare_exchange_strong(me, nullptr);
-      else writes[i].push_back(t);
-    }
-    for (int32_t v : nodes_[i].outputs)
-      if (auto st = values_[size_t(v)].storage.lock()) writes[i].push_back(st.get());
-  }
+  if (keep_targets)
+    for (const Node& n : nodes_)
+      if (n.target.defined()) {
+        PendingWrite* me = this;
+        n.target.impl()->storage->pending.compare_exchange_strong(me, nullptr);
+      }
+  std::vector<Storage*> writes;
+  std::vector<uint32_t> starts;
+  collect_writes(nodes_, values_, !keep_targets, writes, starts);
   try {
     detail::throw_device("fusion", why);
   } catch (...) {
-    poison(writes, 0, std::current_exception());
+    poison(writes, starts, 0, std::current_exception());
   }
   nodes_.clear();
   values_.clear();
@@ -208,25 +306,22 @@ void Queue::abandon(const std::string& why, bool keep_targets) {
 
 void Queue::flush_locked() {
   if (nodes_.empty() && after_.empty()) return;
+  // The recorded work moves out (a kernel of this flush may record anew on this queue); the
+  // queue takes the last flush's emptied buffers, which keep their capacity.
   std::vector<Node> nodes = std::move(nodes_);
   std::vector<Value> values = std::move(values_);
   std::vector<std::function<void()>> after = std::move(after_);
+  nodes_ = std::move(spare_nodes_);
+  values_ = std::move(spare_values_);
   nodes_.clear();
   values_.clear();
-  // The next flush is likely as long as this one: one allocation instead of regrowing (and
-  // moving every recorded node) a dozen times.
-  nodes_.reserve(nodes.size());
-  values_.reserve(values.size());
   by_storage_.clear();
   after_.clear();
   flushing_ = std::this_thread::get_id();
   // Every storage this flush writes, by the node that writes it.
-  std::vector<std::vector<Storage*>> writes(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].target.defined()) writes[i].push_back(nodes[i].target.impl()->storage.get());
-    for (int32_t v : nodes[i].outputs)
-      if (auto st = values[size_t(v)].storage.lock()) writes[i].push_back(st.get());
-  }
+  std::vector<Storage*> writes = std::move(spare_writes_);
+  std::vector<uint32_t> starts = std::move(spare_write_starts_);
+  collect_writes(nodes, values, true, writes, starts);
   size_t done = 0;
   const uint64_t faults = ember::detail::map_faults();
   try {
@@ -239,16 +334,22 @@ void Queue::flush_locked() {
     }
   } catch (...) {
     const std::exception_ptr err = named_for_caller(std::current_exception(), nodes, done);
-    poison(writes, done, err);
+    poison(writes, starts, done, err);
     flushing_ = {};
     std::rethrow_exception(err);
   }
-  for (const auto& w : writes)
-    for (Storage* s : w) {
-      PendingWrite* me = this;
-      s->pending.compare_exchange_strong(me, nullptr, std::memory_order_acq_rel);
-    }
+  for (Storage* s : writes) {
+    PendingWrite* me = this;
+    s->pending.compare_exchange_strong(me, nullptr, std::memory_order_acq_rel);
+  }
   flushing_ = {};
+  // Keep the buffers for the next flush (their elements go now: they hold tensors).
+  nodes.clear();
+  values.clear();
+  if (nodes.capacity() > spare_nodes_.capacity()) spare_nodes_ = std::move(nodes);
+  if (values.capacity() > spare_values_.capacity()) spare_values_ = std::move(values);
+  spare_writes_ = std::move(writes);
+  spare_write_starts_ = std::move(starts);
   for (auto& f : after) {
     try {
       f();

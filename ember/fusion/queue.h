@@ -7,17 +7,60 @@
 // so a fused kernel can keep it in registers; the storage is written only if something outside
 // the queue still holds it when the queue runs. In-place writes (copy into an existing tensor)
 // are recorded too: the destination's storage becomes pending until the queue runs.
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ember/backends/backend.h"
 
 namespace ember::fusion {
+
+/// At most N elements inline, more on the heap: a recorded op's inputs and outputs, so that
+/// recording one allocates nothing for them.
+template <class T, size_t N>
+class InlineList {
+ public:
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  T* begin() { return data(); }
+  T* end() { return data() + n_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + n_; }
+  T& operator[](size_t i) { return data()[i]; }
+  const T& operator[](size_t i) const { return data()[i]; }
+  void reserve(size_t n) {
+    if (n > N) heap_.reserve(n);
+  }
+  void push_back(T v) {
+    if (n_ < N && heap_.empty()) {
+      inline_[n_++] = std::move(v);
+      return;
+    }
+    if (heap_.empty())  // the inline elements move out first
+      for (size_t i = 0; i < n_; ++i) heap_.push_back(std::exchange(inline_[i], T{}));
+    heap_.push_back(std::move(v));
+    ++n_;
+  }
+  void clear() {
+    for (size_t i = 0; i < std::min(n_, N); ++i) inline_[i] = T{};
+    heap_.clear();
+    n_ = 0;
+  }
+  operator std::vector<T>() const { return {begin(), end()}; }  // NOLINT: implicit
+
+ private:
+  T* data() { return heap_.empty() ? inline_.data() : heap_.data(); }
+  const T* data() const { return heap_.empty() ? inline_.data() : heap_.data(); }
+  std::array<T, N> inline_{};
+  std::vector<T> heap_;
+  size_t n_ = 0;
+};
 
 /// One input of a recorded op: a tensor read from memory, or a value an earlier node produces.
 struct NodeInput {
@@ -32,8 +75,8 @@ struct Node {
   Attrs attrs;
   MetaList meta;
   Device device;
-  std::vector<NodeInput> inputs;
-  std::vector<int32_t> outputs;  // value ids
+  InlineList<NodeInput, 3> inputs;
+  InlineList<int32_t, 2> outputs;  // value ids
   Tensor target;                 // copy(dst, src): the destination (written in place)
   const char* origin = nullptr;  // the composite op whose lowering queued it (errors name it)
 };
@@ -60,6 +103,29 @@ struct Value {
   Storage* raw = nullptr;  // identity only (the storage may be gone)
 };
 
+/// Pending output storage -> value id, for the queue's lookups on every recorded input: open
+/// addressing over a table that keeps its capacity across flushes, so recording an op allocates
+/// no map node (a tiny op's whole budget is a microsecond or two).
+class StorageIndex {
+ public:
+  /// The id stored for `s`, or -1.
+  int32_t find(const Storage* s) const;
+  void set(const Storage* s, int32_t id);
+  void erase(const Storage* s);
+  void clear();
+
+ private:
+  struct Slot {
+    const Storage* key = nullptr;  // null: empty; kErased: a removed entry (probing continues)
+    int32_t id = -1;
+  };
+  size_t slot_of(const Storage* s) const;
+  void grow();
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> used_;  // slots written since the last clear (clear resets only those)
+  size_t live_ = 0, filled_ = 0;  // entries; entries plus erased slots
+};
+
 class Queue final : public PendingWrite {
  public:
   explicit Queue(Device place) : place_(place) {}
@@ -81,16 +147,30 @@ class Queue final : public PendingWrite {
 
  private:
   void flush_locked();
-  void poison(const std::vector<std::vector<Storage*>>& writes, size_t done,
-              std::exception_ptr error);
+  /// Records `c` into `n`, the node just added at the queue's end; returns its outputs.
+  TensorList fill_node(const OpCall& c, Node& n);
+  /// Node i wrote writes[starts[i] .. starts[i + 1]).
+  void poison(const std::vector<Storage*>& writes, const std::vector<uint32_t>& starts,
+              size_t done, std::exception_ptr error);
+  /// Every storage the recorded nodes write (in-place targets too, unless not `with_targets`),
+  /// by node, into `writes` and `starts`.
+  static void collect_writes(const std::vector<Node>& nodes, const std::vector<Value>& values,
+                             bool with_targets, std::vector<Storage*>& writes,
+                             std::vector<uint32_t>& starts);
   int32_t input_value(const Tensor& t) const;
   Device place_;
   std::recursive_mutex mu_;
   std::thread::id flushing_;  // the thread running flush_locked (re-entrant reads are no-ops)
   std::vector<Node> nodes_;
   std::vector<Value> values_;
-  std::unordered_map<const Storage*, int32_t> by_storage_;  // pending output storage -> value
-  std::vector<std::function<void()>> after_;                // on_ready callbacks, in order
+  StorageIndex by_storage_;                   // pending output storage -> value
+  std::vector<std::function<void()>> after_;  // on_ready callbacks, in order
+  // The buffers of the last flush, emptied but with their capacity: the next flush (likely as
+  // long) swaps them in instead of allocating (and page-faulting) a megabyte of nodes again.
+  std::vector<Node> spare_nodes_;
+  std::vector<Value> spare_values_;
+  std::vector<Storage*> spare_writes_;
+  std::vector<uint32_t> spare_write_starts_;
 };
 
 /// Leaves the storages still alive poisoned with `error`: every read of them rethrows it. For

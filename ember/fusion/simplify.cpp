@@ -10,8 +10,12 @@ namespace {
 
 uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull + (h >> 29); }
 
+// Equal nodes hash equal; same_node() decides. The attributes that tell calls of one op apart
+// most often are enough here (hashing all of them cost more than the rest of the node).
 uint64_t node_hash(const Node& n) {
-  uint64_t h = mix(uint64_t(n.op), n.attrs.hash());
+  uint64_t h = mix(uint64_t(n.op), uint64_t(n.attrs.mode) | uint64_t(n.attrs.ints.size()) << 8);
+  h = mix(h, uint64_t(n.attrs.i[0]));
+  for (int64_t d : n.attrs.ints) h = mix(h, uint64_t(d));
   for (int k = 0; k < n.meta.n; ++k) {
     h = mix(h, uint64_t(n.meta.m[k].dtype));
     for (int64_t d : n.meta.m[k].shape) h = mix(h, uint64_t(d));
@@ -55,6 +59,7 @@ int simplify(std::vector<Node>& nodes, const std::vector<Value>& values) {
     if (n.target.defined()) written.insert(n.target.impl()->storage.get());
   std::vector<int32_t> same(values.size(), -1);  // value -> the earlier value it equals
   std::unordered_map<uint64_t, std::vector<int32_t>> seen;
+  seen.reserve(nodes.size());
   int unread = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     Node& n = nodes[i];
@@ -70,8 +75,9 @@ int simplify(std::vector<Node>& nodes, const std::vector<Value>& values) {
     for (int32_t v : n.outputs) held = held || !values[size_t(v)].storage.expired();
     std::vector<int32_t>& bucket = seen[node_hash(n)];
     bool repeated = false;
-    for (int32_t j : held ? std::vector<int32_t>{} : bucket)
-      if (same_node(nodes[size_t(j)], n)) {
+    if (!held)
+      for (int32_t j : bucket) {
+        if (!same_node(nodes[size_t(j)], n)) continue;
         for (size_t k = 0; k < n.outputs.size(); ++k)
           same[size_t(n.outputs[k])] = nodes[size_t(j)].outputs[k];
         repeated = true;

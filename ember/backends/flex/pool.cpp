@@ -1,7 +1,10 @@
 // flex kernels: max/avg pooling (1-d runs as 2-d with H = 1) and adaptive pooling. Every op works
 // plane by plane ([N*C] planes of H x W, contiguous), in parallel over planes; window bounds and
 // the NaN rule follow torch's CPU kernels exactly.
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 #include <limits>
 
 #include "ember/backends/flex/flex.h"
@@ -76,23 +79,47 @@ inline void window_max(const T* x, int64_t width, int64_t h0, int64_t h1, int64_
   best = m;
 }
 
+// `a` when `c`, else `b`, as bit arithmetic: no branch for the compiler to bring back.
+template <class C>
+inline C pick(bool c, C a, C b) {
+  using U = std::conditional_t<sizeof(C) == 8, uint64_t, uint32_t>;
+  const U m = U(0) - U(c);
+  return std::bit_cast<C>(U((std::bit_cast<U>(a) & m) | (std::bit_cast<U>(b) & ~m)));
+}
+inline int64_t pick(bool c, int64_t a, int64_t b) {
+  const int64_t m = -int64_t(c);
+  return (a & m) | (b & ~m);
+}
+
 // The common 2x2, stride 2, unpadded window: four compares in torch's order (a value wins when it
-// is larger or NaN, so the first maximum and the last NaN are reported).
+// is larger or NaN, so the first maximum and the last NaN are reported). Written as selects, not
+// branches: after a ReLU which of the four wins is a coin toss (ties at zero included), and a
+// mispredicted branch per compare made this loop several times slower than its memory traffic.
+// Rows are short (14 or 7 outputs in a small CNN), so most of it is the scalar remainder.
 template <class T>
-void max_pool_2x2(const T* x, int64_t w, int64_t oh_n, int64_t ow_n, T* y, int64_t* idx) {
+__attribute__((noinline)) void max_pool_2x2(const T* x, int64_t w, int64_t oh_n, int64_t ow_n,
+                                            T* __restrict y, int64_t* __restrict idx) {
   using C = compute_t<T>;
   for (int64_t oh = 0; oh < oh_n; ++oh) {
     const T* r0 = x + 2 * oh * w;
     const T* r1 = r0 + w;
+    T* yr = y + oh * ow_n;
+    const int64_t base = 2 * oh * w;
     for (int64_t ow = 0; ow < ow_n; ++ow) {
-      const int64_t i0 = 2 * oh * w + 2 * ow;
+      const int64_t i0 = base + 2 * ow;
       C m = C(r0[2 * ow]);
       int64_t at = i0;
       const C b = C(r0[2 * ow + 1]), c = C(r1[2 * ow]), d = C(r1[2 * ow + 1]);
-      if (b > m || b != b) m = b, at = i0 + 1;
-      if (c > m || c != c) m = c, at = i0 + w;
-      if (d > m || d != d) m = d, at = i0 + w + 1;
-      y[oh * ow_n + ow] = T(m);
+      const bool tb = (b > m) | (b != b);
+      m = pick(tb, b, m);
+      at = pick(tb, i0 + 1, at);
+      const bool tc = (c > m) | (c != c);
+      m = pick(tc, c, m);
+      at = pick(tc, i0 + w, at);
+      const bool td = (d > m) | (d != d);
+      m = pick(td, d, m);
+      at = pick(td, i0 + w + 1, at);
+      yr[ow] = T(m);
       if (idx) idx[oh * ow_n + ow] = at;
     }
   }
