@@ -8,7 +8,8 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       libicu-dev libsentencepiece-dev  # ember/models: GPT-2 tokenizer classes, SentencePiece
       python3-sentencepiece  # tests/gen: the SentencePiece test model
       clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build
-      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx)  # ember::onnx
+      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx  # ember::onnx
+      liblapacke-dev libopenblas-dev)  # LAPACK in the cpu backend's linalg ops (optional)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
