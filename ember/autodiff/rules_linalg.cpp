@@ -51,28 +51,42 @@ TensorList vjp_cholesky(const VjpCtx& c) {
   return {(ga + mT(ga)) * 0.5};
 }
 
-// qr, for m >= n (torch's formula; wide matrices and "complete" with m > n are not supported):
+// qr of a tall or square A (m >= n), torch's formula:
 // gA = [gQ + Q syminvadj(triu(gR R^T - Q^T gQ))] R^-T.
+Tensor qr_backward_tall(const Tensor& gq, const Tensor& gr, const Tensor& q, const Tensor& r) {
+  Tensor m;
+  if (gq.defined() && gr.defined()) m = matmul(gr, mT(r)) - matmul(mT(q), gq);
+  else if (gq.defined()) m = -matmul(mT(q), gq);
+  else m = matmul(gr, mT(r));
+  Tensor up = triu(m);
+  Tensor sym = up + mT(up) - diag_embed(diagonal(up, 0, -2, -1));
+  Tensor ga = matmul(q, sym);
+  if (gq.defined()) ga = ga + gq;
+  return linalg::solve_triangular(mT(r), ga, /*upper=*/false, /*left=*/false);
+}
+
+// qr: tall and square A directly; a wide A = [X | Y] (X m x m) has X = Q U and Y = Q V with
+// R = [U | V], so gY = Q gV and X's rule sees gQ + Y gV^T. Not for "complete" with m > n (the
+// extra columns of Q are not determined by A) nor for mode "r" (no Q), as in torch.
 TensorList vjp_qr(const VjpCtx& c) {
   const char* op = "linalg_qr";
   if (c.attrs.mode == 2)
     detail::throw_not_implemented(op, "the derivative depends on Q, which mode=\"r\" does not compute");
   const Tensor &q = c.output(0), &r = c.output(1), &a = c.input(0);
   const int64_t m = a.size(-2), n = a.size(-1);
-  if (m < n || (c.attrs.mode == 1 && m > n))
-    detail::throw_not_implemented(op, "the derivative is implemented for m >= n (mode \"reduced\", or "
-                                      "\"complete\" with m == n), found a matrix of shape " +
-                                      shape_str(a.shape()));
+  if (c.attrs.mode == 1 && m > n)
+    detail::throw_not_implemented(op, "the derivative is not implemented for mode \"complete\" with more "
+                                      "rows than columns, found a matrix of shape " + shape_str(a.shape()));
   const Tensor &gq = c.grad(0), &gr = c.grad(1);
-  Tensor m_;
-  if (gq.defined() && gr.defined()) m_ = matmul(gr, mT(r)) - matmul(mT(q), gq);
-  else if (gq.defined()) m_ = -matmul(mT(q), gq);
-  else m_ = matmul(gr, mT(r));
-  Tensor up = triu(m_);
-  Tensor sym = up + mT(up) - diag_embed(diagonal(up, 0, -2, -1));
-  Tensor ga = matmul(q, sym);
-  if (gq.defined()) ga = ga + gq;
-  return {linalg::solve_triangular(mT(r), ga, /*upper=*/false, /*left=*/false)};
+  if (m >= n) return {qr_backward_tall(gq, gr, q, r)};
+  const Tensor y = a.narrow(-1, m, n - m), u = r.narrow(-1, 0, m);
+  Tensor gu, gv;
+  if (gr.defined()) gu = gr.narrow(-1, 0, m), gv = gr.narrow(-1, m, n - m);
+  Tensor gq2 = gq;
+  if (gv.defined()) gq2 = gq2.defined() ? gq2 + matmul(y, mT(gv)) : matmul(y, mT(gv));
+  Tensor gx = qr_backward_tall(gq2, gu, q, u);
+  Tensor gy = gv.defined() ? matmul(q, gv) : zeros_like(y);
+  return {cat({gx, gy}, -1)};
 }
 
 // svd (torch's svd_backward, real case): with E_ij = s_j^2 - s_i^2,

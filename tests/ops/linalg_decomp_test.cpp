@@ -71,6 +71,8 @@ std::vector<GradCase> grad_cases() {
       {"cholesky_upper", [](const Tensor& x) { return linalg::cholesky(spd(x), true); }, sq},
       {"qr_tall_Q", [](const Tensor& a) { return std::get<0>(linalg::qr(a)); }, tall},
       {"qr_tall_R", [](const Tensor& a) { return std::get<1>(linalg::qr(a)); }, tall},
+      {"qr_wide", [](const Tensor& a) { auto [q, r] = linalg::qr(a); return cat({q.flatten(), r.flatten()}); }, wide},
+      {"qr_complete_wide", [](const Tensor& a) { auto [q, r] = linalg::qr(a, "complete"); return cat({q.flatten(), r.flatten()}); }, wide},
       {"qr_square_both", [](const Tensor& a) { auto [q, r] = linalg::qr(a); return q + r; }, sq},
       {"svd_tall", [](const Tensor& a) { auto [u, s, vh] = linalg::svd(a, false); return cat({u.flatten(), s, vh.flatten()}); }, tall},
       {"svd_wide", [](const Tensor& a) { auto [u, s, vh] = linalg::svd(a, false); return cat({u.flatten(), s, vh.flatten()}); }, wide},
