@@ -38,7 +38,8 @@ Tensor svdvals(const Tensor& A);
 std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO = "L");
 /// The eigenvalues of eigh, ascending.
 Tensor eigvalsh(const Tensor& A, const std::string& UPLO = "L");
-/// Least squares min ||A X - B||: (solution, residuals, rank, singular_values) as torch returns
+/// Least squares min ||A X - B|| (B a matrix batch, or vectors when it has A's shape without its
+/// last dim): (solution, residuals, rank, singular_values) as torch returns
 /// them for `driver`: "gelsy" (the CPU default: rank, no residuals or singular values), "gels"
 /// (residuals when m > n), "gelsd"/"gelss" (rank, singular values, and residuals when m > n and
 /// every matrix has full rank: a sync point, the rank is read on the host). rcond defaults to

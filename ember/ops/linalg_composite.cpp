@@ -363,11 +363,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor& A, const Tensor& 
   else
     detail::throw_value(op, "expected driver \"gels\", \"gelsy\", \"gelsd\" or \"gelss\", found \"" + d + "\"");
   ops::require_real_matrix(op, A, "A");
-  ops::require_real_matrix(op, B, "B");
-  const Shape batch = broadcast_shapes(batch_of(A, 2), batch_of(B, 2), op);
+  ops::require_defined(B, op, "B");
+  // B of A's shape without its last dim: a (batch of) vector(s), as in torch.
+  const bool vec = B.dim() == A.dim() - 1;
+  const Tensor b = vec ? B.unsqueeze(-1) : B;
+  ops::require_real_matrix(op, b, "B");
+  const Shape batch = broadcast_shapes(batch_of(A, 2), batch_of(b, 2), op);
   TensorList r = dispatch(OpId::linalg_lstsq, a,
                           {A.expand(with(batch, {A.size(-2), A.size(-1)})),
-                           B.expand(with(batch, {B.size(-2), B.size(-1)}))});
+                           b.expand(with(batch, {b.size(-2), b.size(-1)}))});
+  if (vec) r[0] = r[0].squeeze(-1);  // the residuals keep their unit dim, as torch's do
   return {r[0], r[1], r[2], r[3]};
 }
 

@@ -226,6 +226,9 @@ add("linalg_lstsq", lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd"), [rnd(
     attrs={"driver": "gelsd"}, name="lstsq_wide_gelsd")
 add("linalg_lstsq", lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd"), [well((4, 4), F32), rnd((4, 1), F32)], F32,
     attrs={"driver": "gelsd"}, name="lstsq_square_f32")
+add("linalg_lstsq", torch.linalg.lstsq, [rnd((5, 3), F64), rnd((5,), F64)], name="lstsq_vector")
+add("linalg_lstsq", lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd"), [rnd((2, 5, 3), F64), rnd((2, 5), F64)],
+    attrs={"driver": "gelsd"}, name="lstsq_vectors_gelsd")
 for shape in [(5, 3), (3, 5), (4, 4)]:
     add("linalg_pinv", torch.linalg.pinv, [rnd(shape, F64)], name="pinv_%dx%d" % shape)
 add("linalg_pinv", lambda a: torch.linalg.pinv(a, hermitian=True), [sym((4, 4))], attrs={"hermitian": True},
