@@ -46,3 +46,28 @@ EMBER_BENCH({.name = "conv3x3_64c_56_b32_fwd@cpu", .setup = [] {
     Tensor y = nn::functional::conv2d(x, w, b, {.padding = {1}});
   });
 }, .warmup = 2, .iters = 5, .flops = 2.0 * 32 * 64 * 64 * 9 * 56 * 56, .suite = "conv"});
+
+// Decompositions (bench/peers/linalg_peer.py times torch.linalg's): f64, well conditioned, on the cpu
+// backend (LAPACK) and on flex (its portable kernels).
+namespace {
+Tensor well_conditioned(int64_t n, Device d) {
+  return (randn({n, n}, {.dtype = DType::F64}) + eye(n, {}, {.dtype = DType::F64}) * double(n)).to(d);
+}
+}  // namespace
+EMBER_BENCH({.name = "linalg_solve_f64_1024@cpu", .setup = [] {
+  const Device cpu = Device::cpu().eager();
+  Tensor a = well_conditioned(1024, cpu), b = randn({1024, 1024}, {.dtype = DType::F64}).to(cpu);
+  return std::function<void()>([=] { bench::keep(linalg::solve(a, b)); });
+}, .warmup = 2, .iters = 7, .flops = 2.0 / 3 * 1024.0 * 1024 * 1024 + 2.0 * 1024.0 * 1024 * 1024});
+EMBER_BENCH({.name = "linalg_svd_f64_512@cpu", .setup = [] {
+  const Device cpu = Device::cpu().eager();
+  Tensor a = randn({512, 512}, {.dtype = DType::F64}).to(cpu);
+  return std::function<void()>([=] {
+    auto [u, s, vh] = linalg::svd(a, false);
+    bench::keep(u);
+  });
+}, .warmup = 2, .iters = 7});
+EMBER_BENCH({.name = "linalg_solve_f64_1024@flex", .setup = [] {
+  Tensor a = well_conditioned(1024, Device::flex()), b = randn({1024, 1024}, {.dtype = DType::F64});
+  return std::function<void()>([=] { bench::keep(linalg::solve(a, b)); });
+}, .warmup = 1, .iters = 3, .on_request = true});

@@ -7,6 +7,7 @@
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/graph.h"
+#include "ember/linalg.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/modules.h"
 #include "ember/ops/binary.h"

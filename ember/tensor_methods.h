@@ -172,6 +172,23 @@ EMBER_METHOD(Tensor, bmm, (const Tensor& other), (ember::bmm(*this, other)))
 EMBER_METHOD(Tensor, outer, (const Tensor& other), (ember::outer(*this, other)))
 EMBER_METHOD(Tensor, dot, (const Tensor& other), (ember::dot(*this, other)))
 
+// --- linear algebra (ember/linalg.h) ---
+EMBER_METHOD(Tensor, inverse, (), (ember::inverse(*this)))
+EMBER_METHOD(Tensor, det, (), (ember::det(*this)))
+EMBER_METHOD(Tensor, logdet, (), (ember::logdet(*this)))
+EMBER_METHOD(TensorPair, slogdet, (), (ember::slogdet(*this)))
+EMBER_METHOD(Tensor, cholesky, (bool upper EMBER_D(false)), (ember::cholesky(*this, upper)))
+EMBER_METHOD(Tensor, pinverse, (double rcond EMBER_D(1e-15)), (ember::pinverse(*this, rcond)))
+EMBER_METHOD(Tensor, trace, (), (ember::trace(*this)))
+EMBER_METHOD(Tensor, diag, (int64_t diagonal EMBER_D(0)), (ember::diag(*this, diagonal)))
+EMBER_METHOD(Tensor, diag_embed,
+             (int64_t offset EMBER_D(0), int64_t dim1 EMBER_D(-2), int64_t dim2 EMBER_D(-1)),
+             (ember::diag_embed(*this, offset, dim1, dim2)))
+EMBER_METHOD(Tensor, matrix_power, (int64_t n), (ember::matrix_power(*this, n)))
+EMBER_METHOD(Tensor, matrix_exp, (), (ember::matrix_exp(*this)))
+EMBER_METHOD(Tensor, cross, (const Tensor& other, std::optional<int64_t> dim EMBER_D({})),
+             (ember::cross(*this, other, dim)))
+
 // --- indexing ---
 EMBER_METHOD(Tensor, index_select, (int64_t dim, const Tensor& index),
              (ember::index_select(*this, dim, index)))

@@ -11,6 +11,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx  # ember::onnx
       libsqlite3-dev  # ember-bench's history (tools/ember-bench)
+      liblapacke-dev libopenblas-dev  # LAPACK in the cpu backend's linalg ops (optional)
       chromium)  # headless browser: ember-plot's report is rendered and checked in it
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

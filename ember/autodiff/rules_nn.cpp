@@ -7,6 +7,7 @@ namespace ember::autodiff {
 void register_rules_nn_conv();
 void register_rules_nn_pool();
 void register_rules_nn_norm();
+void register_rules_linalg();
 
 namespace {
 
@@ -168,6 +169,7 @@ void register_rules_nn() {
   register_rules_nn_conv();
   register_rules_nn_pool();
   register_rules_nn_norm();
+  register_rules_linalg();
 }
 
 }  // namespace ember::autodiff

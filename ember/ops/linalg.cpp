@@ -17,6 +17,7 @@ void register_conv_ops();
 void register_conv_grad_ops();
 void register_einsum_op();
 void register_quant_ops();
+void register_linalg_decomp_ops();
 
 /// torch.matmul's output shape for operands of these shapes (either may be 1-D).
 Shape matmul_shape(const Shape& a, const Shape& b, const char* op) {
@@ -197,6 +198,7 @@ void register_linalg_ops() {
   op_def_mut(OpId::dot).decompose = decompose_dot;
   register_einsum_op();
   register_quant_ops();
+  register_linalg_decomp_ops();
   register_conv_ops();
   register_conv_grad_ops();
 }

@@ -44,6 +44,15 @@
   /* linear algebra */                                                                        \
   X(mm, Matmul) X(bmm, Matmul) X(matmul, Matmul) X(linear, Matmul) X(outer, Matmul)           \
   X(dot, Matmul) X(einsum, Matmul)                                                            \
+  /* matrix functions and decompositions (ember/linalg.h) */                                  \
+  X(linalg_inv, Linalg) X(linalg_solve, Linalg) X(linalg_det, Linalg)                         \
+  X(linalg_slogdet, Linalg) X(linalg_cholesky, Linalg) X(linalg_qr, Linalg)                   \
+  X(linalg_svd, Linalg) X(linalg_eigh, Linalg) X(linalg_lu_factor, Linalg)                    \
+  X(linalg_lu_solve, Linalg) X(linalg_solve_triangular, Linalg) X(matrix_exp, Linalg)         \
+  X(linalg_svdvals, Composite) X(linalg_eigvalsh, Composite) X(linalg_lstsq, Composite)       \
+  X(linalg_pinv, Composite) X(linalg_matrix_rank, Composite) X(linalg_matrix_norm, Composite) \
+  X(linalg_vector_norm, Composite) X(linalg_cross, Composite) X(trace, Composite)             \
+  X(diag, Composite) X(diag_embed, Composite) X(matrix_power, Composite)                      \
   /* weight-only quantized products (ember/ops/quant.h) */                                     \
   X(linear_int8, Matmul) X(linear_int4, Matmul)                                               \
   /* indexing */                                                                              \

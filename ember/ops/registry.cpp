@@ -15,7 +15,8 @@ namespace ember {
 
 const char* category_name(OpCategory c) {
   static const char* names[] = {"creation", "random", "unary", "binary", "ternary", "reduce",
-                                "scan", "matmul", "index", "layout", "conv", "pool", "composite", "user"};
+                                "scan", "matmul", "index", "layout", "conv", "pool", "composite", "linalg",
+                                "user"};
   return names[int(c)];
 }
 

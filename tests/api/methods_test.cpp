@@ -38,7 +38,12 @@ const std::set<std::string> kNoMethod = {
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
     "pairwise_distance", "cdist", "layer_norm_backward", "rms_norm_backward", "user_op", "where",
-    "scatter_reduce", "index_put"};
+    "scatter_reduce", "index_put",
+    // torch.linalg's functions (torch::linalg_*); the method forms are inverse, det, slogdet, ...
+    "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
+    "linalg_svd", "linalg_eigh", "linalg_lu_factor", "linalg_lu_solve", "linalg_solve_triangular",
+    "linalg_svdvals", "linalg_eigvalsh", "linalg_lstsq", "linalg_pinv", "linalg_matrix_rank",
+    "linalg_matrix_norm", "linalg_vector_norm", "linalg_cross"};
 
 TEST(TensorMethods, EveryOpIsAMethodOrListedAsFreeOnly) {
   const auto names = detail::tensor_method_names();

@@ -1,6 +1,7 @@
 // The cpu backend: flex's kernel table (flex stays free of dependencies), then the oneDNN kernels
 // on top where this build has oneDNN. Without oneDNN the fused entry points of dnnl_ops.h say
-// "cannot" and the backend is flex's kernels under the cpu name.
+// "cannot" and the backend is flex's kernels under the cpu name. Where this build has LAPACK the
+// linalg decompositions run through it (lapack_linalg.cpp).
 #include <array>
 #include <string>
 
@@ -30,6 +31,9 @@ std::unique_ptr<BackendImpl> make_cpu_backend() {
   register_dnnl_matmul(*b);
   register_dnnl_conv(*b);
   register_dnnl_pool(*b);
+#endif
+#ifdef EMBER_LAPACK
+  register_lapack_linalg(*b);
 #endif
   return b;
 }

@@ -12,6 +12,7 @@
 namespace ember::flex {
 void register_flex_conv(BackendImpl& b);
 void register_flex_quant(BackendImpl& b);
+void register_flex_linalg_decomp(BackendImpl& b);
 
 TensorList via_f32(const OpCall& c) {
   std::vector<Tensor> in;
@@ -139,6 +140,7 @@ void register_flex_linalg(BackendImpl& b) {
   b.set_kernel(OpId::dot, k_dot, kNumericDTypes);
   register_flex_conv(b);
   register_flex_quant(b);
+  register_flex_linalg_decomp(b);
 }
 
 }  // namespace ember::flex
