@@ -57,3 +57,19 @@ EMBER_BENCH({.name = "onnx_load_100MB",
                  },
              .warmup = 1,
              .iters = 5});
+
+// The same load followed by one batch-1 run: the run reads every byte of the mapped weight
+// (from the page cache), so this is what a first inference costs with mmap.
+EMBER_BENCH({.name = "onnx_load_run_100MB",
+             .setup =
+                 [] {
+                   std::string p = model_path("matmul_100MB.onnx");
+                   Tensor x = randn({1, 5120});
+                   return std::function<void()>([p, x] {
+                     NoGradGuard ng;
+                     onnx::Model m = onnx::load(p);
+                     for (auto& [name, y] : m.run({{"x", x}})) bench::keep(y);
+                   });
+                 },
+             .warmup = 1,
+             .iters = 5});

@@ -85,6 +85,12 @@ async function benchRows(dir) {
     const s = await ort.InferenceSession.create(path.join(dir, 'matmul_100MB.onnx'), sessionOptions);
     await s.release();
   }, 1, 5);
+  // The same followed by one batch-1 run (bench/onnx.cpp's onnx_load_run_100MB).
+  await bench(results, 'onnx_load_run_100MB', async () => {
+    const s = await ort.InferenceSession.create(path.join(dir, 'matmul_100MB.onnx'), sessionOptions);
+    await s.run({x: randomInput([1, 5120])});
+    await s.release();
+  }, 1, 5);
   const out = process.env.OUT || '/tmp';
   fs.writeFileSync(path.join(out, 'onnxruntime.json'), JSON.stringify(results) + '\n');
   for (const [k, v] of Object.entries(results)) console.log(`${k}: ${v.toFixed(3)} ms`);
