@@ -24,7 +24,7 @@ const sessionOptions = {
 };
 // The intra-op workers wait passively (session.intra_op.allow_spinning = 0), as the torch peers
 // set OMP_WAIT_POLICY=PASSIVE: on a loaded 2-core machine onnxruntime's default, spinning, made
-// ResNet-18 and MobileNetV2 1.5-2x slower. ORT_SPINNING=1 keeps onnxruntime's default.
+// ResNet-18 and MobileNetV2 2-3x slower. ORT_SPINNING=1 keeps onnxruntime's default.
 if (process.env.ORT_SPINNING !== '1')
   sessionOptions.extra = {session: {intra_op: {allow_spinning: '0'}}};
 
