@@ -3,6 +3,7 @@
 // "cannot" and the backend is flex's kernels under the cpu name. Where this build has LAPACK the
 // linalg decompositions run through it (lapack_linalg.cpp).
 #include <array>
+#include <atomic>
 #include <string>
 
 #include "ember/backends/cpu/cpu.h"
@@ -11,6 +12,21 @@
 #include "ember/error.h"
 
 namespace ember::cpu {
+
+// The skinny-product rule (dnnl_ops.h) lives here, built with or without oneDNN: the fusion
+// planner asks it too.
+namespace {
+std::atomic<int64_t> g_skinny_rows{32};
+}
+int64_t skinny_rows() { return g_skinny_rows.load(std::memory_order_relaxed); }
+void set_skinny_rows(int64_t rows) { g_skinny_rows.store(rows); }
+
+bool skinny_product(const Shape& out) {
+  if (out.empty()) return skinny_rows() > 0;
+  const int64_t n = out.back(), numel = numel_of(out);
+  return n == 0 || numel / n <= skinny_rows();
+}
+
 namespace {
 std::array<Kernel, kNumOps> g_flex{};
 }  // namespace

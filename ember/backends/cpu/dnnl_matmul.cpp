@@ -379,18 +379,6 @@ Shape out_shape(OpId op, std::span<const Tensor> in) {
 }  // namespace
 
 namespace {
-std::atomic<int64_t> g_skinny_rows{32};
-}
-int64_t skinny_rows() { return g_skinny_rows.load(std::memory_order_relaxed); }
-void set_skinny_rows(int64_t rows) { g_skinny_rows.store(rows); }
-
-bool skinny_product(const Shape& out) {
-  if (out.empty()) return skinny_rows() > 0;
-  const int64_t n = out.back(), numel = numel_of(out);
-  return n == 0 || numel / n <= skinny_rows();
-}
-
-namespace {
 
 // A weight gradient of a small step, a^T @ g with a short inner dim (an RNN's per-step
 // h^T @ dgates: [128, 32] @ [32, 512]): flex's packed GEMM runs it 15-40% faster than oneDNN
