@@ -15,32 +15,6 @@ constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "
 // its envelope (spikes included) at a size a browser draws at once.
 constexpr size_t kMaxPoints = 2000;
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string num(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f", v);
@@ -152,6 +126,32 @@ std::vector<Sample> tagged(const std::vector<ScalarEvent>& scalars, const std::s
 
 }  // namespace
 
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 std::vector<Plot> run_plots(const std::vector<EpochRecord>& history,
                             const std::vector<ScalarEvent>& scalars) {
   std::vector<Sample> epochs;
@@ -184,11 +184,11 @@ std::string plot_svg(const Plot& plot, int width, int height) {
 
   std::string o = "<svg class=\"plot\" width=\"" + std::to_string(width) + "\" height=\"" +
                   std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " +
-                  std::to_string(height) + "\" role=\"img\" aria-label=\"" + esc(plot.title) +
+                  std::to_string(height) + "\" role=\"img\" aria-label=\"" + html_escape(plot.title) +
                   "\">\n";
   o += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   o += "<text class=\"title\" x=\"" + num(width / 2.0) + "\" y=\"20\" text-anchor=\"middle\">" +
-       esc(plot.title) + "</text>\n";
+       html_escape(plot.title) + "</text>\n";
   // Grid, ticks and their labels.
   for (int i = 0;; ++i) {
     const double t = ay.lo + i * ay.step;
@@ -211,10 +211,10 @@ std::string plot_svg(const Plot& plot, int width, int height) {
   o += "<rect class=\"frame\" x=\"" + num(x0) + "\" y=\"" + num(y0) + "\" width=\"" + num(x1 - x0) +
        "\" height=\"" + num(y1 - y0) + "\"/>\n";
   o += "<text class=\"axis-label\" x=\"" + num((x0 + x1) / 2) + "\" y=\"" + num(height - 12.0) +
-       "\" text-anchor=\"middle\">" + esc(plot.x_label) + "</text>\n";
+       "\" text-anchor=\"middle\">" + html_escape(plot.x_label) + "</text>\n";
   o += "<text class=\"axis-label\" x=\"16\" y=\"" + num((y0 + y1) / 2) +
        "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " + num((y0 + y1) / 2) + ")\">" +
-       esc(plot.y_label) + "</text>\n";
+       html_escape(plot.y_label) + "</text>\n";
   if (empty)
     o += "<text class=\"note\" x=\"" + num((x0 + x1) / 2) + "\" y=\"" + num((y0 + y1) / 2) +
          "\" text-anchor=\"middle\">no finite values</text>\n";
@@ -248,7 +248,7 @@ std::string plot_svg(const Plot& plot, int width, int height) {
     o += "<line x1=\"" + num(legend_x) + "\" x2=\"" + num(legend_x + 20) + "\" y1=\"" +
          num(ly - 4) + "\" y2=\"" + num(ly - 4) + "\" stroke=\"" + color +
          "\" stroke-width=\"3\"/><text class=\"legend\" x=\"" + num(legend_x + 26) + "\" y=\"" +
-         num(ly) + "\">" + esc(label) + "</text>\n";
+         num(ly) + "\">" + html_escape(label) + "</text>\n";
     legend_x += 26 + 7.0 * double(label.size()) + 18;  // about 7 pixels a character at 12 px
   }
   return o + "</svg>\n";
@@ -257,7 +257,7 @@ std::string plot_svg(const Plot& plot, int width, int height) {
 std::string report_html(const std::string& title, const std::vector<Plot>& plots) {
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-      esc(title) +
+      html_escape(title) +
       "</title>\n<style>\n"
       "body { font-family: sans-serif; margin: 24px; background: #f6f6f6; color: #222; }\n"
       "svg.plot { background: #fff; margin: 0 16px 16px 0; border: 1px solid #ddd; }\n"
@@ -268,7 +268,7 @@ std::string report_html(const std::string& title, const std::vector<Plot>& plots
       "svg .frame { fill: none; stroke: #444; stroke-width: 1; }\n"
       "svg .line { fill: none; stroke-width: 2; stroke-linejoin: round; }\n"
       "</style>\n</head>\n<body>\n<h1>" +
-      esc(title) + "</h1>\n";
+      html_escape(title) + "</h1>\n";
   if (plots.empty()) o += "<p>No metrics.</p>\n";
   for (const Plot& p : plots) o += plot_svg(p);
   return o + "</body>\n</html>\n";

@@ -32,6 +32,9 @@ struct Plot {
 std::vector<Plot> run_plots(const std::vector<EpochRecord>& history,
                             const std::vector<ScalarEvent>& scalars = {});
 
+/// `s` with &, <, >, " and ' as HTML character references (text and attribute values).
+std::string html_escape(const std::string& s);
+
 /// One plot as an <svg> element of `width` x `height` pixels.
 std::string plot_svg(const Plot& plot, int width = 640, int height = 320);
 /// The page: `title` as heading, then every plot.

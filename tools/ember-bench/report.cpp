@@ -11,28 +11,6 @@
 
 namespace ember::benchtool {
 namespace {
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '&':
-        o += "&amp;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
 std::string fmt(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -87,7 +65,7 @@ int report_command(const ReportOptions& o) {
       "td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }\n"
       "td:first-child, th:first-child { text-align: left; }\n</style>\n";
   page += "<p>" + std::to_string(runs.size()) + (runs.size() == 1 ? " run in " : " runs in ") +
-          esc(o.history) +
+          train::html_escape(o.history) +
           ". Times are medians in milliseconds per call (lower is better); the x axis is the run "
           "id; a ratio is ember's median over the peer row's.</p>\n";
   page +=
@@ -95,9 +73,9 @@ int report_command(const ReportOptions& o) {
       "<th>machine</th><th>suites</th><th>devices</th><th>peers</th><th>threads</th>"
       "<th>rounds</th></tr>\n";
   for (const auto& r : runs)
-    page += "<tr><td>" + std::to_string(r.id) + "</td><td>" + esc(r.started) + "</td><td>" +
-            esc(r.commit.substr(0, 12)) + (r.dirty ? "+dirty" : "") + "</td><td>" +
-            esc(r.machine.fingerprint) + "</td><td>" + esc(r.suites.empty() ? "" : [&] {
+    page += "<tr><td>" + std::to_string(r.id) + "</td><td>" + train::html_escape(r.started) + "</td><td>" +
+            train::html_escape(r.commit.substr(0, 12)) + (r.dirty ? "+dirty" : "") + "</td><td>" +
+            train::html_escape(r.machine.fingerprint) + "</td><td>" + train::html_escape(r.suites.empty() ? "" : [&] {
               std::string s;
               for (const auto& x : r.suites) s += (s.empty() ? "" : ", ") + x;
               return s;
@@ -107,12 +85,12 @@ int report_command(const ReportOptions& o) {
   page += "</table>\n";
   for (const auto& [fp, suites] : all) {
     const Machine& m = machines[fp];
-    page += "<h2>Machine " + esc(fp) + "</h2>\n<p>" + esc(m.cpu_model) + ", " +
+    page += "<h2>Machine " + train::html_escape(fp) + "</h2>\n<p>" + train::html_escape(m.cpu_model) + ", " +
             std::to_string(m.cores) + " cores, " + std::to_string(m.memory_gib) +
-            " GiB, flags: " + esc(m.flags.empty() ? "none" : m.flags) +
+            " GiB, flags: " + train::html_escape(m.flags.empty() ? "none" : m.flags) +
             (m.gpus ? ", " + std::to_string(m.gpus) + " GPU(s)" : "") + "</p>\n";
     for (const auto& [suite, rows] : suites) {
-      page += "<h3>Suite " + esc(suite) + "</h3>\n";
+      page += "<h3>Suite " + train::html_escape(suite) + "</h3>\n";
       for (const auto& [name, rh] : rows) {
         train::Plot plot{.title = name, .x_label = "run", .y_label = "ms per call"};
         for (const auto& [dev, pts] : rh.ember) plot.series.push_back({"ember " + dev, pts});
@@ -120,10 +98,10 @@ int report_command(const ReportOptions& o) {
         page += train::plot_svg(plot, 720, 300);
         page += "<table><tr><th>run " + std::to_string(rh.latest_run) +
                 "</th><th>median</th><th>q1</th><th>q3</th><th>min</th><th>max</th><th>n</th>";
-        for (const auto& [label, ms] : rh.latest_peer) page += "<th>/ " + esc(label) + "</th>";
+        for (const auto& [label, ms] : rh.latest_peer) page += "<th>/ " + train::html_escape(label) + "</th>";
         page += "</tr>\n";
         for (const auto& [dev, e] : rh.latest) {
-          page += "<tr><td>ember " + esc(dev) + "</td><td>" + fmt(e.stats.median) + "</td><td>" +
+          page += "<tr><td>ember " + train::html_escape(dev) + "</td><td>" + fmt(e.stats.median) + "</td><td>" +
                   fmt(e.stats.q1) + "</td><td>" + fmt(e.stats.q3) + "</td><td>" + fmt(e.stats.min) +
                   "</td><td>" + fmt(e.stats.max) + "</td><td>" + std::to_string(e.stats.n) +
                   "</td>";
