@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Packs a CUDA build of ember for a GPU machine that lacks the build's Debian packages:
-#   scripts/gpu-bundle.sh [BUNDLE.tgz]      (default .gpu/bundle.tgz; build dir: $BUILD or build)
+#   scripts/gpu-bundle.sh [BUNDLE.tgz|BUNDLE.txz]  (default .gpu/bundle.txz; build dir: $BUILD or build)
 # The bundle holds the test and benchmark programs, the fashion_mnist example, libember, the non-system libraries they
 # link (oneDNN, ...; never the CUDA driver or toolkit libraries, which the GPU machine has), the
-# goldens and the peer script, gzip'd (the device tool carries at most 64 MiB). On the GPU
-# machine: scripts/gpu-check.sh BUNDLE.tgz.
+# goldens and the peer script, compressed: xz for .txz (about 30 MB, which leaves room for the
+# working tree under the device tool's 64 MiB), gzip otherwise. On the GPU machine:
+# scripts/gpu-check.sh BUNDLE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tgz="${1:-.gpu/bundle.tgz}"
+tgz="${1:-.gpu/bundle.txz}"
 out="$(mktemp -d)/bundle"; trap 'rm -rf "$(dirname "$out")"' EXIT
 build="${BUILD:-build}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=ON >/dev/null
@@ -32,5 +33,9 @@ peer=../shared/peers/torch_gpu.py
 # The test binary finds its goldens under the source path it was built from.
 grep -m1 '^CMAKE_HOME_DIRECTORY' "$build/CMakeCache.txt" | cut -d= -f2 > "$out/src_path"
 mkdir -p "$(dirname "$tgz")"
-tar czf "$tgz.tmp" -C "$(dirname "$out")" bundle && mv "$tgz.tmp" "$tgz"
+case "$tgz" in
+  *.txz|*.tar.xz) tar cf - -C "$(dirname "$out")" bundle | xz -T0 -6 > "$tgz.tmp" ;;
+  *) tar czf "$tgz.tmp" -C "$(dirname "$out")" bundle ;;
+esac
+mv "$tgz.tmp" "$tgz"
 du -sh "$tgz"

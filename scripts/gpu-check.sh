@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: builds ember with CUDA (or takes a bundle made by
-# scripts/gpu-bundle.sh, a .tgz), runs the cuda tests, then ember's GPU benchmark beside PyTorch's
+# scripts/gpu-bundle.sh, a .txz or .tgz), runs the cuda tests, then ember's GPU benchmark beside PyTorch's
 # ../shared/peers/torch_gpu.py in the same run, and prints the side-by-side table last.
-#   scripts/gpu-check.sh [BUNDLE.tgz]
+#   scripts/gpu-check.sh [BUNDLE.txz|BUNDLE.tgz]
 # Environment: GPU_CHECK_TESTS (gtest filter, default the cuda tests), GPU_CHECK_FILTER (bench rows,
 # '|'-separated; default the rows of the table), GPU_CHECK_BENCH=0 skips
 # the benchmarks, GPU_CHECK_PEER=0 skips the peer, OUT (logs and JSON; default /tmp/gpu-check),
@@ -12,7 +12,12 @@
 set -uo pipefail
 bundle=""
 if [ $# -ge 1 ]; then
-  bundle="$(mktemp -d)"; tar xzf "$1" -C "$bundle" || exit 1; bundle="$bundle/bundle"
+  bundle="$(mktemp -d)"
+  # Python's tarfile reads xz where the machine's tar has no xz program.
+  tar xf "$1" -C "$bundle" 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$1" "$bundle" ||
+    exit 1
+  bundle="$bundle/bundle"
 fi
 cd "$(dirname "$0")/.."
 out="${OUT:-/tmp/gpu-check}"; mkdir -p "$out"
