@@ -16,9 +16,15 @@ cmake --build "$build" -j "$(nproc)" --target ember_tests ember_bench fashion_mn
 grep -q '^EMBER_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu-bundle: $build has no CUDA backend" >&2; exit 1; }
 mkdir -p "$out/bin" "$out/lib" "$out/src/tests" "$out/bench"
 cp "$build/tests/ember_tests" "$build/bench/ember_bench" "$build/examples/fashion_mnist" "$out/bin/"
-cp -L "$build/libember.so.0" "$build/ember/models/libember_models.so.0" "$out/lib/"
-# Libraries outside glibc, the C++ runtime and CUDA: the GPU machine may not have them.
-for lib in $(ldd "$build/libember.so.0" "$build/ember/models/libember_models.so.0" "$build/tests/ember_tests" | awk '/=> \//{print $3}' | sort -u); do
+# ember's own libraries, each program's (libember, the model zoo, the ONNX runtime the bench links)
+# and the libraries outside glibc, the C++ runtime and CUDA: the GPU machine may not have them.
+progs=("$build/tests/ember_tests" "$build/bench/ember_bench" "$build/examples/fashion_mnist")
+for lib in $(ldd "${progs[@]}" | awk '/=> \//{print $3}' | sort -u); do
+  case "$(basename "$lib")" in
+    libember*) cp -L "$lib" "$out/lib/" ;;
+  esac
+done
+for lib in $(ldd "${progs[@]}" "$out"/lib/libember* | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|libstdc++*|libgcc_s*|ld-linux*|libember*) ;;
     libcuda*|libnvrtc*|libcublas*|libcudnn*|libnccl*|libcudart*) ;;

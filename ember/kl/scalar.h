@@ -27,7 +27,9 @@ inline double exp(double x) { return std::exp(x); }
 /// x = n ln2 + r, a degree-6 polynomial for e^r, and 2^n built from exponent bits (split in two
 /// factors so results down to the subnormal range stay right). Max error ~1.5 ulp.
 inline float exp(float x) {
-  const float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  // NaN takes the lower clamp (so the float-to-int conversion below stays defined) and is
+  // returned as itself at the end.
+  const float xc = !(x >= -104.0f) ? -104.0f : (x > 89.0f ? 89.0f : x);
   const float n = __builtin_nearbyintf(xc * 1.44269504088896341f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;

@@ -142,8 +142,14 @@ TEST(KlCudaRender, RowReduceGpuFormsCompile) {
   ks.push_back(row({16, 1 << 16}, {1}, Combiner::Sum, false, kF64));
   ks.push_back(row({64, 40}, {1}, Combiner::Min, false, kF32, {1, 64}));  // strided rows
   for (const Kernel& k : ks) EXPECT_NE(k.spec.find("gpu"), std::string::npos) << k.spec;
+  ks.push_back(row({64, 4098}, {1}, Combiner::Softmax, true));  // a tail: the row is read twice
   EXPECT_EQ(ks[0].workgroup_size, 256);
   EXPECT_EQ(ks[4].workgroup_size, 1);
+  // Whole vectors, a few a thread: the row stays in registers (4 vectors a thread, then 1).
+  EXPECT_NE(ks[0].spec.find(" c4"), std::string::npos) << ks[0].spec;
+  EXPECT_NE(ks[1].spec.find(" c1"), std::string::npos) << ks[1].spec;
+  EXPECT_EQ(ks[2].spec.find(" c"), std::string::npos) << ks[2].spec;  // reduced, not broadcast back
+  EXPECT_EQ(ks[7].spec.find(" c"), std::string::npos) << ks[7].spec;
   const std::string src = compile_ok(ks);
   EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos);
   EXPECT_NE(src.find("__syncthreads()"), std::string::npos);

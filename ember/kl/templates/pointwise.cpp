@@ -4,6 +4,8 @@
 #endif
 #include "ember/kl/templates/pointwise.h"
 
+#include <cstdlib>
+
 #include "ember/error.h"
 #include "ember/kl/templates/common.h"
 
@@ -133,10 +135,8 @@ Kernel pointwise_kernel_at(const std::string& name, const PwKey& key, const PwBo
 
   const Expr begin = kb.work_begin(), end = kb.work_end();
   const Expr inner = ext.back();
-  const Expr row0 = begin / inner, row1 = (end + inner - Expr(1)) / inner;
-  for_range(row0, row1, [&](Expr row) {
-    const Expr first = row * inner;
-    const Expr lo = max(begin - first, Expr(0)), hi = min(end - first, inner);
+  // Items [lo, hi) of row `row`, whose first item is `first`.
+  auto one_row = [&](const Expr& row, const Expr& first, const Expr& lo, const Expr& hi) {
     std::vector<Expr> base = row_offsets(row, std::span(ext).first(size_t(r - 1)), stride);
     // One element (or `lanes` elements) at column j of this row.
     auto step = [&](const Expr& j, int lanes) {
@@ -168,8 +168,28 @@ Kernel pointwise_kernel_at(const std::string& name, const PwKey& key, const PwBo
     } else {
       for_range(lo, hi, [&](Expr j) { step(j, 1); });
     }
-  });
+  };
+  if (r == 1) {
+    // One row (a contiguous run after collapsing): the items are the positions, with no
+    // division by the row length (64-bit division costs a GPU thread more than its elements).
+    one_row(Expr(int64_t(0)), Expr(int64_t(0)), begin, end);
+  } else {
+    const Expr row0 = begin / inner, row1 = (end + inner - Expr(1)) / inner;
+    for_range(row0, row1, [&](Expr row) {
+      const Expr first = row * inner;
+      one_row(row, first, max(begin - first, Expr(0)), min(end - first, inner));
+    });
+  }
   return kb.finish();
+}
+
+int64_t pointwise_gpu_vectors() {
+  static const int64_t v = [] {
+    const char* e = std::getenv("EMBER_KL_PW_VECTORS");
+    const int64_t n = e ? std::atoll(e) : 1;
+    return n >= 1 && n <= 16 ? n : int64_t(1);
+  }();
+  return v;
 }
 
 ArgPack pointwise_args(const Kernel& k, const PwKey& key, const PwLayout& l,

@@ -64,8 +64,10 @@ inline int64_t pointwise_items(const PwLayout& l) { return l.numel(); }
 inline constexpr int64_t kPointwiseGrain = int64_t(1) << 15;
 /// The grain for target t: on a GPU (plane_size > 1) a thread takes one vector's worth of
 /// elements (16 bytes of the widest operand), so neighbouring threads read neighbouring chunks.
+/// Vectors a GPU thread takes (EMBER_KL_PW_VECTORS, default 1; for comparisons).
+int64_t pointwise_gpu_vectors();
 inline int64_t pointwise_grain(const PwKey& key, const Target& t) {
-  return t.plane_size > 1 ? key.lanes : kPointwiseGrain;
+  return t.plane_size > 1 ? key.lanes * pointwise_gpu_vectors() : kPointwiseGrain;
 }
 
 }  // namespace ember::kl

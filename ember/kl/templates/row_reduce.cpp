@@ -5,6 +5,9 @@
 #include "ember/kl/templates/row_reduce.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <string>
 #include <numeric>
 
 #include "ember/error.h"
@@ -254,6 +257,7 @@ class RowEmitter {
     const Expr valid = mine < we;
     const Expr sub = lid % Expr(T);
     std::vector<Expr> base = row_offsets(select(valid, mine, wb), outer_, ostride_);
+    if (key_.cached > 0 && !key_.status) return gpu_rows_cached(base, valid, sub);
     std::vector<State> part;
     const Expr nvec = L > 1 ? row_ / Expr(L) * Expr(L) : Expr(0);
     if (L > 1) {
@@ -268,6 +272,28 @@ class RowEmitter {
       reduce_range(base, s, sub, row_, 1, T, false);
       part = read(s);
     }
+    const std::vector<Expr> reduced = group_reduce(part);
+    if (!key_.broadcast_back) {
+      if_(valid && sub == Expr(0), [&] { write_reduced(base, reduced, 1); });
+      return;
+    }
+    if_(valid && sub == Expr(0), [&] { write_per_row(base, reduced, 1, false); });
+    if_(valid, [&] {
+      if (L > 1) {
+        write_full(base, reduced, sub * Expr(L), nvec, L, int64_t(T) * L, false);
+        write_full(base, reduced, nvec + sub, row_, 1, T, false);
+      } else {
+        write_full(base, reduced, sub, row_, 1, T, false);
+      }
+    });
+  }
+
+  // Merges each thread's partial states across the `group` threads of its row (warp shuffles,
+  // then shared memory across the row's planes); every thread gets the row's result.
+  std::vector<Expr> group_reduce(const std::vector<State>& part) { return group_reduce(part, key_.reductions); }
+  std::vector<Expr> group_reduce(const std::vector<State>& part, const std::vector<Reduction>& reds) {
+    const int T = key_.group, W = key_.workgroup;
+    const Expr lid = local_id();
     const int planes = T / 32;
     std::vector<Expr> reduced;
     for (size_t r = 0; r < part.size(); ++r) {
@@ -275,7 +301,7 @@ class RowEmitter {
       for (int off = 16; off >= 1; off /= 2) {
         State o;
         for (const Expr& e : st) o.push_back(plane_shuffle_xor(e, off));
-        st = combine_merge(key_.reductions[r], st, o);
+        st = combine_merge(reds[r], st, o);
       }
       // Lanes may differ in rounding (merges need not commute bit for bit): plane lane 0's.
       for (Expr& e : st) e = plane_broadcast(e, Expr(0));
@@ -294,22 +320,89 @@ class RowEmitter {
           return x;
         };
         st = at(0);
-        for (int w = 1; w < planes; ++w) st = combine_merge(key_.reductions[r], st, at(w));
+        for (int w = 1; w < planes; ++w) st = combine_merge(reds[r], st, at(w));
       }
       for (Expr& e : st) reduced.push_back(e);
     }
-    if (!key_.broadcast_back) {
-      if_(valid && sub == Expr(0), [&] { write_reduced(base, reduced, 1); });
-      return;
+    return reduced;
+  }
+
+  // GPU Row mode for a row of at most `cached` vectors per thread (and a whole number of
+  // vectors): each thread loads its vectors of the reduced inputs once and keeps them in
+  // registers through the reduction and the broadcast-back outputs, so the row is read from
+  // memory once instead of twice. A vector past the row's end is loaded from the row's start
+  // (an address that exists) and left out of the reduction and the stores. With the row in
+  // registers, softmax and Welford reduce in two rounds instead of updating online: the max,
+  // then the sum of exp(x - max) (an exp an element, the one the epilogue computes again, and
+  // no rescaling); the sum, then the squared deviations from the mean (no division an element).
+  void gpu_rows_cached(const std::vector<Expr>& base, const Expr& valid, const Expr& sub) {
+    const int T = key_.group, L = key_.lanes, P = key_.cached;
+    const size_t nin = key_.inputs.size(), npro = size_t(key_.prologue_inputs), np = size_t(P);
+    std::vector<std::vector<Expr>> in(np), val(np);
+    std::vector<Expr> ok(np), jv(np);
+    for (size_t p = 0; p < np; ++p) {
+      const Expr j = (sub + Expr(int64_t(p) * T)) * Expr(L);
+      ok[p] = j < row_;
+      jv[p] = select(ok[p], j, Expr(int64_t(0)));
+      in[p] = loads(base, jv[p], npro, L, false);
+      val[p] = prologue(in[p], broadcast(jv[p], L) + iota(DType::I64, L));
+    }
+    std::vector<Expr> reduced;
+    for (size_t r = 0; r < key_.reductions.size(); ++r) {
+      const Reduction& red = key_.reductions[r];
+      auto value = [&](size_t p) { return broadcast(cast(val[p][r], red.acc), L); };
+      // The sum over the thread's valid vectors of f(value), merged across the row's threads.
+      auto row_sum = [&](const std::function<Expr(const Expr&)>& f) {
+        Expr acc = lit(value(0), 0);
+        for (size_t p = 0; p < np; ++p) acc = acc + select(ok[p], f(value(p)), lit(acc, 0));
+        const Reduction sum{Combiner::Sum, red.acc};
+        return group_reduce({combine_lanes(sum, {acc})}, {sum})[0];
+      };
+      if (red.kind == Combiner::Softmax) {
+        const Reduction mx{Combiner::Max, red.acc};
+        State m = combine_identity(mx, L);
+        for (size_t p = 0; p < np; ++p) {
+          const State n = combine_update(mx, m, value(p), Expr());
+          m = {select(ok[p], n[0], m[0])};
+        }
+        const Expr row_max = group_reduce({combine_lanes(mx, m)}, {mx})[0];
+        const Expr bm = broadcast(row_max, L);
+        reduced.push_back(row_max);
+        reduced.push_back(row_sum([&](const Expr& x) { return exp(x - bm); }));
+        continue;
+      }
+      if (red.kind == Combiner::Welford) {
+        const Expr count = cast(row_, red.acc);
+        const Expr mean = row_sum([](const Expr& x) { return x; }) / count;
+        const Expr bmean = broadcast(mean, L);
+        reduced.push_back(mean);
+        reduced.push_back(row_sum([&](const Expr& x) {
+          const Expr d = x - bmean;
+          return d * d;
+        }));
+        reduced.push_back(count);
+        continue;
+      }
+      State st = combine_identity(red, L);
+      for (size_t p = 0; p < np; ++p) {
+        const State n = combine_update(red, st, value(p), broadcast(jv[p], L) + iota(DType::I64, L));
+        for (size_t i = 0; i < n.size(); ++i) st[i] = select(ok[p], n[i], st[i]);
+      }
+      for (const Expr& e : group_reduce({combine_lanes(red, st)}, {red})) reduced.push_back(e);
     }
     if_(valid && sub == Expr(0), [&] { write_per_row(base, reduced, 1, false); });
     if_(valid, [&] {
-      if (L > 1) {
-        write_full(base, reduced, sub * Expr(L), nvec, L, int64_t(T) * L, false);
-        write_full(base, reduced, nvec + sub, row_, 1, T, false);
-      } else {
-        write_full(base, reduced, sub, row_, 1, T, false);
-      }
+      for (size_t p = 0; p < np; ++p)
+        if_(ok[p], [&] {
+          std::vector<Expr> all = in[p];  // the inputs read only after reducing, read now
+          for (size_t k = npro; k < nin; ++k) all.push_back(load(k, base[k], jv[p], L, false));
+          std::vector<Expr> outs = epi_(reduced, all, scalars_);
+          check_outs(outs);
+          for (size_t o = 0; o < outs.size(); ++o)
+            if (!per_row(o))
+              kb_.store(int(nin + o), at(nin + o, base[nin + o], jv[p]),
+                        broadcast(cast(outs[o], key_.outputs[o]), L));
+        });
     });
   }
 
@@ -424,6 +517,7 @@ std::string RowReduceKey::str() const {
   }
   if (status) s += " status";
   if (gpu) s += " gpu" + (mode == Mode::Row ? " g" + std::to_string(group) + "/" + std::to_string(workgroup) : "");
+  if (cached) s += " c" + std::to_string(cached);
   return s;
 }
 
@@ -469,6 +563,16 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
       key.group = 32;
       while (key.group < 1024 && int64_t(key.group) * key.lanes * 4 < l.row) key.group *= 2;
       key.workgroup = std::max(key.group, 256);
+      // A row of a few whole vectors per thread stays in registers between the reduction and
+      // the broadcast-back outputs (EMBER_KL_ROW_CACHE=0 turns it off, for comparisons).
+      static const bool cache_rows = [] {
+        const char* e = std::getenv("EMBER_KL_ROW_CACHE");
+        return !(e && std::string(e) == "0");
+      }();
+      const int64_t per = (l.row + int64_t(key.group) * key.lanes - 1) / (int64_t(key.group) * key.lanes);
+      if (cache_rows && broadcast_back && key.mode == RowReduceKey::Mode::Row && key.lanes > 1 &&
+          l.row % key.lanes == 0 && per <= 8)
+        key.cached = int(per);
     }
   }
   key.inputs = std::move(inputs);

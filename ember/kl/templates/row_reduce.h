@@ -68,6 +68,7 @@ struct RowReduceKey {
   int group = 1;      // GPU Row mode: threads per row
   int workgroup = 1;  // GPU Row mode: threads per workgroup (rows per workgroup = workgroup / group)
   bool status = false;  // a status word after the outputs, which the prologue may fail (below)
+  int cached = 0;  // GPU Row mode, broadcast back: vectors per thread kept in registers (0: reread)
   std::string str() const;
   bool operator==(const RowReduceKey&) const = default;
 };
