@@ -1,0 +1,550 @@
+// ember ops as ONNX nodes: layout, index, creation, convolution, pooling and normalisation.
+#include <climits>
+
+#include "ember/ember.h"
+#include "ember/onnx/export_ops.h"
+#include "ember/ops/modes.h"
+#include "ember/tensor_impl.h"
+
+namespace ember::onnx::detail {
+
+namespace {
+
+int64_t norm_dim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
+std::vector<int64_t> vec(const Shape& s) { return {s.begin(), s.end()}; }
+
+// --- layout ---
+
+bool reshape(Emitter& e) {
+  const Shape& a = e.output().shape();
+  const Shape& b = e.twin().outputs[0].shape();
+  if (e.input(0).shape() == a && e.twin().inputs[0].shape() == b) {
+    e.out(0, e.in(0));
+    return true;
+  }
+  e.out(0, e.node1("Reshape", {e.in(0), e.sizes(vec(a), vec(b), true, "shape")}));
+  return true;
+}
+
+bool transpose_to(Emitter& e, const std::vector<int64_t>& perm) {
+  bool same = true;
+  for (size_t k = 0; k < perm.size(); ++k) same = same && perm[k] == int64_t(k);
+  if (same) {
+    e.out(0, e.in(0));
+    return true;
+  }
+  e.out(0, e.node1("Transpose", {e.in(0)}));
+  e.attr("perm", perm);
+  return true;
+}
+
+bool permute(Emitter& e) {
+  const int64_t r = e.input(0).dim();
+  std::vector<int64_t> perm;
+  for (int64_t d : e.op().attrs.ints) perm.push_back(norm_dim(d, r));
+  return transpose_to(e, perm);
+}
+
+bool transpose(Emitter& e) {
+  const int64_t r = e.input(0).dim();
+  if (r < 2) {
+    e.out(0, e.in(0));
+    return true;
+  }
+  std::vector<int64_t> perm;
+  for (int64_t k = 0; k < r; ++k) perm.push_back(k);
+  std::swap(perm[size_t(norm_dim(e.op().attrs.i[0], r))], perm[size_t(norm_dim(e.op().attrs.i[1], r))]);
+  return transpose_to(e, perm);
+}
+
+bool movedim(Emitter& e) {
+  const int64_t r = e.input(0).dim();
+  const Attrs& a = e.op().attrs;
+  std::vector<int64_t> perm(size_t(r), -1);
+  std::vector<bool> used(size_t(r), false);
+  for (size_t k = 0; k < a.ints.size(); ++k) {
+    int64_t s = norm_dim(a.ints[k], r), d = norm_dim(a.ints2[k], r);
+    perm[size_t(d)] = s;
+    used[size_t(s)] = true;
+  }
+  int64_t next = 0;
+  for (auto& p : perm) {
+    if (p >= 0) continue;
+    while (used[size_t(next)]) ++next;
+    p = next++;
+  }
+  return transpose_to(e, perm);
+}
+
+bool squeeze(Emitter& e) {
+  const Tensor& x = e.input(0);
+  std::vector<int64_t> dims, axes;
+  for (int64_t d : e.op().attrs.ints) dims.push_back(norm_dim(d, x.dim()));
+  if (e.op().attrs.ints.empty())
+    for (int64_t d = 0; d < x.dim(); ++d) dims.push_back(d);
+  for (int64_t d : dims)
+    if (x.size(d) == 1) axes.push_back(d);
+  if (axes.empty()) {
+    e.out(0, e.in(0));
+    return true;
+  }
+  e.out(0, e.node1("Squeeze", {e.in(0), e.ints(axes)}));
+  return true;
+}
+
+bool unsqueeze(Emitter& e) {
+  const int64_t d = norm_dim(e.op().attrs.i[0], e.input(0).dim() + 1);
+  e.out(0, e.node1("Unsqueeze", {e.in(0), e.ints({d})}));
+  return true;
+}
+
+bool expand(Emitter& e) {
+  const Shape &xa = e.input(0).shape(), &xb = e.twin().inputs[0].shape();
+  const Shape &ya = e.output().shape(), &yb = e.twin().outputs[0].shape();
+  if (xa == ya && xb == yb) {
+    e.out(0, e.in(0));
+    return true;
+  }
+  // Expand broadcasts both ways: a dim the input already has may be 1 (so it follows the input).
+  std::vector<int64_t> ta = vec(ya), tb = vec(yb);
+  const size_t off = ya.size() - xa.size();
+  for (size_t k = off; k < ya.size(); ++k)
+    if (xa[k - off] == ya[k] && k < yb.size() && xb.size() == xa.size() && xb[k - off] == yb[k])
+      ta[k] = tb[k] = 1;
+  e.out(0, e.node1("Expand", {e.in(0), e.sizes(ta, tb, false, "shape")}));
+  return true;
+}
+
+bool copy(Emitter& e) {
+  if (e.op().inputs.size() == 1) {  // clone
+    e.out(0, e.in(0));
+    return true;
+  }
+  const Tensor& dst = e.input(0);
+  if (dst.impl()->is_view) {
+    e.unsupported("an in-place write into a view");
+    return false;
+  }
+  std::string v = e.in_as(1, dst.dtype());
+  if (e.input(1).shape() != dst.shape())
+    v = e.node1("Expand", {v, e.sizes(vec(dst.shape()), vec(e.twin().inputs[0].shape()), false,
+                                      "shape")});
+  e.bind_input(dst, v);  // later reads of dst see the copied value
+  e.out(0, v);
+  return true;
+}
+
+bool cat(Emitter& e) {
+  const DType out = e.output().dtype();
+  std::vector<std::string> ins;
+  for (size_t k = 0; k < e.op().inputs.size(); ++k) {
+    const Tensor& t = e.input(k);
+    if (t.dim() == 1 && t.numel() == 0 && e.output().dim() != 1) continue;  // torch's legacy
+    ins.push_back(e.in_as(k, out));
+  }
+  if (ins.size() == 1) {
+    e.out(0, ins[0]);
+    return true;
+  }
+  e.out(0, e.node1("Concat", ins));
+  e.attr("axis", norm_dim(e.op().attrs.i[0], e.output().dim()));
+  return true;
+}
+
+bool stack(Emitter& e) {
+  const DType out = e.output().dtype();
+  const int64_t d = norm_dim(e.op().attrs.i[0], e.output().dim());
+  std::vector<std::string> ins;
+  for (size_t k = 0; k < e.op().inputs.size(); ++k)
+    ins.push_back(e.node1("Unsqueeze", {e.in_as(k, out), e.ints({d})}));
+  e.out(0, ins.size() == 1 ? ins[0] : e.node1("Concat", ins));
+  if (ins.size() > 1) e.attr("axis", d);
+  return true;
+}
+
+bool repeat(Emitter& e) {
+  const std::vector<int64_t> reps = vec(e.op().attrs.ints);
+  std::string x = e.in(0);
+  const int64_t extra = int64_t(reps.size()) - e.input(0).dim();
+  if (extra > 0) {
+    std::vector<int64_t> axes;
+    for (int64_t k = 0; k < extra; ++k) axes.push_back(k);
+    x = e.node1("Unsqueeze", {x, e.ints(axes)});
+  }
+  e.out(0, e.node1("Tile", {x, e.ints(reps)}));
+  return true;
+}
+
+bool flip(Emitter& e) {
+  std::vector<int64_t> axes;
+  for (int64_t d : e.op().attrs.ints) axes.push_back(norm_dim(d, e.input(0).dim()));
+  const size_t n = axes.size();
+  e.out(0, e.node1("Slice", {e.in(0), e.ints(std::vector<int64_t>(n, -1)),
+                             e.ints(std::vector<int64_t>(n, INT64_MIN)), e.ints(axes),
+                             e.ints(std::vector<int64_t>(n, -1))}));
+  return true;
+}
+
+bool trilu(Emitter& e, bool upper) {
+  if (e.opset() < 14) {
+    e.unsupported("Trilu needs opset 14");
+    return false;
+  }
+  e.out(0, e.node1("Trilu", {e.in(0), e.scalar(double(e.op().attrs.i[0]), kI64)}));
+  e.attr("upper", int64_t(upper));
+  return true;
+}
+
+bool pad(Emitter& e) {
+  const Attrs& a = e.op().attrs;
+  const int64_t r = e.input(0).dim();
+  std::vector<int64_t> pads(size_t(2 * r), 0);
+  for (size_t p = 0; 2 * p + 1 < a.ints.size(); ++p) {
+    const size_t d = size_t(r) - 1 - p;
+    pads[d] = a.ints[2 * p];
+    pads[d + size_t(r)] = a.ints[2 * p + 1];
+  }
+  const char* mode = nullptr;
+  switch (ops::PadMode(a.mode)) {
+    case ops::PadMode::Constant: mode = "constant"; break;
+    case ops::PadMode::Reflect: mode = "reflect"; break;
+    case ops::PadMode::Replicate: mode = "edge"; break;
+    case ops::PadMode::Circular: e.unsupported("circular"); return false;
+  }
+  std::vector<std::string> ins{e.in(0), e.ints(pads)};
+  if (ops::PadMode(a.mode) == ops::PadMode::Constant) ins.push_back(e.scalar(a.f[0], e.input(0).dtype()));
+  e.out(0, e.node1("Pad", ins));
+  e.attr("mode", std::string(mode));
+  return true;
+}
+
+// A start or stop that differs between the traces but sits as far from the dim's end in both
+// is written relative to the end (ONNX's negative indices).
+bool follow_end(Emitter& e, int64_t a, int64_t b, int64_t na, int64_t nb, int64_t& out) {
+  out = a;
+  if (a == b) return true;
+  if (a - na == b - nb) {
+    out = a - na;
+    return true;
+  }
+  e.unsupported("a bound that follows no dim of a dynamic size");
+  return false;
+}
+
+bool slice(Emitter& e) {
+  const Attrs &a = e.op().attrs, &ab = e.twin().attrs;
+  const int64_t dim = norm_dim(a.i[0], e.input(0).dim());
+  const int64_t na = e.input(0).size(dim), nb = e.twin().inputs[0].size(dim);
+  int64_t start = 0, stop = INT64_MAX;
+  if (a.b[0] && !follow_end(e, a.i[1], ab.i[1], na, nb, start)) return false;
+  if (a.b[1] && !follow_end(e, a.i[2], ab.i[2], na, nb, stop)) return false;
+  e.out(0, e.node1("Slice", {e.in(0), e.ints({start}), e.ints({stop}), e.ints({dim}),
+                             e.ints({a.i[3] == 0 ? 1 : a.i[3]})}));
+  return true;
+}
+
+bool narrow(Emitter& e) {
+  const Attrs& a = e.op().attrs;
+  const int64_t dim = norm_dim(a.i[0], e.input(0).dim());
+  const int64_t n = e.input(0).size(dim);
+  const int64_t start = a.i[1] < 0 ? a.i[1] + n : a.i[1];
+  if (e.twin().attrs.i[1] != a.i[1] || e.twin().attrs.i[2] != a.i[2]) {
+    e.unsupported("a dynamic start or length");
+    return false;
+  }
+  e.out(0, e.node1("Slice", {e.in(0), e.ints({start}), e.ints({start + a.i[2]}), e.ints({dim})}));
+  return true;
+}
+
+bool select(Emitter& e) {
+  const Attrs& a = e.op().attrs;
+  const int64_t dim = norm_dim(a.i[0], e.input(0).dim());
+  int64_t index = 0;
+  if (!follow_end(e, a.i[1], e.twin().attrs.i[1], e.input(0).size(dim),
+                  e.twin().inputs[0].size(dim), index))
+    return false;
+  e.out(0, e.node1("Gather", {e.in(0), e.scalar(double(index), kI64)}));
+  e.attr("axis", dim);
+  return true;
+}
+
+bool gather_op(Emitter& e, const char* type) {
+  e.out(0, e.node1(type, {e.in(0), e.in_as(1, kI64)}));
+  e.attr("axis", norm_dim(e.op().attrs.i[0], e.input(0).dim()));
+  return true;
+}
+
+bool embedding(Emitter& e) {
+  e.out(0, e.node1("Gather", {e.in(1), e.in_as(0, kI64)}));
+  e.attr("axis", int64_t(0));
+  return true;
+}
+
+bool masked_fill(Emitter& e) {
+  const DType d = e.output().dtype();
+  std::string v = e.op().inputs.size() > 2 ? e.in_as(2, d) : e.scalar(e.op().attrs.s[0].to_double(), d);
+  e.out(0, e.node1("Where", {e.in_as(1, kBool), v, e.in_as(0, d)}));
+  return true;
+}
+
+// --- creation ---
+
+double fill_value(const TracedOp& op) {
+  switch (op.op) {
+    case OpId::ones: case OpId::ones_like: return 1;
+    case OpId::full: case OpId::full_like: return op.attrs.s[0].to_double();
+    default: return 0;
+  }
+}
+
+bool fill(Emitter& e) {
+  const Tensor& y = e.output();
+  const double v = fill_value(e.op());
+  const Tensor one = full({1}, v, {.dtype = y.dtype(), .device = Device::flex()});
+  const Shape& b = e.twin().outputs[0].shape();
+  if (y.shape() == b) {
+    e.out(0, e.constant(full(y.shape(), v, {.dtype = y.dtype(), .device = Device::flex()})));
+    return true;
+  }
+  e.out(0, e.node1("ConstantOfShape", {e.sizes(vec(y.shape()), vec(b), false, "shape")}));
+  e.attr("value", one);
+  return true;
+}
+
+bool fill_like(Emitter& e) {
+  const Tensor& y = e.output();
+  const Tensor one = full({1}, fill_value(e.op()), {.dtype = y.dtype(), .device = Device::flex()});
+  e.out(0, e.node1("ConstantOfShape", {e.node1("Shape", {e.in(0)})}));
+  e.attr("value", one);
+  return true;
+}
+
+bool arange(Emitter& e) {
+  const Tensor& y = e.output();
+  if (y.shape() == e.twin().outputs[0].shape()) {
+    e.out(0, e.constant(y));
+    return true;
+  }
+  const Attrs &a = e.op().attrs, &b = e.twin().attrs;
+  if (a.s[0].to_double() != b.s[0].to_double() || a.s[2].to_double() != b.s[2].to_double() ||
+      a.s[1].is_floating()) {
+    e.unsupported("a dynamic start or step");
+    return false;
+  }
+  std::string limit = e.cast(e.size(a.s[1].to<int64_t>(), b.s[1].to<int64_t>(), "end"), kI64, y.dtype());
+  e.out(0, e.node1("Range", {e.scalar(a.s[0].to_double(), y.dtype()), limit,
+                             e.scalar(a.s[2].to_double(), y.dtype())}));
+  return true;
+}
+
+bool constant_only(Emitter& e) {
+  if (e.output().shape() != e.twin().outputs[0].shape()) {
+    e.unsupported("a dynamic size");
+    return false;
+  }
+  e.out(0, e.constant(e.output()));
+  return true;
+}
+
+// --- convolution and pooling ---
+
+std::vector<int64_t> spread(const IntVec& v, size_t n, int64_t fill) {
+  std::vector<int64_t> out(n, fill);
+  for (size_t k = 0; k < n && !v.empty(); ++k) out[k] = v.size() == 1 ? v[0] : v[v.size() - n + k];
+  return out;
+}
+
+bool batched(Emitter& e, size_t nsp) {
+  if (e.input(0).dim() == int64_t(nsp) + 2) return true;
+  e.unsupported("an unbatched input");
+  return false;
+}
+
+bool conv(Emitter& e) {
+  const Attrs& a = e.op().attrs;
+  const Tensor &x = e.input(0), &w = e.input(1), &y = e.output();
+  const size_t nsp = size_t(w.dim() - 2);
+  if (!batched(e, nsp)) return false;
+  const auto stride = spread(a.ints2, nsp, 1), dil = spread(a.ints4, nsp, 1);
+  const auto pad = spread(a.ints3, nsp, 0);
+  std::vector<int64_t> pads(2 * nsp, 0), kernel;
+  for (size_t k = 0; k < nsp; ++k) {
+    kernel.push_back(w.size(int64_t(k) + 2));
+    switch (ops::ConvPadding(a.mode)) {
+      case ops::ConvPadding::Explicit: pads[k] = pads[k + nsp] = pad[k]; break;
+      case ops::ConvPadding::Valid: break;
+      case ops::ConvPadding::Same: {  // torch puts the odd cell at the end
+        int64_t in = x.size(int64_t(k) + 2), out = y.size(int64_t(k) + 2);
+        int64_t total = std::max<int64_t>(0, (out - 1) * stride[k] + (kernel[k] - 1) * dil[k] + 1 - in);
+        pads[k] = total / 2;
+        pads[k + nsp] = total - total / 2;
+        break;
+      }
+    }
+  }
+  const DType d = y.dtype();
+  std::vector<std::string> ins{e.in_as(0, d), e.in_as(1, d)};
+  if (e.has(2)) ins.push_back(e.in_as(2, d));
+  e.out(0, e.node1("Conv", ins));
+  e.attr("kernel_shape", kernel);
+  e.attr("strides", stride);
+  e.attr("pads", pads);
+  e.attr("dilations", dil);
+  e.attr("group", std::max<int64_t>(1, a.i[0]));
+  return true;
+}
+
+bool conv_transpose(Emitter& e) {
+  const Attrs& a = e.op().attrs;
+  const Tensor& w = e.input(1);
+  const size_t nsp = size_t(w.dim() - 2);
+  if (!batched(e, nsp)) return false;
+  const auto pad = spread(a.ints3, nsp, 0);
+  std::vector<int64_t> pads(2 * nsp), kernel;
+  for (size_t k = 0; k < nsp; ++k) {
+    kernel.push_back(w.size(int64_t(k) + 2));
+    pads[k] = pads[k + nsp] = pad[k];
+  }
+  const DType d = e.output().dtype();
+  std::vector<std::string> ins{e.in_as(0, d), e.in_as(1, d)};
+  if (e.has(2)) ins.push_back(e.in_as(2, d));
+  e.out(0, e.node1("ConvTranspose", ins));
+  e.attr("kernel_shape", kernel);
+  e.attr("strides", spread(a.ints2, nsp, 1));
+  e.attr("pads", pads);
+  e.attr("dilations", spread(a.ints4, nsp, 1));
+  e.attr("output_padding", spread(a.ints, nsp, 0));
+  e.attr("group", std::max<int64_t>(1, a.i[0]));
+  return true;
+}
+
+bool pool(Emitter& e, bool is_max, size_t nsp) {
+  if (!batched(e, nsp)) return false;
+  const Attrs& a = e.op().attrs;
+  const auto kernel = spread(a.ints, nsp, 1);
+  const auto stride = a.ints2.empty() ? kernel : spread(a.ints2, nsp, 1);
+  const auto pad = spread(a.ints3, nsp, 0);
+  std::vector<int64_t> pads(2 * nsp);
+  for (size_t k = 0; k < nsp; ++k) pads[k] = pads[k + nsp] = pad[k];
+  e.out(0, e.node1(is_max ? "MaxPool" : "AveragePool", {e.in(0)}));
+  e.attr("kernel_shape", kernel);
+  e.attr("strides", stride);
+  e.attr("pads", pads);
+  e.attr("ceil_mode", int64_t(a.b[0]));
+  if (is_max) e.attr("dilations", spread(a.ints4, nsp, 1));
+  else e.attr("count_include_pad", int64_t(a.b[1]));
+  return true;  // max_pool's indices (b[1]) stay unbound: ONNX's are numbered differently
+}
+
+bool adaptive_pool(Emitter& e, bool is_max, size_t nsp) {
+  if (!batched(e, nsp)) return false;
+  const Tensor &x = e.input(0), &y = e.output();
+  bool global = true, even = true;
+  std::vector<int64_t> kernel;
+  for (size_t k = 0; k < nsp; ++k) {
+    int64_t in = x.size(int64_t(k) + 2), out = y.size(int64_t(k) + 2);
+    global = global && out == 1;
+    even = even && in % out == 0;
+    kernel.push_back(out ? in / out : 1);
+  }
+  if (global) {
+    e.out(0, e.node1(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {e.in(0)}));
+    return true;
+  }
+  if (!even) {
+    e.unsupported("an input size that is not a multiple of the output size");
+    return false;
+  }
+  e.out(0, e.node1(is_max ? "MaxPool" : "AveragePool", {e.in(0)}));
+  e.attr("kernel_shape", kernel);
+  e.attr("strides", kernel);
+  return true;
+}
+
+// --- normalisation ---
+
+bool softmax(Emitter& e, const char* type) {
+  const DType d = e.output().dtype();
+  e.out(0, e.node1(type, {e.in_as(0, d)}));
+  e.attr("axis", norm_dim(e.op().attrs.i[0], e.input(0).dim()));
+  return true;
+}
+
+bool layer_norm(Emitter& e) {
+  const Attrs& a = e.op().attrs;
+  const DType d = e.output().dtype();
+  std::string scale = e.has(1) ? e.in_as(1, d)
+                               : e.constant(ones(Shape(a.ints), {.dtype = d, .device = Device::flex()}));
+  std::vector<std::string> ins{e.in_as(0, d), scale};
+  if (e.has(2)) ins.push_back(e.in_as(2, d));
+  e.out(0, e.node1("LayerNormalization", ins));
+  e.attr("axis", -int64_t(a.ints.size()));
+  e.attr_f("epsilon", a.f[0]);
+  return true;
+}
+
+bool batch_norm(Emitter& e) {
+  const DType d = e.output().dtype();
+  const int64_t c = e.input(0).size(1);
+  auto param = [&](size_t i, double v) {
+    return e.has(i) ? e.in_as(i, d) : e.constant(full({c}, v, {.dtype = d, .device = Device::flex()}));
+  };
+  e.out(0, e.node1("BatchNormalization",
+                   {e.in_as(0, d), param(3, 1), param(4, 0), e.in_as(1, d), e.in_as(2, d)}));
+  e.attr_f("epsilon", e.op().attrs.f[0]);
+  return true;
+}
+
+}  // namespace
+
+void add_emit_nn(EmitTable& t) {
+  for (OpId op : {OpId::reshape, OpId::view, OpId::flatten, OpId::unflatten}) t[size_t(op)] = reshape;
+  t[size_t(OpId::permute)] = permute;
+  t[size_t(OpId::transpose)] = transpose;
+  t[size_t(OpId::movedim)] = movedim;
+  t[size_t(OpId::squeeze)] = squeeze;
+  t[size_t(OpId::unsqueeze)] = unsqueeze;
+  t[size_t(OpId::expand)] = expand;
+  t[size_t(OpId::broadcast_to)] = expand;
+  t[size_t(OpId::contiguous)] = [](Emitter& e) { e.out(0, e.in(0)); return true; };
+  t[size_t(OpId::copy)] = copy;
+  t[size_t(OpId::cat)] = cat;
+  t[size_t(OpId::stack)] = stack;
+  t[size_t(OpId::repeat)] = repeat;
+  t[size_t(OpId::flip)] = flip;
+  t[size_t(OpId::tril)] = [](Emitter& e) { return trilu(e, false); };
+  t[size_t(OpId::triu)] = [](Emitter& e) { return trilu(e, true); };
+  t[size_t(OpId::pad)] = pad;
+  t[size_t(OpId::slice)] = slice;
+  t[size_t(OpId::narrow)] = narrow;
+  t[size_t(OpId::select)] = select;
+  t[size_t(OpId::index_select)] = [](Emitter& e) { return gather_op(e, "Gather"); };
+  t[size_t(OpId::gather)] = [](Emitter& e) { return gather_op(e, "GatherElements"); };
+  t[size_t(OpId::embedding)] = embedding;
+  t[size_t(OpId::masked_fill)] = masked_fill;
+
+  for (OpId op : {OpId::full, OpId::zeros, OpId::ones, OpId::empty}) t[size_t(op)] = fill;
+  for (OpId op : {OpId::full_like, OpId::zeros_like, OpId::ones_like, OpId::empty_like})
+    t[size_t(op)] = fill_like;
+  t[size_t(OpId::arange)] = arange;
+  t[size_t(OpId::linspace)] = constant_only;
+  t[size_t(OpId::eye)] = constant_only;
+
+  for (OpId op : {OpId::conv1d, OpId::conv2d, OpId::conv3d}) t[size_t(op)] = conv;
+  t[size_t(OpId::conv_transpose1d)] = conv_transpose;
+  t[size_t(OpId::conv_transpose2d)] = conv_transpose;
+  t[size_t(OpId::max_pool1d)] = [](Emitter& e) { return pool(e, true, 1); };
+  t[size_t(OpId::max_pool2d)] = [](Emitter& e) { return pool(e, true, 2); };
+  t[size_t(OpId::avg_pool1d)] = [](Emitter& e) { return pool(e, false, 1); };
+  t[size_t(OpId::avg_pool2d)] = [](Emitter& e) { return pool(e, false, 2); };
+  t[size_t(OpId::adaptive_avg_pool1d)] = [](Emitter& e) { return adaptive_pool(e, false, 1); };
+  t[size_t(OpId::adaptive_avg_pool2d)] = [](Emitter& e) { return adaptive_pool(e, false, 2); };
+  t[size_t(OpId::adaptive_max_pool2d)] = [](Emitter& e) { return adaptive_pool(e, true, 2); };
+
+  t[size_t(OpId::softmax)] = [](Emitter& e) { return softmax(e, "Softmax"); };
+  t[size_t(OpId::log_softmax)] = [](Emitter& e) { return softmax(e, "LogSoftmax"); };
+  t[size_t(OpId::layer_norm)] = layer_norm;
+  t[size_t(OpId::batch_norm)] = batch_norm;
+}
+
+}  // namespace ember::onnx::detail
