@@ -39,6 +39,7 @@ void Emitter::begin(const TracedOp& op, const TracedOp& twin, size_t index) {
   twin_ = &twin;
   base_ = std::string(op_name(op.op)) + "_" + std::to_string(index);
   counter_ = 0;
+  failed_ = false;
 }
 
 std::string Emitter::fresh() { return base_ + "_" + std::to_string(counter_++); }
@@ -50,6 +51,7 @@ std::string Emitter::value(const Tensor& t, DType as, bool do_cast) {
   if (!t.defined()) return "";
   auto it = names_.find(t.impl());
   if (it != names_.end()) return do_cast ? cast(it->second, t.dtype(), as) : it->second;
+  if (poisoned_.count(t.impl())) return "<unsupported>";  // already reported
   if (auto u = unbound_.find(t.impl()); u != unbound_.end()) {
     unsupported("reads " + u->second + ", which has no ONNX form");
     return "<unsupported>";
@@ -141,8 +143,9 @@ void Emitter::out(size_t i, const std::string& name) {
 void Emitter::finish_op() {
   for (size_t i = 0; i < op_->outputs.size(); ++i) {
     const Tensor& t = op_->outputs[i];
-    if (t.defined() && !names_.count(t.impl()))
-      unbound_[t.impl()] = "output " + std::to_string(i) + " of " + op_name(op_->op);
+    if (!t.defined() || names_.count(t.impl())) continue;
+    if (failed_) poisoned_.insert(t.impl());  // its consumers are not reported again
+    else unbound_[t.impl()] = "output " + std::to_string(i) + " of " + op_name(op_->op);
   }
 }
 
@@ -221,6 +224,7 @@ std::string Emitter::size(int64_t a, int64_t b, const char* what) {
 }
 
 void Emitter::unsupported(const std::string& why) {
+  failed_ = true;
   std::string name = op_name(op_->op);
   if (!why.empty()) name += " (" + why + ")";
   for (auto& [n, count] : unsupported_)

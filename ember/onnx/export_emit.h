@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ember/onnx/trace.h"
@@ -113,6 +114,8 @@ class Emitter {
   std::map<std::pair<const TensorImpl*, int>, std::string> cast_constants_;
   std::vector<std::pair<std::string, int>> unsupported_;
   std::unordered_map<const TensorImpl*, std::string> unbound_;
+  std::unordered_set<const TensorImpl*> poisoned_;  // outputs of unsupported ops
+  bool failed_ = false;                             // the current op is unsupported
   ::onnx::NodeProto* last_ = nullptr;
   std::vector<Tensor> keep_;  // constants named here stay alive (their addresses are keys)
 };

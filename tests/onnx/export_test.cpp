@@ -98,3 +98,87 @@ TEST(OnnxExport, Mlp) {
     check_export(m, randn({3, 8}), {.opset = opset, .dynamic_axes = {{"input_0", {{0, "batch"}}}}},
                  "mlp_op" + std::to_string(opset), {randn({5, 8})});
 }
+
+TEST(OnnxExport, Cnn) {
+  manual_seed(2);
+  Cnn m;
+  {  // batch statistics into the running ones, so eval-mode batch norm is not the identity
+    NoGradGuard no_grad;
+    m.train();
+    for (int k = 0; k < 3; ++k) m.forward(randn({4, 3, 12, 12}) * 2.0 + 0.5);
+  }
+  const std::string bytes = onnx::export_bytes(m, {randn({2, 3, 12, 12})});
+  for (const char* key : {"c1.weight", "bn.running_mean", "fc.bias"})
+    EXPECT_NE(bytes.find(key), std::string::npos) << "no initializer named " << key;
+  EXPECT_TRUE(m.is_training()) << "export leaves the module's mode as it was";
+  for (int64_t opset : {13, 17})
+    check_export(m, randn({2, 3, 12, 12}),
+                 {.opset = opset, .dynamic_axes = {{"input_0", {{0, "batch"}}}}},
+                 "cnn_op" + std::to_string(opset), {randn({1, 3, 12, 12})});
+}
+
+TEST(OnnxExport, TransformerEncoder) {
+  manual_seed(3);
+  nn::TransformerEncoderLayer layer({.d_model = 16, .nhead = 2, .dim_feedforward = 32,
+                                     .batch_first = true});
+  nn::TransformerEncoder m(layer, 2, nn::LayerNormOptions{.shape = {16}});
+  for (int64_t opset : {13, 17})
+    check_export(m, randn({2, 5, 16}),
+                 {.opset = opset, .dynamic_axes = {{"input_0", {{0, "batch"}}}}},
+                 "transformer_op" + std::to_string(opset), {randn({3, 5, 16})});
+}
+
+TEST(OnnxExport, ResNet18) {
+  manual_seed(4);
+  auto m = models::resnet18({.num_classes = 10, .width = 8});
+  {
+    NoGradGuard no_grad;
+    m->train();
+    m->forward(randn({2, 3, 32, 32}));
+  }
+  check_export(*m, randn({1, 3, 32, 32}),
+               {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}}}}}, "resnet18",
+               {randn({2, 3, 32, 32})});
+}
+
+TEST(OnnxExport, Lstm) {
+  manual_seed(5);
+  nn::LSTM m({.in = 4, .hidden = 6, .layers = 2});
+  check_export(m, randn({5, 2, 4}), {.opset = 17, .dynamic_axes = {{"input_0", {{1, "batch"}}}}},
+               "lstm", {randn({5, 3, 4})});
+}
+
+TEST(OnnxExport, BidirectionalGru) {
+  manual_seed(6);
+  nn::GRU m({.in = 4, .hidden = 6, .batch_first = true, .bidirectional = true});
+  for (int64_t opset : {13, 17})
+    check_export(m, randn({2, 5, 4}),
+                 {.opset = opset, .dynamic_axes = {{"input_0", {{0, "batch"}}}}},
+                 "bigru_op" + std::to_string(opset), {randn({3, 5, 4})});
+}
+
+// Every op without an ONNX form is named in one error, with its call count.
+TEST(OnnxExport, UnsupportedOpsInOneError) {
+  auto f = [](const TensorList& in) {
+    Tensor x = in[0];
+    Tensor y = cumprod(x, 1) + cumprod(x, 0);
+    return TensorList{y + std::get<0>(sort(x, 1))};
+  };
+  try {
+    onnx::export_bytes(f, {randn({3, 4})});
+    FAIL() << "expected onnx::UnsupportedError";
+  } catch (const onnx::UnsupportedError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("2 ember ops have no ONNX form at opset 17"), std::string::npos) << m;
+    EXPECT_NE(m.find("cumprod (2 calls)"), std::string::npos) << m;
+    EXPECT_NE(m.find("sort (1 call)"), std::string::npos) << m;
+  }
+}
+
+TEST(OnnxExport, BadOptions) {
+  Mlp m;
+  EXPECT_THROW(onnx::export_bytes(m, {randn({2, 8})}, {.opset = 12}), ValueError);
+  EXPECT_THROW(onnx::export_bytes(m, {randn({2, 8})}, {.dynamic_axes = {{"x", {{0, "n"}}}}}),
+               ValueError);
+  EXPECT_THROW(onnx::export_bytes(m, {randn({2, 8}), randn({2, 8})}), ValueError);
+}
