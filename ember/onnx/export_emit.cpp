@@ -82,11 +82,22 @@ std::string Emitter::constant(const Tensor& t) {
   return name;
 }
 
+// Small constants are written once and shared by every node that reads them.
 std::string Emitter::ints(const std::vector<int64_t>& v) {
-  return constant(tensor(v, Shape{int64_t(v.size())}, kI64, Device::flex()));
+  auto it = ints_.find(v);
+  if (it != ints_.end()) return it->second;
+  return ints_[v] = constant(tensor(v, Shape{int64_t(v.size())}, kI64, Device::flex()));
 }
 
-std::string Emitter::scalar(double v, DType d) { return constant(full({}, v, {.dtype = d, .device = Device::flex()})); }
+std::string Emitter::scalar(double v, DType d) {
+  uint64_t bits;
+  static_assert(sizeof bits == sizeof v);
+  __builtin_memcpy(&bits, &v, sizeof v);
+  auto key = std::make_pair(bits, int(d));
+  auto it = scalars_.find(key);
+  if (it != scalars_.end()) return it->second;
+  return scalars_[key] = constant(full({}, v, {.dtype = d, .device = Device::flex()}));
+}
 
 std::vector<std::string> Emitter::node(const std::string& type,
                                        const std::vector<std::string>& ins, size_t n_out) {

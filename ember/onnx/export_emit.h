@@ -112,6 +112,8 @@ class Emitter {
   std::vector<std::pair<Tensor, std::string>> params_;
   std::map<std::string, std::string> dims_;           // "input:dim" -> its 1-D value
   std::map<std::pair<const TensorImpl*, int>, std::string> cast_constants_;
+  std::map<std::vector<int64_t>, std::string> ints_;
+  std::map<std::pair<uint64_t, int>, std::string> scalars_;
   std::vector<std::pair<std::string, int>> unsupported_;
   std::unordered_map<const TensorImpl*, std::string> unbound_;
   std::unordered_set<const TensorImpl*> poisoned_;  // outputs of unsupported ops

@@ -449,6 +449,8 @@ bool exportable(const OpCall& c, int64_t opset) {
       return !c.attrs.b[0] && c.inputs.size() >= 3 && c.inputs[1].defined() &&
              c.inputs[2].defined();
     case OpId::norm: return c.attrs.f[0] == 1 || c.attrs.f[0] == 2;
+    case OpId::tril: case OpId::triu: return opset >= 14;  // Trilu; before, the decomposition
+    case OpId::pad: return ops::PadMode(c.attrs.mode) != ops::PadMode::Circular;
     default: return true;
   }
 }
