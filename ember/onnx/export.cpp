@@ -171,6 +171,30 @@ bool made_by_node(const ::onnx::GraphProto& g, const std::string& v) {
   return false;
 }
 
+// The sizes a dynamic graph computes are inferred from two traces; the graph, run by ember's
+// importer at the second trace's sizes, must give that trace's outputs.
+void verify(const std::string& bytes, const Traced& b) {
+  Model m = load_bytes(bytes, "<exported>");
+  TensorList got = m.run(TensorList(b.inputs));
+  for (size_t j = 0; j < got.size() && j < b.outputs.size(); ++j) {
+    const Tensor& want = b.outputs[j];
+    bool same = got[j].shape() == want.shape();
+    double err = 0;
+    if (same && want.numel() > 0) {
+      Tensor g = got[j].to(kF64), w = want.to(kF64);
+      err = max(abs(g - w) - (abs(w) * 1e-3 + 1e-4)).item<double>();
+      same = !(err > 0);
+    }
+    if (!same)
+      throw ValueError(msg("the exported graph, run at the dynamic axes' second sizes, gives "
+                           "output " + std::to_string(j) + " " + shape_str(got[j].shape()) +
+                           " where the model gives " + shape_str(want.shape()) +
+                           (err > 0 ? " (values off by up to " + std::to_string(err) + ")" : "") +
+                           ": a size follows the dynamic dims differently than the model's; "
+                           "export with that dim fixed"));
+  }
+}
+
 std::string build(const ExportFunction& f, const TensorList& inputs, nn::Module* m,
                   const ExportOptions& o) {
   if (o.opset < 13 || o.opset > 17)
@@ -262,6 +286,7 @@ std::string build(const ExportFunction& f, const TensorList& inputs, nn::Module*
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     throw ModelError(msg("protobuf could not serialize the model (over 2 GiB?)"));
+  if (!symbols.empty()) verify(bytes, b);
   return bytes;
 }
 

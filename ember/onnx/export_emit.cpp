@@ -184,6 +184,20 @@ std::string Emitter::dim_of(const SymbolicDim& s) {
   return r;
 }
 
+std::string Emitter::express(int64_t a, int64_t b) {
+  for (const SymbolicDim& s : symbols_)
+    if (s.a == a && s.b == b) return dim_of(s);
+  for (const SymbolicDim& s : symbols_)
+    if (s.a > 0 && s.b > 0 && a % s.a == 0 && b % s.b == 0 && a / s.a == b / s.b)
+      return node1("Mul", {dim_of(s), ints({a / s.a})});
+  for (const SymbolicDim& s : symbols_)
+    if (a - s.a == b - s.b) return node1("Add", {dim_of(s), ints({a - s.a})});
+  for (const SymbolicDim& s : symbols_)
+    for (const SymbolicDim& t : symbols_)
+      if (s.a * t.a == a && s.b * t.b == b) return node1("Mul", {dim_of(s), dim_of(t)});
+  return "";
+}
+
 std::string Emitter::sizes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                            bool infer, const char* what) {
   if (a.size() != b.size())
@@ -203,12 +217,10 @@ std::string Emitter::sizes(const std::vector<int64_t>& a, const std::vector<int6
       run.push_back(a[k]);
       continue;
     }
-    const SymbolicDim* match = nullptr;
-    for (const SymbolicDim& s : symbols_)
-      if (s.a == a[k] && s.b == b[k]) match = &s;
-    if (match) {
+    std::string v = express(a[k], b[k]);
+    if (!v.empty()) {
       flush();
-      pieces.push_back(dim_of(*match));
+      pieces.push_back(v);
     } else if (infer && !inferred) {
       inferred = true;
       run.push_back(-1);
@@ -216,8 +228,8 @@ std::string Emitter::sizes(const std::vector<int64_t>& a, const std::vector<int6
       throw ValueError(std::string("[onnx] export: ") + op_name(op_->op) + ": " + what +
                        " entry " + std::to_string(k) + " is " + std::to_string(a[k]) +
                        " in one trace and " + std::to_string(b[k]) +
-                       " in the other, and no dynamic input dim has those sizes (a size "
-                       "computed from several dynamic dims cannot be exported yet)");
+                       " in the other, and neither a dynamic input dim, a multiple of one, one "
+                       "plus a constant nor a product of two has those sizes");
     }
   }
   flush();

@@ -81,11 +81,15 @@ class Emitter {
   /// A constant tensor as an initializer.
   std::string constant(const Tensor& t);
   /// A 1-D int64 value holding sizes that are `a` in the first trace and `b` in the second:
-  /// an initializer when they agree; otherwise each differing entry is read from the input dim
-  /// with the same two sizes (Shape + Gather), and with `infer` one entry that matches none may
-  /// be -1 (Reshape). ValueError naming `what` when an entry cannot be expressed.
+  /// an initializer when they agree; otherwise each differing entry is computed from the input
+  /// dims (express()), and with `infer` one entry that fits none may be -1 (Reshape).
+  /// ValueError naming `what` when an entry cannot be expressed.
   std::string sizes(const std::vector<int64_t>& a, const std::vector<int64_t>& b, bool infer,
                     const char* what);
+  /// A 1-D int64 value [size] that is `a` in the first trace and `b` in the second, computed
+  /// from the dynamic input dims: one of them, a multiple of one, one plus a constant, or a
+  /// product of two ("" when none fits).
+  std::string express(int64_t a, int64_t b);
   /// One size as a 0-d int64 value (as sizes()).
   std::string size(int64_t a, int64_t b, const char* what);
   /// The symbol of a graph dim whose sizes in the two traces are a and b ("" if none).

@@ -133,6 +133,13 @@ TEST(OnnxExport, Cnn) {
     check_export(m, randn({2, 3, 12, 12}),
                  {.opset = opset, .dynamic_axes = {{"input_0", {{0, "batch"}}}}},
                  "cnn_op" + std::to_string(opset), {randn({1, 3, 12, 12})});
+  // On the lazy cpu device (fusion below the tracing layer).
+  Cnn on_cpu;
+  on_cpu.copy_state_from(m);
+  on_cpu.to(Device::cpu());
+  check_export(on_cpu, randn({2, 3, 12, 12}).to(Device::cpu()),
+               {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}}}}}, "cnn_cpu",
+               {randn({3, 3, 12, 12}).to(Device::cpu())});
 }
 
 TEST(OnnxExport, TransformerEncoder) {
@@ -144,6 +151,11 @@ TEST(OnnxExport, TransformerEncoder) {
     check_export(m, randn({2, 5, 16}),
                  {.opset = opset, .dynamic_axes = {{"input_0", {{0, "batch"}}}}},
                  "transformer_op" + std::to_string(opset), {randn({3, 5, 16})});
+  // Batch and sequence both symbolic: the attention's [batch * heads, seq, d] reshapes hold a
+  // product of the two.
+  check_export(m, randn({2, 5, 16}),
+               {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}, {1, "seq"}}}}},
+               "transformer_seq", {randn({3, 7, 16}), randn({1, 2, 16})});
 }
 
 TEST(OnnxExport, ResNet18) {
@@ -264,4 +276,28 @@ TEST(OnnxExport, FunctionWithStates) {
   expect_close(got.at("y"), want[0], "y");
   expect_close(got.at("hn"), want[1], "hn");
   expect_close(got.at("cn"), want[2], "cn");
+}
+
+// A size that follows the dynamic dims in a way export cannot write is an error naming the op;
+// one it can (a product of two of them) is computed in the graph.
+TEST(OnnxExport, DynamicSizes) {
+  const onnx::ExportOptions o{.dynamic_axes = {{"input_0", {{0, "n"}}}}};
+  auto cube = [](const TensorList& in) {
+    const int64_t n = in[0].size(0);
+    return TensorList{zeros({n * n * n}) + in[0].sum()};
+  };
+  try {
+    onnx::export_bytes(cube, {randn({2, 3})}, o);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("zeros: shape entry 0 is 8 in one trace and 27"),
+              std::string::npos) << e.what();
+  }
+  auto square = [](const TensorList& in) {
+    const int64_t n = in[0].size(0);
+    return TensorList{ones({n * n, 2}) * in[0].sum()};
+  };
+  onnx::Model m = onnx::load_bytes(onnx::export_bytes(square, {randn({2, 3})}, o));
+  Tensor x = randn({4, 3});
+  expect_close(m.run({x})[0], square({x})[0], "n * n rows");
 }
