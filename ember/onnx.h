@@ -141,6 +141,10 @@ struct ExportOptions {
   /// Export traces twice (the second time with those dims grown) and computes every size that
   /// follows them from the inputs' shapes in the graph.
   std::map<std::string, std::map<int64_t, std::string>> dynamic_axes = {};
+  /// Instead of growing the dynamic_axes, trace the second time on these inputs: every dim
+  /// whose size differs from the example's is symbolic (named by dynamic_axes where it names
+  /// the dim, else "<input>_dim<k>").
+  TensorList second_inputs = {};
   /// Names of the graph's inputs and outputs (default input_0, ..., output_0, ...).
   std::vector<std::string> input_names = {}, output_names = {};
 };

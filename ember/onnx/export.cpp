@@ -83,10 +83,41 @@ Traced trace(const ExportFunction& f, const TensorList& inputs, const nn::Module
   return r;
 }
 
+// The second inputs the user gave: the dims whose sizes differ are the symbolic ones.
+TensorList given(const TensorList& inputs, const std::vector<std::string>& names,
+                 const ExportOptions& o, std::vector<SymbolicDim>& symbols) {
+  if (o.second_inputs.size() != inputs.size())
+    throw ValueError(msg("expected " + std::to_string(inputs.size()) + " second_inputs, found " +
+                         std::to_string(o.second_inputs.size())));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor &x = inputs[i], &y = o.second_inputs[i];
+    if (!y.defined() || y.dim() != x.dim() || y.dtype() != x.dtype())
+      throw ValueError(msg("second_inputs[" + std::to_string(i) + "] must have the example's rank " +
+                           std::to_string(x.dim()) + " and dtype " + std::string(dtype_name(x.dtype()))));
+    auto axes = o.dynamic_axes.find(names[i]);
+    for (int64_t k = 0; k < x.dim(); ++k) {
+      if (x.size(k) == y.size(k)) continue;
+      std::string symbol;
+      if (axes != o.dynamic_axes.end())
+        for (const auto& [d, s] : axes->second)
+          if ((d < 0 ? d + x.dim() : d) == k) symbol = s;
+      for (const SymbolicDim& s : symbols)
+        if (symbol.empty() && s.a == x.size(k) && s.b == y.size(k)) symbol = s.symbol;
+      if (symbol.empty()) symbol = names[i] + "_dim" + std::to_string(k);
+      symbols.push_back({names[i], symbol, k, x.size(k), y.size(k)});
+    }
+  }
+  return o.second_inputs;
+}
+
 // Inputs with the dynamic dims grown, one step more per symbol, so no two symbols meet the same
 // pair of sizes.
 TensorList grown(const TensorList& inputs, const std::vector<std::string>& names,
                  const ExportOptions& o, std::vector<SymbolicDim>& symbols) {
+  for (const auto& [name, axes] : o.dynamic_axes)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw ValueError(msg("dynamic_axes names input '" + name + "', which the graph does not have"));
+  if (!o.second_inputs.empty()) return given(inputs, names, o, symbols);
   std::map<std::string, std::pair<int64_t, int64_t>> by_symbol;  // symbol -> sizes a, b
   TensorList out;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -114,9 +145,6 @@ TensorList grown(const TensorList& inputs, const std::vector<std::string>& names
     TensorOptions to{x.dtype(), x.device()};
     out.push_back(is_floating(x.dtype()) ? randn(s, to) : zeros(s, to));
   }
-  for (const auto& [name, axes] : o.dynamic_axes)
-    if (std::find(names.begin(), names.end(), name) == names.end())
-      throw ValueError(msg("dynamic_axes names input '" + name + "', which the graph does not have"));
   return out;
 }
 

@@ -247,6 +247,8 @@ TEST(OnnxExport, OpsAtOpsets13And17) {
                 max_pool1d(x, {.kernel_size = {2}}).sum() );
     o.push_back(embedding(ids, table).unsqueeze(0) + x.mean({1}, true));
     o.push_back(zeros_like(x) + ones({x.size(0), 3, 4}) + arange(x.size(0)).to(kF32).reshape({-1, 1, 1}));
+    o.push_back(interpolate(img, {.scale_factor = {2.0}}).flatten(2) +
+                interpolate(img, {.size = {4, 4}, .mode = "bilinear", .align_corners = false}).flatten(2));
     o.push_back(index_select(x, 2, perm) + gather(x, 1, zeros({x.size(0), 1, 4}, kI64)));
     return o;
   };
@@ -300,4 +302,20 @@ TEST(OnnxExport, DynamicSizes) {
   onnx::Model m = onnx::load_bytes(onnx::export_bytes(square, {randn({2, 3})}, o));
   Tensor x = randn({4, 3});
   expect_close(m.run({x})[0], square({x})[0], "n * n rows");
+}
+
+// The second trace's inputs given: the dims that differ become symbolic.
+TEST(OnnxExport, SecondInputs) {
+  manual_seed(9);
+  Mlp m;
+  const std::string bytes =
+      onnx::export_bytes(m, {randn({2, 8})}, {.second_inputs = {randn({3, 8})}});
+  onnx::Model back = onnx::load_bytes(bytes);
+  ASSERT_EQ(back.inputs()[0].dim_names.size(), 2u);
+  EXPECT_EQ(back.inputs()[0].dim_names[0], "input_0_dim0");
+  EXPECT_EQ(back.outputs()[0].dim_names[0], "input_0_dim0");
+  EXPECT_EQ(back.inputs()[0].dims[1], 8);
+  Tensor x = randn({6, 8});
+  NoGradGuard no_grad;
+  expect_close(back.run({x})[0], m.forward(x), "batch 6");
 }
