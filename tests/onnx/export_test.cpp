@@ -41,6 +41,16 @@ struct Cnn : nn::Module {
   }
 };
 
+// Token ids [N, T] to class scores: embedding, a transformer layer, mean over the sequence.
+struct TextClassifier : nn::Module {
+  nn::Embedding embed{20, 16};
+  nn::TransformerEncoderLayer layer{{.d_model = 16, .nhead = 4, .dim_feedforward = 32,
+                                     .activation = "gelu", .batch_first = true, .norm_first = true}};
+  nn::Linear head{{.in = 16, .out = 3}};
+  TextClassifier() { register_modules({{"embed", embed}, {"layer", layer}, {"head", head}}); }
+  Tensor forward(const Tensor& ids) override { return head(layer(embed(ids)).mean({1})); }
+};
+
 // The path of a fresh folder for one test's files.
 fs::path work_dir(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("ember_export_" + name + "_" + std::to_string(getpid()));
@@ -156,6 +166,15 @@ TEST(OnnxExport, TransformerEncoder) {
   check_export(m, randn({2, 5, 16}),
                {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}, {1, "seq"}}}}},
                "transformer_seq", {randn({3, 7, 16}), randn({1, 2, 16})});
+}
+
+TEST(OnnxExport, TextClassifierWithTokenIds) {
+  manual_seed(10);
+  TextClassifier m;
+  auto ids = [](int64_t n, int64_t t) { return randint(0, 20, {n, t}); };
+  check_export(m, ids(2, 6),
+               {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}, {1, "seq"}}}}}, "text",
+               {ids(3, 4), ids(1, 9)});
 }
 
 TEST(OnnxExport, ResNet18) {

@@ -41,14 +41,15 @@ inline bool have_onnxruntime() {
 /// Outputs by name: dims and values.
 using OrtOutputs = std::map<std::string, std::pair<std::vector<int64_t>, std::vector<double>>>;
 
-/// Runs `model` in onnxruntime on float `inputs` (name -> tensor), files under `work`.
+/// Runs `model` in onnxruntime on float or int64 `inputs` (name -> tensor), files under `work`.
 inline OrtOutputs run_ort(const std::string& node, const std::filesystem::path& model,
                           const std::map<std::string, Tensor>& inputs,
                           const std::filesystem::path& work) {
   nlohmann::json in = nlohmann::json::object();
   for (const auto& [name, t] : inputs) {
     std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
-    in[name] = {{"dims", dims}, {"data", t.to_vector<float>()}};
+    if (t.dtype() == kI64) in[name] = {{"dims", dims}, {"type", "int64"}, {"data", t.to_vector<int64_t>()}};
+    else in[name] = {{"dims", dims}, {"data", t.to_vector<float>()}};
   }
   auto in_path = work / "in.json", out_path = work / "out.json", log = work / "log.txt";
   std::ofstream(in_path) << in.dump();
