@@ -306,7 +306,7 @@ std::string build(const ExportFunction& f, const TensorList& inputs, nn::Module*
   try {
     ::onnx::checker::check_model(model);
     ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
-                                         ::onnx::ShapeInferenceOptions(true, 1, false));
+                                         ::onnx::ShapeInferenceOptions(true, 1, true));
   } catch (const std::exception& ex) {
     throw ModelError(msg(std::string("ONNX's checker rejects the exported model (an ember bug): ") +
                          ex.what()));
