@@ -218,52 +218,50 @@ bool pad(Emitter& e) {
   return true;
 }
 
-// A start or stop that differs between the traces but sits as far from the dim's end in both
-// is written relative to the end (ONNX's negative indices).
-bool follow_end(Emitter& e, int64_t a, int64_t b, int64_t na, int64_t nb, int64_t& out) {
-  out = a;
-  if (a == b) return true;
-  if (a - na == b - nb) {
-    out = a - na;
-    return true;
-  }
-  e.unsupported("a bound that follows no dim of a dynamic size");
-  return false;
+// A start or stop as a 1-D value: a constant, or where it differs between the traces, counted
+// from the dim's end (when it sits as far from it in both) or computed from the dynamic dims.
+std::string bound(Emitter& e, int64_t a, int64_t b, int64_t na, int64_t nb) {
+  if (a == b) return e.ints({a});
+  if (a - na == b - nb) return e.ints({a - na});
+  std::string v = e.express(a, b);
+  if (v.empty()) e.unsupported("a bound that follows no dynamic dim");
+  return v;
 }
 
 bool slice(Emitter& e) {
   const Attrs &a = e.op().attrs, &ab = e.twin().attrs;
   const int64_t dim = norm_dim(a.i[0], e.input(0).dim());
   const int64_t na = e.input(0).size(dim), nb = e.twin().inputs[0].size(dim);
-  int64_t start = 0, stop = INT64_MAX;
-  if (a.b[0] && !follow_end(e, a.i[1], ab.i[1], na, nb, start)) return false;
-  if (a.b[1] && !follow_end(e, a.i[2], ab.i[2], na, nb, stop)) return false;
-  e.out(0, e.node1("Slice", {e.in(0), e.ints({start}), e.ints({stop}), e.ints({dim}),
-                             e.ints({a.i[3] == 0 ? 1 : a.i[3]})}));
+  std::string start = a.b[0] ? bound(e, a.i[1], ab.i[1], na, nb) : e.ints({0});
+  std::string stop = a.b[1] ? bound(e, a.i[2], ab.i[2], na, nb) : e.ints({INT64_MAX});
+  if (start.empty() || stop.empty()) return false;
+  e.out(0, e.node1("Slice", {e.in(0), start, stop, e.ints({dim}), e.ints({a.i[3] == 0 ? 1 : a.i[3]})}));
   return true;
 }
 
 bool narrow(Emitter& e) {
-  const Attrs& a = e.op().attrs;
+  const Attrs &a = e.op().attrs, &ab = e.twin().attrs;
   const int64_t dim = norm_dim(a.i[0], e.input(0).dim());
-  const int64_t n = e.input(0).size(dim);
-  const int64_t start = a.i[1] < 0 ? a.i[1] + n : a.i[1];
-  if (e.twin().attrs.i[1] != a.i[1] || e.twin().attrs.i[2] != a.i[2]) {
-    e.unsupported("a dynamic start or length");
-    return false;
-  }
-  e.out(0, e.node1("Slice", {e.in(0), e.ints({start}), e.ints({start + a.i[2]}), e.ints({dim})}));
+  const int64_t na = e.input(0).size(dim), nb = e.twin().inputs[0].size(dim);
+  const int64_t sa = a.i[1] < 0 ? a.i[1] + na : a.i[1], sb = ab.i[1] < 0 ? ab.i[1] + nb : ab.i[1];
+  std::string start = bound(e, sa, sb, na, nb), stop = bound(e, sa + a.i[2], sb + ab.i[2], na, nb);
+  if (start.empty() || stop.empty()) return false;
+  e.out(0, e.node1("Slice", {e.in(0), start, stop, e.ints({dim})}));
   return true;
 }
 
 bool select(Emitter& e) {
   const Attrs& a = e.op().attrs;
   const int64_t dim = norm_dim(a.i[0], e.input(0).dim());
-  int64_t index = 0;
-  if (!follow_end(e, a.i[1], e.twin().attrs.i[1], e.input(0).size(dim),
-                  e.twin().inputs[0].size(dim), index))
-    return false;
-  e.out(0, e.node1("Gather", {e.in(0), e.scalar(double(index), kI64)}));
+  std::string index;  // 0-d, so that Gather drops the dim as select does
+  if (a.i[1] == e.twin().attrs.i[1]) {
+    index = e.scalar(double(a.i[1]), kI64);
+  } else {
+    index = bound(e, a.i[1], e.twin().attrs.i[1], e.input(0).size(dim), e.twin().inputs[0].size(dim));
+    if (index.empty()) return false;
+    index = e.node1("Squeeze", {index, e.ints({0})});
+  }
+  e.out(0, e.node1("Gather", {e.in(0), index}));
   e.attr("axis", dim);
   return true;
 }

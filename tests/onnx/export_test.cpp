@@ -51,6 +51,16 @@ struct TextClassifier : nn::Module {
   Tensor forward(const Tensor& ids) override { return head(layer(embed(ids)).mean({1})); }
 };
 
+// A table longer than any sequence, cut to the input's length: the cut follows a dynamic dim.
+struct Positional : nn::Module {
+  Tensor pe;
+  Positional() { register_buffer("pe", pe = randn({32, 8})); }
+  Tensor forward(const Tensor& x) override {
+    const int64_t t = x.size(1);
+    return x + slice(pe, 0, 0, t) * pe.narrow(0, 1, t) + x.select(1, t - 1).unsqueeze(1);
+  }
+};
+
 // The path of a fresh folder for one test's files.
 fs::path work_dir(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("ember_export_" + name + "_" + std::to_string(getpid()));
@@ -175,6 +185,14 @@ TEST(OnnxExport, TextClassifierWithTokenIds) {
   check_export(m, ids(2, 6),
                {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}, {1, "seq"}}}}}, "text",
                {ids(3, 4), ids(1, 9)});
+}
+
+TEST(OnnxExport, SliceFollowsDynamicDim) {
+  manual_seed(11);
+  Positional m;
+  check_export(m, randn({2, 5, 8}),
+               {.opset = 13, .dynamic_axes = {{"input_0", {{0, "batch"}, {1, "seq"}}}}},
+               "positional", {randn({3, 9, 8}), randn({1, 1, 8})});
 }
 
 TEST(OnnxExport, ResNet18) {
