@@ -92,8 +92,9 @@ TensorList given(const TensorList& inputs, const std::vector<std::string>& names
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor &x = inputs[i], &y = o.second_inputs[i];
     if (!y.defined() || y.dim() != x.dim() || y.dtype() != x.dtype())
-      throw ValueError(msg("second_inputs[" + std::to_string(i) + "] must have the example's rank " +
-                           std::to_string(x.dim()) + " and dtype " + std::string(dtype_name(x.dtype()))));
+      throw ValueError(msg("second_inputs[" + std::to_string(i) +
+                           "] must have the example's rank " + std::to_string(x.dim()) +
+                           " and dtype " + std::string(dtype_name(x.dtype()))));
     auto axes = o.dynamic_axes.find(names[i]);
     for (int64_t k = 0; k < x.dim(); ++k) {
       if (x.size(k) == y.size(k)) continue;
@@ -116,7 +117,8 @@ TensorList grown(const TensorList& inputs, const std::vector<std::string>& names
                  const ExportOptions& o, std::vector<SymbolicDim>& symbols) {
   for (const auto& [name, axes] : o.dynamic_axes)
     if (std::find(names.begin(), names.end(), name) == names.end())
-      throw ValueError(msg("dynamic_axes names input '" + name + "', which the graph does not have"));
+      throw ValueError(
+          msg("dynamic_axes names input '" + name + "', which the graph does not have"));
   if (!o.second_inputs.empty()) return given(inputs, names, o, symbols);
   std::map<std::string, std::pair<int64_t, int64_t>> by_symbol;  // symbol -> sizes a, b
   TensorList out;
@@ -164,8 +166,10 @@ void set_type(::onnx::ValueInfoProto& v, const std::string& name, DType d, const
       symbol = e.symbol_for(a[k], b[k]);
       if (symbol.empty()) symbol = name + "_dim" + std::to_string(k);
     }
-    if (symbol.empty()) dim->set_dim_value(a[k]);
-    else dim->set_dim_param(symbol);
+    if (symbol.empty())
+      dim->set_dim_value(a[k]);
+    else
+      dim->set_dim_param(symbol);
   }
 }
 
@@ -177,8 +181,8 @@ std::vector<std::string> io_names(const std::vector<std::string>& given, size_t 
     return out;
   }
   if (given.size() != n)
-    throw ValueError(msg(std::string("expected ") + std::to_string(n) + " " + what + " names, found " +
-                         std::to_string(given.size())));
+    throw ValueError(msg(std::string("expected ") + std::to_string(n) + " " + what +
+                         " names, found " + std::to_string(given.size())));
   return given;
 }
 
@@ -214,12 +218,14 @@ void verify(const std::string& bytes, const Traced& b) {
       same = !(err > 0);
     }
     if (!same)
-      throw ValueError(msg("the exported graph, run at the dynamic axes' second sizes, gives "
-                           "output " + std::to_string(j) + " " + shape_str(got[j].shape()) +
-                           " where the model gives " + shape_str(want.shape()) +
-                           (err > 0 ? " (values off by up to " + std::to_string(err) + ")" : "") +
-                           ": a size follows the dynamic dims differently than the model's; "
-                           "export with that dim fixed"));
+      throw ValueError(
+          msg("the exported graph, run at the dynamic axes' second sizes, gives "
+              "output " +
+              std::to_string(j) + " " + shape_str(got[j].shape()) + " where the model gives " +
+              shape_str(want.shape()) +
+              (err > 0 ? " (values off by up to " + std::to_string(err) + ")" : "") +
+              ": a size follows the dynamic dims differently than the model's; "
+              "export with that dim fixed"));
   }
 }
 
@@ -270,8 +276,10 @@ std::string build(const ExportFunction& f, const TensorList& inputs, nn::Module*
   for (size_t k = 0; k < a.rec.ops.size(); ++k) {
     e.begin(a.rec.ops[k], twin.rec.ops[k], k);
     EmitFn fn = find_emit(a.rec.ops[k].op);
-    if (!fn) e.unsupported();
-    else fn(e);
+    if (!fn)
+      e.unsupported();
+    else
+      fn(e);
     e.finish_op();
   }
   std::set<std::string> used;
@@ -308,8 +316,8 @@ std::string build(const ExportFunction& f, const TensorList& inputs, nn::Module*
     ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
                                          ::onnx::ShapeInferenceOptions(true, 1, true));
   } catch (const std::exception& ex) {
-    throw ModelError(msg(std::string("ONNX's checker rejects the exported model (an ember bug): ") +
-                         ex.what()));
+    throw ModelError(
+        msg(std::string("ONNX's checker rejects the exported model (an ember bug): ") + ex.what()));
   }
   std::string bytes;
   if (!model.SerializeToString(&bytes))

@@ -11,16 +11,26 @@ using ::onnx::TensorProto;
 
 int32_t onnx_dtype(DType d) {
   switch (d) {
-    case DType::F32: return TensorProto::FLOAT;
-    case DType::F64: return TensorProto::DOUBLE;
-    case DType::F16: return TensorProto::FLOAT16;
-    case DType::BF16: return TensorProto::BFLOAT16;
-    case DType::I64: return TensorProto::INT64;
-    case DType::I32: return TensorProto::INT32;
-    case DType::I16: return TensorProto::INT16;
-    case DType::I8: return TensorProto::INT8;
-    case DType::U8: return TensorProto::UINT8;
-    case DType::Bool: return TensorProto::BOOL;
+    case DType::F32:
+      return TensorProto::FLOAT;
+    case DType::F64:
+      return TensorProto::DOUBLE;
+    case DType::F16:
+      return TensorProto::FLOAT16;
+    case DType::BF16:
+      return TensorProto::BFLOAT16;
+    case DType::I64:
+      return TensorProto::INT64;
+    case DType::I32:
+      return TensorProto::INT32;
+    case DType::I16:
+      return TensorProto::INT16;
+    case DType::I8:
+      return TensorProto::INT8;
+    case DType::U8:
+      return TensorProto::UINT8;
+    case DType::Bool:
+      return TensorProto::BOOL;
   }
   return TensorProto::UNDEFINED;
 }
@@ -99,8 +109,8 @@ std::string Emitter::scalar(double v, DType d) {
   return scalars_[key] = constant(full({}, v, {.dtype = d, .device = Device::flex()}));
 }
 
-std::vector<std::string> Emitter::node(const std::string& type,
-                                       const std::vector<std::string>& ins, size_t n_out) {
+std::vector<std::string> Emitter::node(const std::string& type, const std::vector<std::string>& ins,
+                                       size_t n_out) {
   ::onnx::NodeProto* n = g_.add_node();
   n->set_op_type(type);
   n->set_name(base_ + "/" + type + "_" + std::to_string(counter_));
@@ -155,8 +165,10 @@ void Emitter::finish_op() {
   for (size_t i = 0; i < op_->outputs.size(); ++i) {
     const Tensor& t = op_->outputs[i];
     if (!t.defined() || names_.count(t.impl())) continue;
-    if (failed_) poisoned_.insert(t.impl());  // its consumers are not reported again
-    else unbound_[t.impl()] = "output " + std::to_string(i) + " of " + op_name(op_->op);
+    if (failed_)
+      poisoned_.insert(t.impl());  // its consumers are not reported again
+    else
+      unbound_[t.impl()] = "output " + std::to_string(i) + " of " + op_name(op_->op);
   }
 }
 
@@ -198,8 +210,8 @@ std::string Emitter::express(int64_t a, int64_t b) {
   return "";
 }
 
-std::string Emitter::sizes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                           bool infer, const char* what) {
+std::string Emitter::sizes(const std::vector<int64_t>& a, const std::vector<int64_t>& b, bool infer,
+                           const char* what) {
   if (a.size() != b.size())
     throw ValueError(std::string("[onnx] export: ") + what + " " + op_name(op_->op) +
                      ": the traces at two sizes of the dynamic axes give ranks " +
@@ -225,9 +237,9 @@ std::string Emitter::sizes(const std::vector<int64_t>& a, const std::vector<int6
       inferred = true;
       run.push_back(-1);
     } else {
-      throw ValueError(std::string("[onnx] export: ") + op_name(op_->op) + ": " + what +
-                       " entry " + std::to_string(k) + " is " + std::to_string(a[k]) +
-                       " in one trace and " + std::to_string(b[k]) +
+      throw ValueError(std::string("[onnx] export: ") + op_name(op_->op) + ": " + what + " entry " +
+                       std::to_string(k) + " is " + std::to_string(a[k]) + " in one trace and " +
+                       std::to_string(b[k]) +
                        " in the other, and neither a dynamic input dim, a multiple of one, one "
                        "plus a constant nor a product of two has those sizes");
     }

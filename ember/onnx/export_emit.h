@@ -1,9 +1,9 @@
 #pragma once
 // Export's second half: a recorded trace (trace.h) becomes ONNX nodes. The Emitter walks the
-// trace one op at a time; each op's mapping (export_ops*.cpp) reads the op through it and adds
-// nodes. Where tracing ran twice (dynamic axes), a mapping that writes a size asks the Emitter
-// for it with both traces' values: sizes that differ are computed in the graph from the input
-// dims they follow. Private to ember::onnx.
+// trace one op at a time; each op's mapping (export_{math,reduce,layout,nn}.cpp) reads the op
+// through it and adds nodes. Where tracing ran twice (dynamic axes), a mapping that writes a
+// size asks the Emitter for it with both traces' values: sizes that differ are computed in the
+// graph from the input dims they follow. Private to ember::onnx.
 #include <onnx/onnx_pb.h>
 
 #include <map>
@@ -114,7 +114,7 @@ class Emitter {
   int counter_ = 0, constants_ = 0;
   std::unordered_map<const TensorImpl*, std::string> names_;
   std::vector<std::pair<Tensor, std::string>> params_;
-  std::map<std::string, std::string> dims_;           // "input:dim" -> its 1-D value
+  std::map<std::string, std::string> dims_;  // "input:dim" -> its 1-D value
   std::map<std::pair<const TensorImpl*, int>, std::string> cast_constants_;
   std::map<std::vector<int64_t>, std::string> ints_;
   std::map<std::pair<uint64_t, int>, std::string> scalars_;

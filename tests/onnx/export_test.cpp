@@ -21,9 +21,7 @@ namespace {
 struct Mlp : nn::Module {
   nn::Linear fc1{{.in = 8, .out = 16}}, fc2{{.in = 16, .out = 4}};
   Mlp() { register_modules({{"fc1", fc1}, {"fc2", fc2}}); }
-  Tensor forward(const Tensor& x) override {
-    return softmax(fc2(gelu(fc1(x))), -1);
-  }
+  Tensor forward(const Tensor& x) override { return softmax(fc2(gelu(fc1(x))), -1); }
 };
 
 struct Cnn : nn::Module {
@@ -33,7 +31,10 @@ struct Cnn : nn::Module {
   nn::Conv2d c2{{.in = 8, .out = 16, .kernel = 3, .stride = 2, .padding = 1}};
   nn::AdaptiveAvgPool2d gap{1};
   nn::Linear fc{{.in = 16, .out = 10}};
-  Cnn() { register_modules({{"c1", c1}, {"bn", bn}, {"pool", pool}, {"c2", c2}, {"gap", gap}, {"fc", fc}}); }
+  Cnn() {
+    register_modules(
+        {{"c1", c1}, {"bn", bn}, {"pool", pool}, {"c2", c2}, {"gap", gap}, {"fc", fc}});
+  }
   Tensor forward(const Tensor& x) override {
     Tensor h = pool(relu(bn(c1(x))));
     h = gap(relu(c2(h)));
@@ -44,8 +45,12 @@ struct Cnn : nn::Module {
 // Token ids [N, T] to class scores: embedding, a transformer layer, mean over the sequence.
 struct TextClassifier : nn::Module {
   nn::Embedding embed{20, 16};
-  nn::TransformerEncoderLayer layer{{.d_model = 16, .nhead = 4, .dim_feedforward = 32,
-                                     .activation = "gelu", .batch_first = true, .norm_first = true}};
+  nn::TransformerEncoderLayer layer{{.d_model = 16,
+                                     .nhead = 4,
+                                     .dim_feedforward = 32,
+                                     .activation = "gelu",
+                                     .batch_first = true,
+                                     .norm_first = true}};
   nn::Linear head{{.in = 16, .out = 3}};
   TextClassifier() { register_modules({{"embed", embed}, {"layer", layer}, {"head", head}}); }
   Tensor forward(const Tensor& ids) override { return head(layer(embed(ids)).mean({1})); }
@@ -63,7 +68,8 @@ struct Positional : nn::Module {
 
 // The path of a fresh folder for one test's files.
 fs::path work_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("ember_export_" + name + "_" + std::to_string(getpid()));
+  fs::path p =
+      fs::temp_directory_path() / ("ember_export_" + name + "_" + std::to_string(getpid()));
   fs::create_directories(p);
   return p;
 }
@@ -82,8 +88,10 @@ void check_function(const onnx::ExportFunction& f, nn::Module* m, const Tensor& 
   SCOPED_TRACE(name);
   fs::path dir = work_dir(name);
   fs::path path = dir / "model.onnx";
-  if (m) onnx::export_module(*m, {x}, path.string(), o);
-  else onnx::export_function(f, {x}, path.string(), o);
+  if (m)
+    onnx::export_module(*m, {x}, path.string(), o);
+  else
+    onnx::export_function(f, {x}, path.string(), o);
   ASSERT_TRUE(fs::exists(path));
   onnx::Model back = onnx::load(path.string());
   EXPECT_EQ(back.opset(), o.opset);
@@ -164,8 +172,8 @@ TEST(OnnxExport, Cnn) {
 
 TEST(OnnxExport, TransformerEncoder) {
   manual_seed(3);
-  nn::TransformerEncoderLayer layer({.d_model = 16, .nhead = 2, .dim_feedforward = 32,
-                                     .batch_first = true});
+  nn::TransformerEncoderLayer layer(
+      {.d_model = 16, .nhead = 2, .dim_feedforward = 32, .batch_first = true});
   nn::TransformerEncoder m(layer, 2, nn::LayerNormOptions{.shape = {16}});
   for (int64_t opset : {13, 17})
     check_export(m, randn({2, 5, 16}),
@@ -281,11 +289,13 @@ TEST(OnnxExport, OpsAtOpsets13And17) {
     o.push_back(conv1d(x, w1, {}, {.stride = {2}, .padding = {1}}));
     o.push_back(conv_transpose2d(img, wt, {}, {.stride = {2}}));
     o.push_back(avg_pool2d(img, {.kernel_size = {2}, .stride = {1}, .padding = {1}}) +
-                max_pool1d(x, {.kernel_size = {2}}).sum() );
+                max_pool1d(x, {.kernel_size = {2}}).sum());
     o.push_back(embedding(ids, table).unsqueeze(0) + x.mean({1}, true));
-    o.push_back(zeros_like(x) + ones({x.size(0), 3, 4}) + arange(x.size(0)).to(kF32).reshape({-1, 1, 1}));
-    o.push_back(interpolate(img, {.scale_factor = {2.0}}).flatten(2) +
-                interpolate(img, {.size = {4, 4}, .mode = "bilinear", .align_corners = false}).flatten(2));
+    o.push_back(zeros_like(x) + ones({x.size(0), 3, 4}) +
+                arange(x.size(0)).to(kF32).reshape({-1, 1, 1}));
+    o.push_back(
+        interpolate(img, {.scale_factor = {2.0}}).flatten(2) +
+        interpolate(img, {.size = {4, 4}, .mode = "bilinear", .align_corners = false}).flatten(2));
     o.push_back(index_select(x, 2, perm) + gather(x, 1, zeros({x.size(0), 1, 4}, kI64)));
     return o;
   };
@@ -330,7 +340,8 @@ TEST(OnnxExport, DynamicSizes) {
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("zeros: shape entry 0 is 8 in one trace and 27"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   auto square = [](const TensorList& in) {
     const int64_t n = in[0].size(0);

@@ -2,6 +2,7 @@
 // Runs ONNX models in onnxruntime-node (npm, CPU execution provider) through
 // bench/peers/node/onnxruntime_peer.js `run`, for tests that compare its outputs with ember's.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -11,7 +12,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -29,7 +29,8 @@ inline std::string find_node() {
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "");
   for (std::string d; std::getline(dirs, d, ':');)
-    if (!d.empty() && access((fs::path(d) / "node").c_str(), X_OK) == 0) return (fs::path(d) / "node");
+    if (!d.empty() && access((fs::path(d) / "node").c_str(), X_OK) == 0)
+      return (fs::path(d) / "node");
   return {};
 }
 
@@ -48,8 +49,10 @@ inline OrtOutputs run_ort(const std::string& node, const std::filesystem::path& 
   nlohmann::json in = nlohmann::json::object();
   for (const auto& [name, t] : inputs) {
     std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
-    if (t.dtype() == kI64) in[name] = {{"dims", dims}, {"type", "int64"}, {"data", t.to_vector<int64_t>()}};
-    else in[name] = {{"dims", dims}, {"data", t.to_vector<float>()}};
+    if (t.dtype() == kI64)
+      in[name] = {{"dims", dims}, {"type", "int64"}, {"data", t.to_vector<int64_t>()}};
+    else
+      in[name] = {{"dims", dims}, {"data", t.to_vector<float>()}};
   }
   auto in_path = work / "in.json", out_path = work / "out.json", log = work / "log.txt";
   std::ofstream(in_path) << in.dump();

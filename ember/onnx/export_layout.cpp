@@ -1,4 +1,4 @@
-// ember ops as ONNX nodes: layout, index, creation, convolution, pooling and normalisation.
+// ember ops as ONNX nodes: layout (views, joins, copies), indexing and creation.
 #include <climits>
 
 #include "ember/ember.h"
@@ -9,9 +9,6 @@
 namespace ember::onnx::detail {
 
 namespace {
-
-int64_t norm_dim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
-std::vector<int64_t> vec(const Shape& s) { return {s.begin(), s.end()}; }
 
 // --- layout ---
 
@@ -53,7 +50,8 @@ bool transpose(Emitter& e) {
   }
   std::vector<int64_t> perm;
   for (int64_t k = 0; k < r; ++k) perm.push_back(k);
-  std::swap(perm[size_t(norm_dim(e.op().attrs.i[0], r))], perm[size_t(norm_dim(e.op().attrs.i[1], r))]);
+  std::swap(perm[size_t(norm_dim(e.op().attrs.i[0], r))],
+            perm[size_t(norm_dim(e.op().attrs.i[1], r))]);
   return transpose_to(e, perm);
 }
 
@@ -127,8 +125,8 @@ bool copy(Emitter& e) {
   }
   std::string v = e.in_as(1, dst.dtype());
   if (e.input(1).shape() != dst.shape())
-    v = e.node1("Expand", {v, e.sizes(vec(dst.shape()), vec(e.twin().inputs[0].shape()), false,
-                                      "shape")});
+    v = e.node1("Expand",
+                {v, e.sizes(vec(dst.shape()), vec(e.twin().inputs[0].shape()), false, "shape")});
   e.bind_input(dst, v);  // later reads of dst see the copied value
   e.out(0, v);
   return true;
@@ -206,13 +204,22 @@ bool pad(Emitter& e) {
   }
   const char* mode = nullptr;
   switch (ops::PadMode(a.mode)) {
-    case ops::PadMode::Constant: mode = "constant"; break;
-    case ops::PadMode::Reflect: mode = "reflect"; break;
-    case ops::PadMode::Replicate: mode = "edge"; break;
-    case ops::PadMode::Circular: e.unsupported("circular"); return false;
+    case ops::PadMode::Constant:
+      mode = "constant";
+      break;
+    case ops::PadMode::Reflect:
+      mode = "reflect";
+      break;
+    case ops::PadMode::Replicate:
+      mode = "edge";
+      break;
+    case ops::PadMode::Circular:
+      e.unsupported("circular");
+      return false;
   }
   std::vector<std::string> ins{e.in(0), e.ints(pads)};
-  if (ops::PadMode(a.mode) == ops::PadMode::Constant) ins.push_back(e.scalar(a.f[0], e.input(0).dtype()));
+  if (ops::PadMode(a.mode) == ops::PadMode::Constant)
+    ins.push_back(e.scalar(a.f[0], e.input(0).dtype()));
   e.out(0, e.node1("Pad", ins));
   e.attr("mode", std::string(mode));
   return true;
@@ -235,7 +242,8 @@ bool slice(Emitter& e) {
   std::string start = a.b[0] ? bound(e, a.i[1], ab.i[1], na, nb) : e.ints({0});
   std::string stop = a.b[1] ? bound(e, a.i[2], ab.i[2], na, nb) : e.ints({INT64_MAX});
   if (start.empty() || stop.empty()) return false;
-  e.out(0, e.node1("Slice", {e.in(0), start, stop, e.ints({dim}), e.ints({a.i[3] == 0 ? 1 : a.i[3]})}));
+  e.out(0, e.node1("Slice",
+                   {e.in(0), start, stop, e.ints({dim}), e.ints({a.i[3] == 0 ? 1 : a.i[3]})}));
   return true;
 }
 
@@ -257,7 +265,8 @@ bool select(Emitter& e) {
   if (a.i[1] == e.twin().attrs.i[1]) {
     index = e.scalar(double(a.i[1]), kI64);
   } else {
-    index = bound(e, a.i[1], e.twin().attrs.i[1], e.input(0).size(dim), e.twin().inputs[0].size(dim));
+    index =
+        bound(e, a.i[1], e.twin().attrs.i[1], e.input(0).size(dim), e.twin().inputs[0].size(dim));
     if (index.empty()) return false;
     index = e.node1("Squeeze", {index, e.ints({0})});
   }
@@ -280,7 +289,8 @@ bool embedding(Emitter& e) {
 
 bool masked_fill(Emitter& e) {
   const DType d = e.output().dtype();
-  std::string v = e.op().inputs.size() > 2 ? e.in_as(2, d) : e.scalar(e.op().attrs.s[0].to_double(), d);
+  std::string v =
+      e.op().inputs.size() > 2 ? e.in_as(2, d) : e.scalar(e.op().attrs.s[0].to_double(), d);
   e.out(0, e.node1("Where", {e.in_as(1, kBool), v, e.in_as(0, d)}));
   return true;
 }
@@ -289,9 +299,14 @@ bool masked_fill(Emitter& e) {
 
 double fill_value(const TracedOp& op) {
   switch (op.op) {
-    case OpId::ones: case OpId::ones_like: return 1;
-    case OpId::full: case OpId::full_like: return op.attrs.s[0].to_double();
-    default: return 0;
+    case OpId::ones:
+    case OpId::ones_like:
+      return 1;
+    case OpId::full:
+    case OpId::full_like:
+      return op.attrs.s[0].to_double();
+    default:
+      return 0;
   }
 }
 
@@ -329,7 +344,8 @@ bool arange(Emitter& e) {
     e.unsupported("a dynamic start or step");
     return false;
   }
-  std::string limit = e.cast(e.size(a.s[1].to<int64_t>(), b.s[1].to<int64_t>(), "end"), kI64, y.dtype());
+  std::string limit =
+      e.cast(e.size(a.s[1].to<int64_t>(), b.s[1].to<int64_t>(), "end"), kI64, y.dtype());
   e.out(0, e.node1("Range", {e.scalar(a.s[0].to_double(), y.dtype()), limit,
                              e.scalar(a.s[2].to_double(), y.dtype())}));
   return true;
@@ -344,159 +360,11 @@ bool constant_only(Emitter& e) {
   return true;
 }
 
-// --- convolution and pooling ---
-
-std::vector<int64_t> spread(const IntVec& v, size_t n, int64_t fill) {
-  std::vector<int64_t> out(n, fill);
-  for (size_t k = 0; k < n && !v.empty(); ++k) out[k] = v.size() == 1 ? v[0] : v[v.size() - n + k];
-  return out;
-}
-
-bool batched(Emitter& e, size_t nsp) {
-  if (e.input(0).dim() == int64_t(nsp) + 2) return true;
-  e.unsupported("an unbatched input");
-  return false;
-}
-
-bool conv(Emitter& e) {
-  const Attrs& a = e.op().attrs;
-  const Tensor &x = e.input(0), &w = e.input(1), &y = e.output();
-  const size_t nsp = size_t(w.dim() - 2);
-  if (!batched(e, nsp)) return false;
-  const auto stride = spread(a.ints2, nsp, 1), dil = spread(a.ints4, nsp, 1);
-  const auto pad = spread(a.ints3, nsp, 0);
-  std::vector<int64_t> pads(2 * nsp, 0), kernel;
-  for (size_t k = 0; k < nsp; ++k) {
-    kernel.push_back(w.size(int64_t(k) + 2));
-    switch (ops::ConvPadding(a.mode)) {
-      case ops::ConvPadding::Explicit: pads[k] = pads[k + nsp] = pad[k]; break;
-      case ops::ConvPadding::Valid: break;
-      case ops::ConvPadding::Same: {  // torch puts the odd cell at the end
-        int64_t in = x.size(int64_t(k) + 2), out = y.size(int64_t(k) + 2);
-        int64_t total = std::max<int64_t>(0, (out - 1) * stride[k] + (kernel[k] - 1) * dil[k] + 1 - in);
-        pads[k] = total / 2;
-        pads[k + nsp] = total - total / 2;
-        break;
-      }
-    }
-  }
-  const DType d = y.dtype();
-  std::vector<std::string> ins{e.in_as(0, d), e.in_as(1, d)};
-  if (e.has(2)) ins.push_back(e.in_as(2, d));
-  e.out(0, e.node1("Conv", ins));
-  e.attr("kernel_shape", kernel);
-  e.attr("strides", stride);
-  e.attr("pads", pads);
-  e.attr("dilations", dil);
-  e.attr("group", std::max<int64_t>(1, a.i[0]));
-  return true;
-}
-
-bool conv_transpose(Emitter& e) {
-  const Attrs& a = e.op().attrs;
-  const Tensor& w = e.input(1);
-  const size_t nsp = size_t(w.dim() - 2);
-  if (!batched(e, nsp)) return false;
-  const auto pad = spread(a.ints3, nsp, 0);
-  std::vector<int64_t> pads(2 * nsp), kernel;
-  for (size_t k = 0; k < nsp; ++k) {
-    kernel.push_back(w.size(int64_t(k) + 2));
-    pads[k] = pads[k + nsp] = pad[k];
-  }
-  const DType d = e.output().dtype();
-  std::vector<std::string> ins{e.in_as(0, d), e.in_as(1, d)};
-  if (e.has(2)) ins.push_back(e.in_as(2, d));
-  e.out(0, e.node1("ConvTranspose", ins));
-  e.attr("kernel_shape", kernel);
-  e.attr("strides", spread(a.ints2, nsp, 1));
-  e.attr("pads", pads);
-  e.attr("dilations", spread(a.ints4, nsp, 1));
-  e.attr("output_padding", spread(a.ints, nsp, 0));
-  e.attr("group", std::max<int64_t>(1, a.i[0]));
-  return true;
-}
-
-bool pool(Emitter& e, bool is_max, size_t nsp) {
-  if (!batched(e, nsp)) return false;
-  const Attrs& a = e.op().attrs;
-  const auto kernel = spread(a.ints, nsp, 1);
-  const auto stride = a.ints2.empty() ? kernel : spread(a.ints2, nsp, 1);
-  const auto pad = spread(a.ints3, nsp, 0);
-  std::vector<int64_t> pads(2 * nsp);
-  for (size_t k = 0; k < nsp; ++k) pads[k] = pads[k + nsp] = pad[k];
-  e.out(0, e.node1(is_max ? "MaxPool" : "AveragePool", {e.in(0)}));
-  e.attr("kernel_shape", kernel);
-  e.attr("strides", stride);
-  e.attr("pads", pads);
-  e.attr("ceil_mode", int64_t(a.b[0]));
-  if (is_max) e.attr("dilations", spread(a.ints4, nsp, 1));
-  else e.attr("count_include_pad", int64_t(a.b[1]));
-  return true;  // max_pool's indices (b[1]) stay unbound: ONNX's are numbered differently
-}
-
-bool adaptive_pool(Emitter& e, bool is_max, size_t nsp) {
-  if (!batched(e, nsp)) return false;
-  const Tensor &x = e.input(0), &y = e.output();
-  bool global = true, even = true;
-  std::vector<int64_t> kernel;
-  for (size_t k = 0; k < nsp; ++k) {
-    int64_t in = x.size(int64_t(k) + 2), out = y.size(int64_t(k) + 2);
-    global = global && out == 1;
-    even = even && in % out == 0;
-    kernel.push_back(out ? in / out : 1);
-  }
-  if (global) {
-    e.out(0, e.node1(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {e.in(0)}));
-    return true;
-  }
-  if (!even) {
-    e.unsupported("an input size that is not a multiple of the output size");
-    return false;
-  }
-  e.out(0, e.node1(is_max ? "MaxPool" : "AveragePool", {e.in(0)}));
-  e.attr("kernel_shape", kernel);
-  e.attr("strides", kernel);
-  return true;
-}
-
-// --- normalisation ---
-
-bool softmax(Emitter& e, const char* type) {
-  const DType d = e.output().dtype();
-  e.out(0, e.node1(type, {e.in_as(0, d)}));
-  e.attr("axis", norm_dim(e.op().attrs.i[0], e.input(0).dim()));
-  return true;
-}
-
-bool layer_norm(Emitter& e) {
-  const Attrs& a = e.op().attrs;
-  const DType d = e.output().dtype();
-  std::string scale = e.has(1) ? e.in_as(1, d)
-                               : e.constant(ones(Shape(a.ints), {.dtype = d, .device = Device::flex()}));
-  std::vector<std::string> ins{e.in_as(0, d), scale};
-  if (e.has(2)) ins.push_back(e.in_as(2, d));
-  e.out(0, e.node1("LayerNormalization", ins));
-  e.attr("axis", -int64_t(a.ints.size()));
-  e.attr_f("epsilon", a.f[0]);
-  return true;
-}
-
-bool batch_norm(Emitter& e) {
-  const DType d = e.output().dtype();
-  const int64_t c = e.input(0).size(1);
-  auto param = [&](size_t i, double v) {
-    return e.has(i) ? e.in_as(i, d) : e.constant(full({c}, v, {.dtype = d, .device = Device::flex()}));
-  };
-  e.out(0, e.node1("BatchNormalization",
-                   {e.in_as(0, d), param(3, 1), param(4, 0), e.in_as(1, d), e.in_as(2, d)}));
-  e.attr_f("epsilon", e.op().attrs.f[0]);
-  return true;
-}
-
 }  // namespace
 
-void add_emit_nn(EmitTable& t) {
-  for (OpId op : {OpId::reshape, OpId::view, OpId::flatten, OpId::unflatten}) t[size_t(op)] = reshape;
+void add_emit_layout(EmitTable& t) {
+  for (OpId op : {OpId::reshape, OpId::view, OpId::flatten, OpId::unflatten})
+    t[size_t(op)] = reshape;
   t[size_t(OpId::permute)] = permute;
   t[size_t(OpId::transpose)] = transpose;
   t[size_t(OpId::movedim)] = movedim;
@@ -504,7 +372,10 @@ void add_emit_nn(EmitTable& t) {
   t[size_t(OpId::unsqueeze)] = unsqueeze;
   t[size_t(OpId::expand)] = expand;
   t[size_t(OpId::broadcast_to)] = expand;
-  t[size_t(OpId::contiguous)] = [](Emitter& e) { e.out(0, e.in(0)); return true; };
+  t[size_t(OpId::contiguous)] = [](Emitter& e) {
+    e.out(0, e.in(0));
+    return true;
+  };
   t[size_t(OpId::copy)] = copy;
   t[size_t(OpId::cat)] = cat;
   t[size_t(OpId::stack)] = stack;
@@ -527,22 +398,6 @@ void add_emit_nn(EmitTable& t) {
   t[size_t(OpId::arange)] = arange;
   t[size_t(OpId::linspace)] = constant_only;
   t[size_t(OpId::eye)] = constant_only;
-
-  for (OpId op : {OpId::conv1d, OpId::conv2d, OpId::conv3d}) t[size_t(op)] = conv;
-  t[size_t(OpId::conv_transpose1d)] = conv_transpose;
-  t[size_t(OpId::conv_transpose2d)] = conv_transpose;
-  t[size_t(OpId::max_pool1d)] = [](Emitter& e) { return pool(e, true, 1); };
-  t[size_t(OpId::max_pool2d)] = [](Emitter& e) { return pool(e, true, 2); };
-  t[size_t(OpId::avg_pool1d)] = [](Emitter& e) { return pool(e, false, 1); };
-  t[size_t(OpId::avg_pool2d)] = [](Emitter& e) { return pool(e, false, 2); };
-  t[size_t(OpId::adaptive_avg_pool1d)] = [](Emitter& e) { return adaptive_pool(e, false, 1); };
-  t[size_t(OpId::adaptive_avg_pool2d)] = [](Emitter& e) { return adaptive_pool(e, false, 2); };
-  t[size_t(OpId::adaptive_max_pool2d)] = [](Emitter& e) { return adaptive_pool(e, true, 2); };
-
-  t[size_t(OpId::softmax)] = [](Emitter& e) { return softmax(e, "Softmax"); };
-  t[size_t(OpId::log_softmax)] = [](Emitter& e) { return softmax(e, "LogSoftmax"); };
-  t[size_t(OpId::layer_norm)] = layer_norm;
-  t[size_t(OpId::batch_norm)] = batch_norm;
 }
 
 }  // namespace ember::onnx::detail
