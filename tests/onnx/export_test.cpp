@@ -81,17 +81,18 @@ void expect_close(const Tensor& got, const Tensor& want, const char* what) {
 }
 
 // Exports `f` for `x`, then checks onnxruntime's and the importer's outputs on `x` and on each
-// of `more` (other sizes of the dynamic axes) against f's own.
+// of `more` (other sizes of the dynamic axes) against f's own. With `forward`, f is m.forward
+// and export_module exports it; otherwise export_function does, naming m's parameters.
 void check_function(const onnx::ExportFunction& f, nn::Module* m, const Tensor& x,
                     const onnx::ExportOptions& o, const std::string& name,
-                    const std::vector<Tensor>& more = {}) {
+                    const std::vector<Tensor>& more = {}, bool forward = false) {
   SCOPED_TRACE(name);
   fs::path dir = work_dir(name);
   fs::path path = dir / "model.onnx";
-  if (m)
+  if (m && forward)
     onnx::export_module(*m, {x}, path.string(), o);
   else
-    onnx::export_function(f, {x}, path.string(), o);
+    onnx::export_function(f, {x}, path.string(), o, m);
   ASSERT_TRUE(fs::exists(path));
   onnx::Model back = onnx::load(path.string());
   EXPECT_EQ(back.opset(), o.opset);
@@ -132,7 +133,7 @@ void check_function(const onnx::ExportFunction& f, nn::Module* m, const Tensor& 
 void check_export(nn::Module& m, const Tensor& x, const onnx::ExportOptions& o,
                   const std::string& name, const std::vector<Tensor>& more = {}) {
   check_function([&m](const TensorList& in) { return TensorList{m.forward(in[0])}; }, &m, x, o,
-                 name, more);
+                 name, more, /*forward=*/true);
 }
 
 }  // namespace
@@ -184,6 +185,21 @@ TEST(OnnxExport, TransformerEncoder) {
   check_export(m, randn({2, 5, 16}),
                {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}, {1, "seq"}}}}},
                "transformer_seq", {randn({3, 7, 16}), randn({1, 2, 16})});
+}
+
+// A causal mask made inside forward from the sequence length, which is dynamic.
+TEST(OnnxExport, CausalMaskFollowsSequence) {
+  manual_seed(12);
+  nn::TransformerEncoderLayer layer({.d_model = 8, .nhead = 2, .dim_feedforward = 16,
+                                     .batch_first = true});
+  nn::TransformerEncoder enc(layer, 1);
+  auto f = [&enc](const TensorList& in) {
+    return TensorList{enc(in[0], nn::generate_square_subsequent_mask(in[0].size(1)))};
+  };
+  for (int64_t opset : {13, 17})
+    check_function(f, &enc, randn({2, 4, 8}),
+                   {.opset = opset, .dynamic_axes = {{"input_0", {{0, "batch"}, {1, "seq"}}}}},
+                   "causal_op" + std::to_string(opset), {randn({1, 6, 8})});
 }
 
 TEST(OnnxExport, TextClassifierWithTokenIds) {
