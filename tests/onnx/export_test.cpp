@@ -5,6 +5,8 @@
 // onnxruntime-node (scripts/node-deps.sh) it fails.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -382,4 +384,19 @@ TEST(OnnxExport, SecondInputs) {
   Tensor x = randn({6, 8});
   NoGradGuard no_grad;
   expect_close(back.run({x})[0], m.forward(x), "batch 6");
+}
+
+// torchvision's full ResNet-18 at 224 x 224 (a measurement, not run by ctest: build/tests/
+// ember_onnx_tests --gtest_also_run_disabled_tests --gtest_filter=*ResNet18Full).
+TEST(OnnxExport, DISABLED_ResNet18Full) {
+  manual_seed(13);
+  auto m = models::resnet18();
+  m->eval();
+  Tensor x = randn({1, 3, 224, 224});
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string bytes =
+      onnx::export_bytes(*m, {x}, {.dynamic_axes = {{"input_0", {{0, "batch"}}}}});
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("export: %.2f s, %.1f MB\n", s, double(bytes.size()) / 1e6);
+  check_export(*m, x, {.dynamic_axes = {{"input_0", {{0, "batch"}}}}}, "resnet18_full");
 }
