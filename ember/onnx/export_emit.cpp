@@ -54,8 +54,34 @@ void Emitter::begin(const TracedOp& op, const TracedOp& twin, size_t index) {
 
 std::string Emitter::fresh() { return base_ + "_" + std::to_string(counter_++); }
 
-std::string Emitter::in(size_t i) { return value(op_->inputs[i], DType::F32, false); }
-std::string Emitter::in_as(size_t i, DType d) { return value(op_->inputs[i], d, true); }
+std::string Emitter::in(size_t i) { return input_value(i, DType::F32, false); }
+std::string Emitter::in_as(size_t i, DType d) { return input_value(i, d, true); }
+
+const std::string* Emitter::parameter(const Tensor& t) const {
+  for (const auto& [p, name] : params_)
+    if (p.is_alias_of(t) && p.offset() == t.offset() && p.shape() == t.shape() &&
+        p.strides() == t.strides() && p.dtype() == t.dtype())
+      return &name;
+  return nullptr;
+}
+
+// A tensor that no recorded op made (a table a kernel's caller built on the host) is written as
+// the constant it was in the first trace: with dynamic axes it must be the same in the second.
+std::string Emitter::input_value(size_t i, DType as, bool do_cast) {
+  const Tensor& t = op_->inputs[i];
+  const TensorImpl* k = t.defined() ? t.impl() : nullptr;
+  if (k && twin_ != op_ && !names_.count(k) && !poisoned_.count(k) && !unbound_.count(k) &&
+      !parameter(t)) {
+    const Tensor& u = i < twin_->inputs.size() ? twin_->inputs[i] : Tensor();
+    bool same = u.defined() && u.shape() == t.shape() && u.dtype() == t.dtype();
+    if (same && t.numel() > 0) same = !any(ne(t, u)).item<bool>();
+    if (!same) {
+      unsupported("a tensor made outside ember ops whose values follow a dynamic size");
+      return "<unsupported>";
+    }
+  }
+  return value(t, as, do_cast);
+}
 
 std::string Emitter::value(const Tensor& t, DType as, bool do_cast) {
   if (!t.defined()) return "";
@@ -67,11 +93,9 @@ std::string Emitter::value(const Tensor& t, DType as, bool do_cast) {
     return "<unsupported>";
   }
   // A parameter or buffer: an initializer named by its state_dict key.
-  for (const auto& [p, name] : params_) {
-    if (!p.is_alias_of(t) || p.offset() != t.offset() || p.shape() != t.shape() ||
-        p.strides() != t.strides() || p.dtype() != t.dtype())
-      continue;
-    to_proto(p, name, *g_.add_initializer());
+  if (const std::string* p = parameter(t)) {
+    const std::string name = *p;
+    if (written_.insert(name).second) to_proto(t, name, *g_.add_initializer());  // tied: once
     names_[t.impl()] = name;
     keep_.push_back(t);
     return do_cast ? cast(name, t.dtype(), as) : name;

@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -105,6 +106,9 @@ class Emitter {
 
  private:
   std::string dim_of(const SymbolicDim& s);
+  std::string input_value(size_t i, DType as, bool cast);
+  /// The state_dict key of the parameter or buffer `t` is (same storage and geometry), or null.
+  const std::string* parameter(const Tensor& t) const;
   ::onnx::GraphProto& g_;
   int64_t opset_;
   std::vector<SymbolicDim> symbols_;
@@ -114,6 +118,7 @@ class Emitter {
   int counter_ = 0, constants_ = 0;
   std::unordered_map<const TensorImpl*, std::string> names_;
   std::vector<std::pair<Tensor, std::string>> params_;
+  std::set<std::string> written_;  // parameters written as initializers
   std::map<std::string, std::string> dims_;  // "input:dim" -> its 1-D value
   std::map<std::pair<const TensorImpl*, int>, std::string> cast_constants_;
   std::map<std::vector<int64_t>, std::string> ints_;

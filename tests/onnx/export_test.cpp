@@ -361,6 +361,18 @@ TEST(OnnxExport, DynamicSizes) {
               std::string::npos)
         << e.what();
   }
+  auto host_table = [](const TensorList& in) {  // made on the host, sized by the batch
+    const int64_t n = in[0].size(0);
+    return TensorList{in[0] + tensor(std::vector<float>(size_t(n), 2.f), {n, 1})};
+  };
+  try {
+    onnx::export_bytes(host_table, {randn({2, 3})}, o);
+    FAIL() << "expected UnsupportedError";
+  } catch (const onnx::UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("add (a tensor made outside ember ops whose values"),
+              std::string::npos)
+        << e.what();
+  }
   auto square = [](const TensorList& in) {
     const int64_t n = in[0].size(0);
     return TensorList{ones({n * n, 2}) * in[0].sum()};
