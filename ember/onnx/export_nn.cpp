@@ -128,6 +128,34 @@ bool adaptive_pool(Emitter& e, bool is_max, size_t nsp) {
   return true;
 }
 
+// torch's interpolate as Resize: nearest is "asymmetric" + floor, linear and cubic sample at
+// pixel centres as torch does ("pytorch_half_pixel") or at the corners; cubic uses torch's
+// A = -0.75. With scale factors the output size and the coordinates follow them, as in torch.
+bool interpolate(Emitter& e) {
+  const Attrs& a = e.op().attrs;
+  const Tensor &x = e.input(0), &y = e.output();
+  const auto mode = ops::InterpMode(a.mode);
+  const bool nearest = mode == ops::InterpMode::Nearest;
+  std::string scales = "", sizes = "";
+  if (a.b[0]) {
+    const int64_t nsp = x.dim() - 2;
+    std::vector<float> f{1.f, 1.f};
+    for (int64_t k = 0; k < nsp; ++k)
+      f.push_back(float(a.f[size_t(a.i[0] == 1 ? 0 : k)]));
+    scales = e.constant(tensor(f, {int64_t(f.size())}, kF32, Device::flex()));
+  } else {
+    sizes = e.sizes(vec(y.shape()), vec(e.twin().outputs[0].shape()), false, "output size");
+  }
+  e.out(0, e.node1("Resize", {e.in(0), "", scales, sizes}));
+  e.attr("mode", std::string(nearest ? "nearest" : mode == ops::InterpMode::Bicubic ? "cubic"
+                                                                                       : "linear"));
+  e.attr("coordinate_transformation_mode",
+         std::string(nearest ? "asymmetric" : a.b[1] ? "align_corners" : "pytorch_half_pixel"));
+  if (nearest) e.attr("nearest_mode", std::string("floor"));
+  if (mode == ops::InterpMode::Bicubic) e.attr_f("cubic_coeff_a", -0.75);
+  return true;
+}
+
 // --- normalisation ---
 
 bool softmax(Emitter& e, const char* type) {
@@ -178,6 +206,7 @@ void add_emit_nn(EmitTable& t) {
   t[size_t(OpId::adaptive_avg_pool2d)] = [](Emitter& e) { return adaptive_pool(e, false, 2); };
   t[size_t(OpId::adaptive_max_pool2d)] = [](Emitter& e) { return adaptive_pool(e, true, 2); };
 
+  t[size_t(OpId::interpolate)] = interpolate;
   t[size_t(OpId::softmax)] = [](Emitter& e) { return softmax(e, "Softmax"); };
   t[size_t(OpId::log_softmax)] = [](Emitter& e) { return softmax(e, "LogSoftmax"); };
   t[size_t(OpId::layer_norm)] = layer_norm;

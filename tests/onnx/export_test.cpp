@@ -323,6 +323,26 @@ TEST(OnnxExport, OpsAtOpsets13And17) {
                    "ops_op" + std::to_string(opset), {randn({3, 3, 4})});
 }
 
+// interpolate as Resize, with dynamic spatial sizes where scale factors set the output's.
+TEST(OnnxExport, Interpolate) {
+  manual_seed(14);
+  auto f = [](const TensorList& in) {
+    const Tensor& x = in[0];  // [N, C, H, W]
+    return TensorList{
+        interpolate(x, {.scale_factor = {2.0}}),
+        interpolate(x, {.scale_factor = {1.5, 2.0}, .mode = "bilinear"}),
+        interpolate(x, {.scale_factor = {2.0}, .mode = "bilinear", .align_corners = true}),
+        interpolate(x, {.scale_factor = {2.0}, .mode = "bicubic"}),
+        interpolate(x, {.size = {7, 3}, .mode = "bilinear"}),
+        interpolate(x.flatten(2), {.scale_factor = {3.0}, .mode = "linear"})};
+  };
+  for (int64_t opset : {13, 17})
+    check_function(
+        f, nullptr, randn({1, 2, 4, 6}),
+        {.opset = opset, .dynamic_axes = {{"input_0", {{0, "n"}, {2, "h"}, {3, "w"}}}}},
+        "interpolate_op" + std::to_string(opset), {randn({2, 2, 5, 3})});
+}
+
 // Several inputs and outputs through export_function: an LSTM's initial and final states.
 TEST(OnnxExport, FunctionWithStates) {
   manual_seed(8);
