@@ -305,8 +305,8 @@ std::string build(const ExportFunction& f, const TensorList& inputs, nn::Module*
   if (!e.unsupported_ops().empty()) {
     std::string list;
     for (const auto& [name, count] : e.unsupported_ops())
-      list += (list.empty() ? "" : ", ") + name + " (" + std::to_string(count) +
-              (count == 1 ? " call)" : " calls)");
+      list += (list.empty() ? "" : "; ") + name + ": " + std::to_string(count) +
+              (count == 1 ? " call" : " calls");
     const size_t n = e.unsupported_ops().size();
     throw UnsupportedError(msg(std::to_string(n) + (n == 1 ? " ember op has" : " ember ops have") +
                                " no ONNX form at opset " + std::to_string(o.opset) + ": " + list));

@@ -183,6 +183,45 @@ bool flip(Emitter& e) {
   return true;
 }
 
+// roll along dims: the last `s` entries, then the rest.
+bool roll(Emitter& e) {
+  const Attrs& a = e.op().attrs;
+  if (a.ints2.empty()) {
+    e.unsupported("of the flattened tensor");
+    return false;
+  }
+  std::string x = e.in(0);
+  for (size_t k = 0; k < a.ints.size() && k < a.ints2.size(); ++k) {
+    const int64_t d = norm_dim(a.ints2[k], e.input(0).dim());
+    const int64_t n = e.input(0).size(d);
+    if (n != e.twin().inputs[0].size(d)) {
+      e.unsupported("along a dynamic dim");
+      return false;
+    }
+    const int64_t s = n ? ((a.ints[k] % n) + n) % n : 0;
+    if (s == 0) continue;
+    std::string tail = e.node1("Slice", {x, e.ints({n - s}), e.ints({n}), e.ints({d})});
+    std::string head = e.node1("Slice", {x, e.ints({0}), e.ints({n - s}), e.ints({d})});
+    x = e.node1("Concat", {tail, head});
+    e.attr("axis", d);
+  }
+  e.out(0, x);
+  return true;
+}
+
+bool one_hot(Emitter& e) {
+  const Tensor& y = e.output();
+  const int64_t depth = y.size(-1);
+  if (depth != e.twin().outputs[0].size(-1)) {
+    e.unsupported("with num_classes from the data");
+    return false;
+  }
+  const Tensor values = tensor(std::vector<int64_t>{0, 1}, {2}, y.dtype(), Device::flex());
+  e.out(0, e.node1("OneHot", {e.in_as(0, kI64), e.ints({depth}), e.constant(values)}));
+  e.attr("axis", int64_t(-1));
+  return true;
+}
+
 bool trilu(Emitter& e, bool upper) {
   if (e.opset() < 14) {
     e.unsupported("Trilu needs opset 14");
@@ -384,6 +423,8 @@ void add_emit_layout(EmitTable& t) {
   t[size_t(OpId::tril)] = [](Emitter& e) { return trilu(e, false); };
   t[size_t(OpId::triu)] = [](Emitter& e) { return trilu(e, true); };
   t[size_t(OpId::pad)] = pad;
+  t[size_t(OpId::roll)] = roll;
+  t[size_t(OpId::one_hot)] = one_hot;
   t[size_t(OpId::slice)] = slice;
   t[size_t(OpId::narrow)] = narrow;
   t[size_t(OpId::select)] = select;

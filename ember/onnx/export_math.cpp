@@ -1,6 +1,7 @@
 // ember ops as ONNX nodes: unary, binary and ternary elementwise ops.
 #include <cmath>
 
+#include "ember/ember.h"
 #include "ember/onnx/export_ops.h"
 #include "ember/ops/modes.h"
 
@@ -58,6 +59,29 @@ bool compare(Emitter& e, const char* type, bool negate = false) {
 
 bool logical(Emitter& e, const char* type) {
   e.out(0, e.node1(type, {e.in_as(0, kBool), e.in_as(1, kBool)}));
+  return true;
+}
+
+bool bitwise(Emitter& e, const char* type) {  // ONNX's bitwise ops on integers came in opset 18
+  if (e.output().dtype() != kBool) {
+    e.unsupported("on integers, which ONNX has from opset 18");
+    return false;
+  }
+  return logical(e, type);
+}
+
+// atan(y / x) moved to the quadrant of (x, y); 0 at the origin, as torch.
+bool atan2(Emitter& e) {
+  const DType d = e.output().dtype();
+  const std::string y = e.in_as(0, d), x = e.in_as(1, d);
+  const std::string a = e.node1("Atan", {e.node1("Div", {y, x})});
+  const std::string up = with_const(e, "Add", a, M_PI, d), down = with_const(e, "Sub", a, M_PI, d);
+  const std::string upper = e.node1("Not", {with_const(e, "Less", y, 0.0, d)});
+  const std::string left = with_const(e, "Less", x, 0.0, d);
+  std::string r = e.node1("Where", {left, e.node1("Where", {upper, up, down}), a});
+  const std::string origin =
+      e.node1("And", {with_const(e, "Equal", x, 0.0, d), with_const(e, "Equal", y, 0.0, d)});
+  e.out(0, e.node1("Where", {origin, e.scalar(0.0, d), r}));
   return true;
 }
 
@@ -144,7 +168,8 @@ bool lerp(Emitter& e) {  // a + w (b - a)
 void add_emit_math(EmitTable& t) {
 #define EMBER_UNARY(op, type) t[size_t(OpId::op)] = [](Emitter& e) { return unary(e, type); };
   EMBER_UNARY(neg, "Neg")
-  EMBER_UNARY(abs, "Abs") EMBER_UNARY(sign, "Sign") EMBER_UNARY(exp, "Exp") EMBER_UNARY(log, "Log")
+  EMBER_UNARY(abs, "Abs")
+  EMBER_UNARY(sign, "Sign") EMBER_UNARY(exp, "Exp") EMBER_UNARY(log, "Log")
       EMBER_UNARY(sqrt, "Sqrt") EMBER_UNARY(reciprocal, "Reciprocal") EMBER_UNARY(sin, "Sin")
           EMBER_UNARY(cos, "Cos") EMBER_UNARY(tan, "Tan") EMBER_UNARY(asin, "Asin")
               EMBER_UNARY(acos, "Acos") EMBER_UNARY(atan, "Atan") EMBER_UNARY(sinh, "Sinh")
@@ -192,6 +217,35 @@ void add_emit_math(EmitTable& t) {
   t[size_t(OpId::log2)] = [](Emitter& e) {
     const DType d = e.output().dtype();
     e.out(0, with_const(e, "Div", e.node1("Log", {e.in_as(0, d)}), M_LN2, d));
+    return true;
+  };
+  t[size_t(OpId::log10)] = [](Emitter& e) {
+    const DType d = e.output().dtype();
+    e.out(0, with_const(e, "Div", e.node1("Log", {e.in_as(0, d)}), M_LN10, d));
+    return true;
+  };
+  t[size_t(OpId::trunc)] = [](Emitter& e) {
+    const DType d = e.output().dtype();
+    const std::string x = e.in_as(0, d);
+    e.out(0, e.node1("Where", {with_const(e, "Less", x, 0.0, d), e.node1("Ceil", {x}),
+                               e.node1("Floor", {x})}));
+    return true;
+  };
+  t[size_t(OpId::isfinite)] = [](Emitter& e) {
+    if (!is_floating(e.input(0).dtype())) {
+      e.out(0, e.constant(ones(e.output().shape(), {.dtype = kBool, .device = Device::flex()})));
+      return true;
+    }
+    const std::string x = e.in(0);
+    e.out(0, e.node1("Not", {e.node1("Or", {e.node1("IsNaN", {x}), e.node1("IsInf", {x})})}));
+    return true;
+  };
+  t[size_t(OpId::bitwise_not)] = [](Emitter& e) {
+    if (e.output().dtype() != kBool) {
+      e.unsupported("on integers, which ONNX has from opset 18");
+      return false;
+    }
+    e.out(0, e.node1("Not", {e.in(0)}));
     return true;
   };
   t[size_t(OpId::exp2)] = [](Emitter& e) {
@@ -242,8 +296,9 @@ void add_emit_math(EmitTable& t) {
 
 #define EMBER_BINARY(op, type) t[size_t(OpId::op)] = [](Emitter& e) { return binary(e, type); };
   EMBER_BINARY(add, "Add")
-  EMBER_BINARY(sub, "Sub") EMBER_BINARY(mul, "Mul") EMBER_BINARY(pow, "Pow")
-      EMBER_BINARY(maximum, "Max") EMBER_BINARY(minimum, "Min")
+  EMBER_BINARY(sub, "Sub")
+  EMBER_BINARY(mul, "Mul") EMBER_BINARY(pow, "Pow") EMBER_BINARY(maximum, "Max")
+      EMBER_BINARY(minimum, "Min")
 #undef EMBER_BINARY
 #define EMBER_COMPARE(op, type) t[size_t(OpId::op)] = [](Emitter& e) { return compare(e, type); };
           EMBER_COMPARE(eq, "Equal") EMBER_COMPARE(lt, "Less") EMBER_COMPARE(le, "LessOrEqual")
@@ -253,6 +308,10 @@ void add_emit_math(EmitTable& t) {
   t[size_t(OpId::logical_and)] = [](Emitter& e) { return logical(e, "And"); };
   t[size_t(OpId::logical_or)] = [](Emitter& e) { return logical(e, "Or"); };
   t[size_t(OpId::logical_xor)] = [](Emitter& e) { return logical(e, "Xor"); };
+  t[size_t(OpId::bitwise_and)] = [](Emitter& e) { return bitwise(e, "And"); };
+  t[size_t(OpId::bitwise_or)] = [](Emitter& e) { return bitwise(e, "Or"); };
+  t[size_t(OpId::bitwise_xor)] = [](Emitter& e) { return bitwise(e, "Xor"); };
+  t[size_t(OpId::atan2)] = atan2;
   t[size_t(OpId::div)] = div;
   t[size_t(OpId::remainder)] = [](Emitter& e) { return remainder(e, false); };
   t[size_t(OpId::fmod)] = [](Emitter& e) { return remainder(e, true); };

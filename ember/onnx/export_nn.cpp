@@ -140,17 +140,18 @@ bool interpolate(Emitter& e) {
   if (a.b[0]) {
     const int64_t nsp = x.dim() - 2;
     std::vector<float> f{1.f, 1.f};
-    for (int64_t k = 0; k < nsp; ++k)
-      f.push_back(float(a.f[size_t(a.i[0] == 1 ? 0 : k)]));
+    for (int64_t k = 0; k < nsp; ++k) f.push_back(float(a.f[size_t(a.i[0] == 1 ? 0 : k)]));
     scales = e.constant(tensor(f, {int64_t(f.size())}, kF32, Device::flex()));
   } else {
     sizes = e.sizes(vec(y.shape()), vec(e.twin().outputs[0].shape()), false, "output size");
   }
   e.out(0, e.node1("Resize", {e.in(0), "", scales, sizes}));
-  e.attr("mode", std::string(nearest ? "nearest" : mode == ops::InterpMode::Bicubic ? "cubic"
-                                                                                       : "linear"));
-  e.attr("coordinate_transformation_mode",
-         std::string(nearest ? "asymmetric" : a.b[1] ? "align_corners" : "pytorch_half_pixel"));
+  e.attr("mode", std::string(nearest                            ? "nearest"
+                             : mode == ops::InterpMode::Bicubic ? "cubic"
+                                                                : "linear"));
+  e.attr("coordinate_transformation_mode", std::string(nearest  ? "asymmetric"
+                                                       : a.b[1] ? "align_corners"
+                                                                : "pytorch_half_pixel"));
   if (nearest) e.attr("nearest_mode", std::string("floor"));
   if (mode == ops::InterpMode::Bicubic) e.attr_f("cubic_coeff_a", -0.75);
   return true;

@@ -37,6 +37,45 @@ bool reduce_op(Emitter& e, const char* type) {
   return true;
 }
 
+// any / all: a max / min over the values as 0 or 1 (ONNX reduces no bools).
+bool any_all(Emitter& e, bool is_any) {
+  std::string b = e.in_as(0, kBool);
+  std::string v = e.cast(b, kBool, kI32);
+  std::string r = e.input(0).dim() == 0 ? v
+                                        : reduce(e, is_any ? "ReduceMax" : "ReduceMin", v,
+                                                 reduce_axes(e), e.op().attrs.b[0]);
+  e.out(0, e.cast(r, kI32, kBool));
+  return true;
+}
+
+bool count_nonzero(Emitter& e) {
+  std::string v = e.cast(e.in_as(0, kBool), kBool, kI64);
+  e.out(0, e.input(0).dim() == 0 ? v : reduce(e, "ReduceSum", v, reduce_axes(e), false));
+  return true;
+}
+
+// sort as a TopK of the whole dim (ties may come out in another order than ember's stable sort).
+bool sort(Emitter& e, bool values) {
+  const Attrs& a = e.op().attrs;
+  const int64_t r = e.input(0).dim(), dim = a.i[0] < 0 ? a.i[0] + r : a.i[0];
+  if (r == 0) {
+    e.unsupported("of a 0-d tensor");
+    return false;
+  }
+  std::string k = e.sizes({e.input(0).size(dim)}, {e.twin().inputs[0].size(dim)}, false, "k");
+  auto o = e.node("TopK", {e.in(0), k}, 2);
+  e.attr("axis", dim);
+  e.attr("largest", int64_t(a.b[0]));
+  e.attr("sorted", int64_t(1));
+  if (values) {
+    e.out(0, o[0]);
+    e.out(1, o[1]);
+  } else {
+    e.out(0, o[1]);
+  }
+  return true;
+}
+
 bool max_min(Emitter& e, bool is_max) {
   const Attrs& a = e.op().attrs;
   const char* type = is_max ? "ReduceMax" : "ReduceMin";
@@ -166,6 +205,11 @@ void add_emit_reduce(EmitTable& t) {
   t[size_t(OpId::norm)] = norm;
   t[size_t(OpId::cumsum)] = cumsum;
   t[size_t(OpId::topk)] = topk;
+  t[size_t(OpId::sort)] = [](Emitter& e) { return sort(e, true); };
+  t[size_t(OpId::argsort)] = [](Emitter& e) { return sort(e, false); };
+  t[size_t(OpId::any)] = [](Emitter& e) { return any_all(e, true); };
+  t[size_t(OpId::all)] = [](Emitter& e) { return any_all(e, false); };
+  t[size_t(OpId::count_nonzero)] = count_nonzero;
 
   t[size_t(OpId::mm)] = matmul;
   t[size_t(OpId::bmm)] = matmul;
