@@ -308,6 +308,10 @@ std::string build(const ExportFunction& f, const TensorList& inputs, nn::Module*
       list += (list.empty() ? "" : "; ") + name + ": " + std::to_string(count) +
               (count == 1 ? " call" : " calls");
     const size_t n = e.unsupported_ops().size();
+    if (e.saw_random())
+      list +=
+          " (random ops: is a module in training mode? export_module, and export_function "
+          "given the module, trace it in eval mode)";
     throw UnsupportedError(msg(std::to_string(n) + (n == 1 ? " ember op has" : " ember ops have") +
                                " no ONNX form at opset " + std::to_string(o.opset) + ": " + list));
   }

@@ -284,6 +284,7 @@ std::string Emitter::size(int64_t a, int64_t b, const char* what) {
 
 void Emitter::unsupported(const std::string& why) {
   failed_ = true;
+  saw_random_ = saw_random_ || op_def(op_->op).category == OpCategory::Random;
   std::string name = op_name(op_->op);
   if (!why.empty()) name += " (" + why + ")";
   for (auto& [n, count] : unsupported_)

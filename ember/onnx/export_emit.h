@@ -100,6 +100,8 @@ class Emitter {
   void unsupported(const std::string& why = "");
   /// "op (3 calls, ...)" lines of every unsupported op, in order of first call.
   const std::vector<std::pair<std::string, int>>& unsupported_ops() const { return unsupported_; }
+  /// Whether an unsupported op was a random one.
+  bool saw_random() const { return saw_random_; }
 
   /// A fresh value name from the current op.
   std::string fresh();
@@ -118,7 +120,7 @@ class Emitter {
   int counter_ = 0, constants_ = 0;
   std::unordered_map<const TensorImpl*, std::string> names_;
   std::vector<std::pair<Tensor, std::string>> params_;
-  std::set<std::string> written_;  // parameters written as initializers
+  std::set<std::string> written_;            // parameters written as initializers
   std::map<std::string, std::string> dims_;  // "input:dim" -> its 1-D value
   std::map<std::pair<const TensorImpl*, int>, std::string> cast_constants_;
   std::map<std::vector<int64_t>, std::string> ints_;
@@ -126,7 +128,8 @@ class Emitter {
   std::vector<std::pair<std::string, int>> unsupported_;
   std::unordered_map<const TensorImpl*, std::string> unbound_;
   std::unordered_set<const TensorImpl*> poisoned_;  // outputs of unsupported ops
-  bool failed_ = false;                             // the current op is unsupported
+  bool failed_ = false;
+  bool saw_random_ = false;  // the current op is unsupported
   ::onnx::NodeProto* last_ = nullptr;
   std::vector<Tensor> keep_;  // constants named here stay alive (their addresses are keys)
 };

@@ -169,15 +169,16 @@ void add_emit_math(EmitTable& t) {
 #define EMBER_UNARY(op, type) t[size_t(OpId::op)] = [](Emitter& e) { return unary(e, type); };
   EMBER_UNARY(neg, "Neg")
   EMBER_UNARY(abs, "Abs")
-  EMBER_UNARY(sign, "Sign") EMBER_UNARY(exp, "Exp") EMBER_UNARY(log, "Log")
-      EMBER_UNARY(sqrt, "Sqrt") EMBER_UNARY(reciprocal, "Reciprocal") EMBER_UNARY(sin, "Sin")
-          EMBER_UNARY(cos, "Cos") EMBER_UNARY(tan, "Tan") EMBER_UNARY(asin, "Asin")
-              EMBER_UNARY(acos, "Acos") EMBER_UNARY(atan, "Atan") EMBER_UNARY(sinh, "Sinh")
-                  EMBER_UNARY(cosh, "Cosh") EMBER_UNARY(tanh, "Tanh") EMBER_UNARY(asinh, "Asinh")
-                      EMBER_UNARY(acosh, "Acosh") EMBER_UNARY(atanh, "Atanh")
-                          EMBER_UNARY(erf, "Erf") EMBER_UNARY(floor, "Floor")
-                              EMBER_UNARY(ceil, "Ceil") EMBER_UNARY(round, "Round")
-                                  EMBER_UNARY(sigmoid, "Sigmoid") EMBER_UNARY(relu, "Relu")
+  EMBER_UNARY(sign, "Sign")
+  EMBER_UNARY(exp, "Exp") EMBER_UNARY(log, "Log") EMBER_UNARY(sqrt, "Sqrt")
+      EMBER_UNARY(reciprocal, "Reciprocal") EMBER_UNARY(sin, "Sin") EMBER_UNARY(cos, "Cos")
+          EMBER_UNARY(tan, "Tan") EMBER_UNARY(asin, "Asin") EMBER_UNARY(acos, "Acos")
+              EMBER_UNARY(atan, "Atan") EMBER_UNARY(sinh, "Sinh") EMBER_UNARY(cosh, "Cosh")
+                  EMBER_UNARY(tanh, "Tanh") EMBER_UNARY(asinh, "Asinh") EMBER_UNARY(acosh, "Acosh")
+                      EMBER_UNARY(atanh, "Atanh") EMBER_UNARY(erf, "Erf")
+                          EMBER_UNARY(floor, "Floor") EMBER_UNARY(ceil, "Ceil")
+                              EMBER_UNARY(round, "Round") EMBER_UNARY(sigmoid, "Sigmoid")
+                                  EMBER_UNARY(relu, "Relu")
 #undef EMBER_UNARY
                                       t[size_t(OpId::isnan)] = [](Emitter& e) {
                                         e.out(0, e.node1("IsNaN", {e.in(0)}));
@@ -297,14 +298,14 @@ void add_emit_math(EmitTable& t) {
 #define EMBER_BINARY(op, type) t[size_t(OpId::op)] = [](Emitter& e) { return binary(e, type); };
   EMBER_BINARY(add, "Add")
   EMBER_BINARY(sub, "Sub")
-  EMBER_BINARY(mul, "Mul") EMBER_BINARY(pow, "Pow") EMBER_BINARY(maximum, "Max")
-      EMBER_BINARY(minimum, "Min")
+  EMBER_BINARY(mul, "Mul")
+  EMBER_BINARY(pow, "Pow") EMBER_BINARY(maximum, "Max") EMBER_BINARY(minimum, "Min")
 #undef EMBER_BINARY
 #define EMBER_COMPARE(op, type) t[size_t(OpId::op)] = [](Emitter& e) { return compare(e, type); };
-          EMBER_COMPARE(eq, "Equal") EMBER_COMPARE(lt, "Less") EMBER_COMPARE(le, "LessOrEqual")
-              EMBER_COMPARE(gt, "Greater") EMBER_COMPARE(ge, "GreaterOrEqual")
+      EMBER_COMPARE(eq, "Equal") EMBER_COMPARE(lt, "Less") EMBER_COMPARE(le, "LessOrEqual")
+          EMBER_COMPARE(gt, "Greater") EMBER_COMPARE(ge, "GreaterOrEqual")
 #undef EMBER_COMPARE
-                  t[size_t(OpId::ne)] = [](Emitter& e) { return compare(e, "Equal", true); };
+              t[size_t(OpId::ne)] = [](Emitter& e) { return compare(e, "Equal", true); };
   t[size_t(OpId::logical_and)] = [](Emitter& e) { return logical(e, "And"); };
   t[size_t(OpId::logical_or)] = [](Emitter& e) { return logical(e, "Or"); };
   t[size_t(OpId::logical_xor)] = [](Emitter& e) { return logical(e, "Xor"); };

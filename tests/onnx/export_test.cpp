@@ -267,6 +267,24 @@ TEST(OnnxExport, UnsupportedOpsInOneError) {
   }
 }
 
+// Dropout in training mode (a module traced through export_function without being named):
+// the error says where the random op comes from.
+TEST(OnnxExport, TrainingModeDropoutIsNamed) {
+  nn::Dropout drop(0.5);
+  auto f = [&drop](const TensorList& in) { return TensorList{drop(in[0])}; };
+  try {
+    onnx::export_bytes(f, {randn({2, 3})});
+    FAIL() << "expected onnx::UnsupportedError";
+  } catch (const onnx::UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a module in training mode?"), std::string::npos)
+        << e.what();
+  }
+  Tensor x = randn({2, 3});
+  onnx::Model m = onnx::load_bytes(onnx::export_bytes(f, {x}, {}, &drop));  // eval: identity
+  expect_close(m.run({x})[0], x, "dropout in eval mode");
+  EXPECT_TRUE(drop.is_training());
+}
+
 TEST(OnnxExport, BadOptions) {
   Mlp m;
   EXPECT_THROW(onnx::export_bytes(m, {randn({2, 8})}, {.opset = 12}), ValueError);
