@@ -11,7 +11,10 @@
 #include <fstream>
 
 #include "ember/ember.h"
+#include "ember/models/efficientnet.h"
+#include "ember/models/mobilenet.h"
 #include "ember/models/resnet.h"
+#include "ember/models/vit.h"
 #include "ember/onnx.h"
 #include "onnx/ort_harness.h"
 
@@ -231,6 +234,32 @@ TEST(OnnxExport, ResNet18) {
   }
   check_export(*m, randn({1, 3, 32, 32}),
                {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}}}}}, "resnet18",
+               {randn({2, 3, 32, 32})});
+}
+
+// The zoo's other vision models, narrowed: depthwise convolutions and ReLU6 (MobileNetV2),
+// squeeze-excitation, SiLU and stochastic depth in eval mode (EfficientNet), the class token and
+// position embedding of a ViT.
+TEST(OnnxExport, ZooVisionModels) {
+  manual_seed(15);
+  auto mobilenet = models::mobilenet_v2({.num_classes = 5, .width_mult = 0.25});
+  check_export(*mobilenet, randn({1, 3, 32, 32}),
+               {.opset = 13, .dynamic_axes = {{"input_0", {{0, "batch"}}}}}, "mobilenet_v2",
+               {randn({2, 3, 32, 32})});
+  models::EfficientNetConfig ec{.num_classes = 5, .width_mult = 0.25, .depth_mult = 0.25};
+  auto efficientnet = models::efficientnet_b0(ec);
+  check_export(*efficientnet, randn({1, 3, 32, 32}),
+               {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}}}}}, "efficientnet",
+               {randn({2, 3, 32, 32})});
+  auto vit = models::vit_b_16({.image_size = 32,
+                               .patch_size = 8,
+                               .num_layers = 2,
+                               .num_heads = 2,
+                               .hidden_dim = 16,
+                               .mlp_dim = 32,
+                               .num_classes = 5});
+  check_export(*vit, randn({1, 3, 32, 32}),
+               {.opset = 17, .dynamic_axes = {{"input_0", {{0, "batch"}}}}}, "vit",
                {randn({2, 3, 32, 32})});
 }
 
