@@ -314,6 +314,24 @@ TEST(OnnxExport, TrainingModeDropoutIsNamed) {
   EXPECT_TRUE(drop.is_training());
 }
 
+// A failed export leaves the file as it was; a good one replaces it whole.
+TEST(OnnxExport, WritesAtomically) {
+  fs::path dir = work_dir("atomic");
+  const std::string path = (dir / "model.onnx").string();
+  std::ofstream(path) << "old";
+  auto bad = [](const TensorList& in) { return TensorList{cumprod(in[0], 0)}; };
+  EXPECT_THROW(onnx::export_function(bad, {randn({2, 3})}, path), onnx::UnsupportedError);
+  std::ifstream f(path);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(f)), {}), "old");
+  Mlp m;
+  onnx::export_module(m, {randn({2, 8})}, path);
+  EXPECT_EQ(onnx::load(path).outputs().size(), 1u);
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) files += entry.is_regular_file();
+  EXPECT_EQ(files, 1u) << "no temporary file is left beside the model";
+  fs::remove_all(dir);
+}
+
 TEST(OnnxExport, BadOptions) {
   Mlp m;
   EXPECT_THROW(onnx::export_bytes(m, {randn({2, 8})}, {.opset = 12}), ValueError);
