@@ -382,6 +382,8 @@ TEST(OnnxExport, OpsAtOpsets13And17) {
                 roll(x, {1, -1}, {1, 2}) + log10(abs(x) + 1.0) + atan2(x, x.flip({2})));
     o.push_back(logical_and(any(x > 0, {2}), all(x > -1, {2})) & isfinite(x).select(2, 0));
     o.push_back(count_nonzero(x > 0, {1}));
+    o.push_back(group_norm(img, 3).flatten(2) + rms_norm(x, {4}));
+    o.push_back(scaled_dot_product_attention(x, x * 0.5, x, {.is_causal = true}));
     o.push_back(one_hot(argmax(x, 2), 4));
     o.push_back(index_select(x, 2, perm) + gather(x, 1, zeros({x.size(0), 1, 4}, kI64)));
     return o;
