@@ -3,6 +3,7 @@
 // file (ONNX's own protobuf classes and checker read it), then run it as a graph of ember ops on
 // any device. Every ONNX or protobuf header stays inside the library.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -12,6 +13,10 @@
 
 #include "ember/error.h"
 #include "ember/tensor.h"
+
+namespace ember::nn {
+class Module;
+}
 
 namespace ember::onnx {
 
@@ -127,5 +132,40 @@ struct GenerateOptions {
 /// Renders a loaded model as readable ember C++ (one statement per node of the prepared graph).
 /// UnsupportedError for models with control flow, sequences or optionals.
 GeneratedModule generate_module(const Model& m, const GenerateOptions& o = {});
+
+/// How export writes a model.
+struct ExportOptions {
+  /// The opset of the default domain to write: 13 to 17.
+  int64_t opset = 17;
+  /// Dims of the inputs that stay symbolic, by input name: {{"input_0", {{0, "batch"}}}}.
+  /// Export traces twice (the second time with those dims grown) and computes every size that
+  /// follows them from the inputs' shapes in the graph.
+  std::map<std::string, std::map<int64_t, std::string>> dynamic_axes = {};
+  /// Instead of growing the dynamic_axes, trace the second time on these inputs: every dim
+  /// whose size differs from the example's is symbolic (named by dynamic_axes where it names
+  /// the dim, else "<input>_dim<k>").
+  TensorList second_inputs = {};
+  /// Names of the graph's inputs and outputs (default input_0, ..., output_0, ...).
+  std::vector<std::string> input_names = {}, output_names = {};
+};
+/// What export traces: example inputs in, outputs out.
+using ExportFunction = std::function<TensorList(const TensorList&)>;
+
+/// Traces `m.forward(example_inputs[0])` (in eval mode, without gradients) and writes it to
+/// `path` atomically as an ONNX model checked by ONNX's checker and strict shape inference;
+/// parameters and buffers are initializers named by their state_dict keys. UnsupportedError
+/// lists every ember op the trace ran that has no ONNX form at the opset.
+void export_module(nn::Module& m, const TensorList& example_inputs, const std::string& path,
+                   const ExportOptions& o = {});
+/// As export_module for any callable; `m`, when given, names the parameters it reads (and runs
+/// in eval mode while traced).
+void export_function(const ExportFunction& f, const TensorList& example_inputs,
+                     const std::string& path, const ExportOptions& o = {}, nn::Module* m = nullptr);
+/// The bytes export_function would write.
+std::string export_bytes(const ExportFunction& f, const TensorList& example_inputs,
+                         const ExportOptions& o = {}, nn::Module* m = nullptr);
+/// The bytes export_module would write.
+std::string export_bytes(nn::Module& m, const TensorList& example_inputs,
+                         const ExportOptions& o = {});
 
 }  // namespace ember::onnx

@@ -6,64 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
-#include <unistd.h>
 
 #include "ember/ember.h"
 #include "ember/onnx.h"
+#include "onnx/ort_harness.h"
 
 namespace fs = std::filesystem;
 using namespace ember;
-
-namespace {
-
-const fs::path kNodeDir = fs::path(EMBER_SOURCE_DIR) / "bench" / "peers" / "node";
-
-// node from $EMBER_NODE, else the PATH; empty when there is none.
-std::string find_node() {
-  if (const char* e = std::getenv("EMBER_NODE"); e && *e) return e;
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  for (std::string d; std::getline(dirs, d, ':');)
-    if (!d.empty() && access((fs::path(d) / "node").c_str(), X_OK) == 0) return (fs::path(d) / "node");
-  return {};
-}
-
-nlohmann::json to_json(const Tensor& t) {
-  std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
-  return {{"dims", dims}, {"data", t.to_vector<float>()}};
-}
-
-// Runs `model` in onnxruntime on `inputs` (name -> tensor) and returns its outputs by name.
-std::map<std::string, std::pair<std::vector<int64_t>, std::vector<double>>> run_ort(
-    const std::string& node, const fs::path& model, const std::map<std::string, Tensor>& inputs,
-    const fs::path& work) {
-  nlohmann::json in = nlohmann::json::object();
-  for (const auto& [name, t] : inputs) in[name] = to_json(t);
-  fs::path in_path = work / "in.json", out_path = work / "out.json", log = work / "log.txt";
-  std::ofstream(in_path) << in.dump();
-  std::string cmd = "'" + node + "' '" + (kNodeDir / "onnxruntime_peer.js").string() + "' run '" +
-                    model.string() + "' '" + in_path.string() + "' '" + out_path.string() +
-                    "' > '" + log.string() + "' 2>&1";
-  int rc = std::system(cmd.c_str());
-  std::ifstream logf(log);
-  std::string printed((std::istreambuf_iterator<char>(logf)), {});
-  EXPECT_EQ(rc, 0) << cmd << "\n" << printed;
-  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<double>>> out;
-  if (rc != 0) return out;
-  auto j = nlohmann::json::parse(std::ifstream(out_path));
-  for (const auto& [name, v] : j.items())
-    out[name] = {v.at("dims").get<std::vector<int64_t>>(), v.at("data").get<std::vector<double>>()};
-  return out;
-}
-
-}  // namespace
+using ember::test::find_node;
+using ember::test::kNodeDir;
+using ember::test::run_ort;
 
 TEST(OnnxRuntimePeer, SameOutputsAsEmber) {
   std::string node = find_node();
@@ -87,12 +40,8 @@ TEST(OnnxRuntimePeer, SameOutputsAsEmber) {
       ASSERT_TRUE(got.count(out)) << out;
       const Tensor& g = got.at(out);
       ASSERT_EQ(std::vector<int64_t>(g.shape().begin(), g.shape().end()), w.first) << out;
-      auto gv = g.to_vector<double>();
-      ASSERT_EQ(gv.size(), w.second.size()) << out;
-      double worst = 0;
-      for (size_t i = 0; i < gv.size(); ++i)
-        worst = std::max(worst, std::abs(gv[i] - w.second[i]) - (1e-5 + 1e-5 * std::abs(w.second[i])));
-      EXPECT_LE(worst, 0.0) << out << ": onnxruntime and ember differ beyond 1e-5 + 1e-5 rel";
+      EXPECT_LE(ember::test::excess(g, w.second, 1e-5, 1e-5), 0.0)
+          << out << ": onnxruntime and ember differ beyond 1e-5 + 1e-5 rel";
     }
   }
   fs::remove_all(work);

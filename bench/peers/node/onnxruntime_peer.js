@@ -105,8 +105,10 @@ async function runModel(model, inPath, outPath) {
   const session = await ort.InferenceSession.create(model, sessionOptions);
   const given = JSON.parse(fs.readFileSync(inPath, 'utf8'));
   const feeds = {};
-  for (const [name, v] of Object.entries(given))
-    feeds[name] = new ort.Tensor('float32', Float32Array.from(v.data), v.dims);
+  for (const [name, v] of Object.entries(given))  // float32 unless the input says int64
+    feeds[name] = v.type === 'int64'
+        ? new ort.Tensor('int64', BigInt64Array.from(v.data, (x) => BigInt(x)), v.dims)
+        : new ort.Tensor('float32', Float32Array.from(v.data), v.dims);
   const got = await session.run(feeds);
   const out = {};
   for (const name of session.outputNames) {
