@@ -1,0 +1,85 @@
+#include "ember/rl/env.h"
+
+#include <random>
+
+#include "ember/error.h"
+#include "ember/rl/envs.h"
+#include "ember/rl/wrappers.h"
+
+namespace ember::rl {
+
+void Info::set(const std::string& key, double v) {
+  for (auto& [k, x] : items_)
+    if (k == key) {
+      x = v;
+      return;
+    }
+  items_.emplace_back(key, v);
+}
+
+bool Info::has(const std::string& key) const {
+  for (const auto& [k, x] : items_)
+    if (k == key) return true;
+  return false;
+}
+
+double Info::get(const std::string& key, double fallback) const {
+  for (const auto& [k, x] : items_)
+    if (k == key) return x;
+  return fallback;
+}
+
+void Env::set_state(std::span<const double>) {
+  detail::throw_not_implemented(name().c_str(), "this environment has no settable state");
+}
+
+EnvBase::EnvBase(Space obs, Space act)
+    : obs_space_(std::move(obs)), act_space_(std::move(act)),
+      obs_(size_t(obs_space_.flat_size())) {}
+
+void EnvBase::seed_rng(std::optional<uint64_t> seed) {
+  if (seed) {
+    rng_ = Rng(*seed);
+    seeded_ = true;
+  } else if (!seeded_) {
+    rng_ = Rng((uint64_t(std::random_device{}()) << 32) | std::random_device{}());
+    seeded_ = true;
+  }
+}
+
+Wrapper::Wrapper(std::unique_ptr<Env> env) : env_(std::move(env)) {
+  if (!env_) detail::throw_value("rl.Wrapper", "expected an environment, found none");
+}
+
+namespace {
+struct Registered {
+  const char* name;
+  std::unique_ptr<Env> (*make)();
+  int64_t max_steps;
+};
+const Registered kEnvs[] = {
+    {"CartPole-v1", []() -> std::unique_ptr<Env> { return std::make_unique<CartPole>(); }, 500},
+    {"Acrobot-v1", []() -> std::unique_ptr<Env> { return std::make_unique<Acrobot>(); }, 500},
+    {"MountainCar-v0", []() -> std::unique_ptr<Env> { return std::make_unique<MountainCar>(); }, 200},
+    {"MountainCarContinuous-v0",
+     []() -> std::unique_ptr<Env> { return std::make_unique<MountainCarContinuous>(); }, 999},
+    {"Pendulum-v1", []() -> std::unique_ptr<Env> { return std::make_unique<Pendulum>(); }, 200},
+    {"GridWorld-v0", []() -> std::unique_ptr<Env> { return std::make_unique<GridWorld>(); }, 100},
+};
+}  // namespace
+
+std::unique_ptr<Env> make(const std::string& name) {
+  for (const auto& r : kEnvs)
+    if (name == r.name) return std::make_unique<TimeLimit>(r.make(), r.max_steps);
+  std::string known;
+  for (const auto& r : kEnvs) known += std::string(known.empty() ? "" : ", ") + r.name;
+  detail::throw_value("rl.make", "expected one of " + known + ", found '" + name + "'");
+}
+
+std::vector<std::string> registered_envs() {
+  std::vector<std::string> out;
+  for (const auto& r : kEnvs) out.emplace_back(r.name);
+  return out;
+}
+
+}  // namespace ember::rl
