@@ -47,9 +47,9 @@ ResetResult CartPole::reset(std::optional<uint64_t> seed) {
 }
 
 void CartPole::set_state(std::span<const double> s) {
-  check_state(*this, s, 4);
+  if (s.size() != 4) check_state(*this, s, 5);
   for (int i = 0; i < 4; ++i) s_[i] = s[size_t(i)];
-  beyond_ = false;
+  beyond_ = s.size() == 5 && s[4] != 0;
   observe();
 }
 

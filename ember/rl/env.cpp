@@ -51,6 +51,28 @@ Wrapper::Wrapper(std::unique_ptr<Env> env) : env_(std::move(env)) {
   if (!env_) detail::throw_value("rl.Wrapper", "expected an environment, found none");
 }
 
+std::vector<double> Wrapper::state() const {
+  std::vector<double> s = env_->state();
+  save_state(s);
+  return s;
+}
+
+void Wrapper::set_state(std::span<const double> s) {
+  const size_t inner = env_->state().size();
+  if (s.size() < inner)
+    detail::throw_value((name() + ".set_state").c_str(),
+                        "expected at least " + std::to_string(inner) + " values, found " +
+                            std::to_string(s.size()));
+  load_state(s.subspan(inner));
+  env_->set_state(s.first(inner));
+}
+
+void Wrapper::load_state(std::span<const double> s) {
+  if (!s.empty())
+    detail::throw_value((name() + ".set_state").c_str(),
+                        "expected no values for this wrapper, found " + std::to_string(s.size()));
+}
+
 namespace {
 struct Registered {
   const char* name;

@@ -54,9 +54,10 @@ class Env {
   virtual StepResult step(const Action& action) = 0;
   /// "CartPole-v1", or the wrapper chain "TimeLimit<CartPole-v1>".
   virtual std::string name() const = 0;
-  /// The innermost environment's physical state (for tests and checkpoints); empty if none.
+  /// Everything a step depends on besides the generator: the environment's physical state,
+  /// then each wrapper's counters and statistics (for tests and checkpoints); empty if none.
   virtual std::vector<double> state() const { return {}; }
-  /// Sets the state state() returned (the observation follows it); the generator is kept.
+  /// Sets what state() returned (the observation follows it); the generator is kept.
   virtual void set_state(std::span<const double> s);
   /// The generator's state (wrappers forward to the environment they wrap).
   virtual uint64_t rng_state() const { return 0; }
@@ -89,14 +90,19 @@ class Wrapper : public Env {
   const Space& action_space() const override { return env_->action_space(); }
   ResetResult reset(std::optional<uint64_t> seed = {}) override { return env_->reset(seed); }
   StepResult step(const Action& a) override { return env_->step(a); }
-  std::vector<double> state() const override { return env_->state(); }
-  void set_state(std::span<const double> s) override { env_->set_state(s); }
+  /// The wrapped environment's state followed by this wrapper's own (save_state()).
+  std::vector<double> state() const override;
+  void set_state(std::span<const double> s) override;
   uint64_t rng_state() const override { return env_->rng_state(); }
   void set_rng_state(uint64_t s) override { env_->set_rng_state(s); }
   Env& inner() { return *env_; }
   const Env& inner() const { return *env_; }
 
  protected:
+  /// This wrapper's counters and statistics, appended to the wrapped environment's state.
+  virtual void save_state(std::vector<double>& out) const {}
+  /// Restores what save_state() appended (exactly those values; check their count).
+  virtual void load_state(std::span<const double> s);
   std::unique_ptr<Env> env_;
 };
 

@@ -20,7 +20,9 @@ class CartPole : public EnvBase {
   ResetResult reset(std::optional<uint64_t> seed = {}) override;
   StepResult step(const Action& a) override;
   std::string name() const override { return "CartPole-v1"; }
-  std::vector<double> state() const override { return {s_, s_ + 4}; }
+  /// x, x_dot, theta, theta_dot and whether a terminal state was passed (set_state takes the
+  /// first four alone too).
+  std::vector<double> state() const override { return {s_[0], s_[1], s_[2], s_[3], beyond_ ? 1.0 : 0.0}; }
   void set_state(std::span<const double> s) override;
 
  private:

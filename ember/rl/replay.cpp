@@ -308,4 +308,60 @@ void NStepCollector::add(int64_t env, std::span<const float> obs, const Action& 
   }
 }
 
+optim::State NStepCollector::state_dict() const {
+  optim::State s;
+  for (size_t e = 0; e < queues_.size(); ++e) {
+    const std::string pre = std::to_string(e) + ".";
+    std::vector<float> obs, values;
+    std::vector<double> rewards;
+    std::vector<int64_t> index, indices, kinds;
+    for (const Pending& p : queues_[e]) {
+      obs.insert(obs.end(), p.obs.begin(), p.obs.end());
+      values.insert(values.end(), p.action.values.begin(), p.action.values.end());
+      indices.insert(indices.end(), p.action.indices.begin(), p.action.indices.end());
+      rewards.push_back(p.reward);
+      index.push_back(p.action.index);
+      kinds.push_back(int64_t(p.action.kind));
+    }
+    s.tensors[pre + "obs"] = flat_tensor(obs);
+    s.tensors[pre + "values"] = flat_tensor(values);
+    s.tensors[pre + "indices"] = flat_tensor(indices);
+    s.tensors[pre + "rewards"] = flat_tensor(rewards);
+    s.tensors[pre + "index"] = flat_tensor(index);
+    s.tensors[pre + "kind"] = flat_tensor(kinds);
+  }
+  return s;
+}
+
+void NStepCollector::load_state_dict(const optim::State& s) {
+  std::vector<std::deque<Pending>> qs(queues_.size());
+  for (size_t e = 0; e < queues_.size(); ++e) {
+    const std::string pre = std::to_string(e) + ".";
+    auto get = [&](const std::string& k) -> const Tensor& {
+      auto it = s.tensors.find(pre + k);
+      if (it == s.tensors.end())
+        detail::throw_value("rl.NStepCollector.load_state_dict", "expected a tensor '" + pre + k + "', found none");
+      return it->second;
+    };
+    auto obs = get("obs").to_vector<float>(), values = get("values").to_vector<float>();
+    auto rewards = get("rewards").to_vector<double>();
+    auto index = get("index").to_vector<int64_t>(), indices = get("indices").to_vector<int64_t>();
+    auto kinds = get("kind").to_vector<int64_t>();
+    const size_t n = rewards.size();
+    if (n == 0) continue;
+    if (obs.size() % n || values.size() % n || indices.size() % n || index.size() != n || kinds.size() != n)
+      detail::throw_value("rl.NStepCollector.load_state_dict", "expected one row per pending transition");
+    const size_t od = obs.size() / n, vd = values.size() / n, id = indices.size() / n;
+    for (size_t k = 0; k < n; ++k) {
+      Pending p{{obs.begin() + int64_t(k * od), obs.begin() + int64_t((k + 1) * od)}, {}, rewards[k]};
+      p.action.kind = Action::Kind(kinds[k]);
+      p.action.index = index[k];
+      p.action.values.assign(values.begin() + int64_t(k * vd), values.begin() + int64_t((k + 1) * vd));
+      p.action.indices.assign(indices.begin() + int64_t(k * id), indices.begin() + int64_t((k + 1) * id));
+      qs[e].push_back(std::move(p));
+    }
+  }
+  queues_ = std::move(qs);
+}
+
 }  // namespace ember::rl

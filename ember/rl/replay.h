@@ -113,6 +113,9 @@ class NStepCollector {
   void add(int64_t env, std::span<const float> obs, const Action& action, double reward,
            std::span<const float> next_obs, bool terminated, bool truncated, ReplayBuffer& out);
   int64_t n() const { return n_; }
+  /// The transitions still waiting for their n steps, for checkpoints.
+  optim::State state_dict() const;
+  void load_state_dict(const optim::State& s);
 
  private:
   struct Pending {

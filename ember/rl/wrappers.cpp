@@ -26,9 +26,32 @@ Space unbounded_like(const Space& s) {
   return Box(-inf, inf, shape);
 }
 
+void expect_count(const Env& w, std::span<const double> s, size_t n) {
+  if (s.size() != n)
+    detail::throw_value((w.name() + ".set_state").c_str(),
+                        "expected " + std::to_string(n) + " values for this wrapper, found " +
+                            std::to_string(s.size()));
+}
+
+void save_rms(const RunningMeanStd& r, std::vector<double>& out) {
+  out.insert(out.end(), r.mean().begin(), r.mean().end());
+  out.insert(out.end(), r.var().begin(), r.var().end());
+  out.push_back(r.count());
+}
+
+void load_rms(RunningMeanStd& r, std::span<const double> s) {
+  const auto n = size_t(r.size());
+  r.set({s.begin(), s.begin() + int64_t(n)}, {s.begin() + int64_t(n), s.begin() + int64_t(2 * n)}, s[2 * n]);
+}
+
 }  // namespace
 
 // --- TimeLimit ---
+void TimeLimit::save_state(std::vector<double>& out) const { out.push_back(double(elapsed_)); }
+void TimeLimit::load_state(std::span<const double> s) {
+  expect_count(*this, s, 1);
+  elapsed_ = int64_t(s[0]);
+}
 TimeLimit::TimeLimit(std::unique_ptr<Env> env, int64_t max_steps)
     : Wrapper(std::move(env)), max_steps_(max_steps) {
   check_positive("rl.TimeLimit", "max_steps", max_steps);
@@ -71,7 +94,22 @@ StepResult NormalizeObservation::step(const Action& a) {
   return r;
 }
 
+void NormalizeObservation::save_state(std::vector<double>& out) const { save_rms(rms_, out); }
+void NormalizeObservation::load_state(std::span<const double> s) {
+  expect_count(*this, s, size_t(2 * rms_.size() + 1));
+  load_rms(rms_, s);
+}
+
 // --- NormalizeReward ---
+void NormalizeReward::save_state(std::vector<double>& out) const {
+  save_rms(rms_, out);
+  out.push_back(ret_);
+}
+void NormalizeReward::load_state(std::span<const double> s) {
+  expect_count(*this, s, 4);
+  load_rms(rms_, s);
+  ret_ = s[3];
+}
 NormalizeReward::NormalizeReward(std::unique_ptr<Env> env, NormalizeRewardOptions o)
     : Wrapper(std::move(env)), o_(o), rms_(1) {
   if (!(o.gamma >= 0 && o.gamma <= 1))
@@ -124,6 +162,14 @@ StepResult FrameStack::step(const Action& a) {
   return r;
 }
 
+void FrameStack::save_state(std::vector<double>& out) const {
+  out.insert(out.end(), frames_.begin(), frames_.end());
+}
+void FrameStack::load_state(std::span<const double> s) {
+  expect_count(*this, s, frames_.size());
+  std::copy(s.begin(), s.end(), frames_.begin());
+}
+
 // --- ActionRepeat ---
 ActionRepeat::ActionRepeat(std::unique_ptr<Env> env, int64_t k) : Wrapper(std::move(env)), k_(k) {
   check_positive("rl.ActionRepeat", "k", k);
@@ -169,6 +215,16 @@ StepResult RecordEpisodeStatistics::step(const Action& a) {
     started_ = now_seconds();
   }
   return r;
+}
+
+void RecordEpisodeStatistics::save_state(std::vector<double>& out) const {
+  out.push_back(return_);
+  out.push_back(double(length_));
+  out.push_back(double(episodes_));
+}
+void RecordEpisodeStatistics::load_state(std::span<const double> s) {
+  expect_count(*this, s, 3);
+  return_ = s[0], length_ = int64_t(s[1]), episodes_ = int64_t(s[2]);
 }
 
 double RecordEpisodeStatistics::mean_return() const {

@@ -18,6 +18,10 @@ class TimeLimit : public Wrapper {
   int64_t max_steps() const { return max_steps_; }
   int64_t elapsed() const { return elapsed_; }
 
+ protected:
+  void save_state(std::vector<double>& out) const override;
+  void load_state(std::span<const double> s) override;
+
  private:
   int64_t max_steps_, elapsed_ = 0;
 };
@@ -40,6 +44,10 @@ class NormalizeObservation : public Wrapper {
   RunningMeanStd& stats() { return rms_; }
   void set_update(bool on) { update_ = on; }
   bool update() const { return update_; }
+
+ protected:
+  void save_state(std::vector<double>& out) const override;
+  void load_state(std::span<const double> s) override;
 
  private:
   std::span<const float> apply(std::span<const float> obs);
@@ -64,6 +72,10 @@ class NormalizeReward : public Wrapper {
   RunningMeanStd& stats() { return rms_; }
   void set_update(bool on) { update_ = on; }
 
+ protected:
+  void save_state(std::vector<double>& out) const override;
+  void load_state(std::span<const double> s) override;
+
  private:
   NormalizeRewardOptions o_;
   RunningMeanStd rms_;
@@ -79,6 +91,10 @@ class FrameStack : public Wrapper {
   ResetResult reset(std::optional<uint64_t> seed = {}) override;
   StepResult step(const Action& a) override;
   std::string name() const override { return "FrameStack<" + env_->name() + ">"; }
+
+ protected:
+  void save_state(std::vector<double>& out) const override;
+  void load_state(std::span<const double> s) override;
 
  private:
   int64_t k_, frame_;
@@ -111,6 +127,10 @@ class RecordEpisodeStatistics : public Wrapper {
   /// Mean of returns() (0 before the first episode ends).
   double mean_return() const;
   int64_t episodes() const { return episodes_; }
+
+ protected:
+  void save_state(std::vector<double>& out) const override;
+  void load_state(std::span<const double> s) override;
 
  private:
   int64_t window_, episodes_ = 0, length_ = 0;
