@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/error.h"  // the ValueError an invalid action throws
 #include "ember/rl/rng.h"
 #include "ember/shape.h"
 

@@ -9,7 +9,7 @@
 using namespace ember;
 
 int main(int argc, char** argv) {
-  auto args = rl_example::parse(argc, argv, 300000);
+  auto args = rl_example::parse(argc, argv, 1000000);
   rl::PPO agent([](int64_t) { return rl::make("Acrobot-v1"); },
                 {.total_steps = args.steps, .num_envs = 16, .n_steps = 256, .epochs = 4, .minibatches = 16,
                  .lr = 3e-4, .anneal_lr = false, .gamma = 0.99, .gae_lambda = 0.94, .normalize_obs = true,
