@@ -4,12 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include "ember/rl/dqn.h"
 #include "ember/rl/ppo.h"
 #include "ember/rl/sac.h"
 #include "ember/store/safetensors.h"
+#include "ember/train/metric_log.h"
+#include <sstream>
 
 using namespace ember;
 using namespace ember::rl;
@@ -17,11 +22,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
+fs::path temp_dir() { return fs::temp_directory_path() / ("ember_rl_test_" + std::to_string(::getpid())); }
+
 std::string temp_path(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("ember_rl_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
+  fs::create_directories(temp_dir());
+  return (temp_dir() / name).string();
 }
+
+// The checkpoints and logs go when the tests end.
+struct RemoveTempDir : ::testing::Environment {
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(temp_dir(), ec);
+  }
+};
+[[maybe_unused]] auto* const remove_temp_dir = ::testing::AddGlobalTestEnvironment(new RemoveTempDir);
 
 void expect_same(const nn::Module& a, const nn::Module& b) {
   auto sa = a.state_dict(), sb = b.state_dict();
@@ -121,6 +136,26 @@ TEST(RlAgents, SacResumesBitExactly) {
   expect_same(full.actor(), resumed.actor());
   expect_same_metrics(full.metrics(), resumed.metrics());
   EXPECT_EQ(full.alpha(), resumed.alpha());
+}
+
+TEST(RlAgents, MetricsReachRenderersAndLogs) {
+  const std::string log = temp_path("dqn_metrics.csv");
+  std::ostringstream shown;
+  auto renderer = train::plain_renderer(shown, 0);
+  DQNOptions o = small_dqn(false);
+  o.metrics.log = log;
+  o.metrics.renderer = renderer.get();
+  DQN agent(cartpole, o);
+  agent.learn();
+  auto rows = train::read_metric_log(log);
+  ASSERT_EQ(rows.size(), 6u);  // 600 steps, a record every 100
+  std::vector<std::string> names;
+  for (const auto& [k, v] : rows.back().train) names.push_back(k);
+  for (const char* want : {"steps", "episodes", "episode.return", "episode.length", "loss", "eval.return", "fps"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  EXPECT_EQ(rows.back().train.front().second, 600.0);
+  EXPECT_NE(shown.str().find("epoch 6/6"), std::string::npos) << shown.str();
+  EXPECT_NE(shown.str().find("episode.return"), std::string::npos);
 }
 
 TEST(RlAgents, ShortRunsLearnSomething) {
