@@ -139,7 +139,7 @@ void Metrics::save(optim::State& s, store::Metadata& md) const {
   // Numbered, so that the keys' sorted order is the metrics' order.
   for (size_t i = 0; i < sums_.size(); ++i) {
     const double pair[2] = {sums_[i].second.first, double(sums_[i].second.second)};
-    char num[8];
+    char num[24];
     std::snprintf(num, sizeof num, "%04zu.", i);
     s.tensors["metrics.sum." + std::string(num) + sums_[i].first] = f64_tensor(pair);
   }
