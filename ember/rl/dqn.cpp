@@ -84,6 +84,9 @@ Evaluation DQN::evaluate(int64_t episodes, uint64_t seed) {
 }
 
 void DQN::train_step() {
+  if (o_.prioritized)  // importance-sampling exponent from per.beta to 1 over the run
+    static_cast<PrioritizedReplayBuffer&>(*buffer_).set_beta(
+        o_.per.beta + (1.0 - o_.per.beta) * std::min(1.0, double(step_) / double(o_.total_steps)));
   ReplayBatch b = buffer_->sample(o_.batch_size, rng_, o_.device);
   Tensor target;
   {

@@ -47,6 +47,7 @@ struct DQNOptions {
   double epsilon_start = 1.0, epsilon_end = 0.04, exploration_fraction = 0.16;
   int64_t n_step = 1;
   bool prioritized = false;
+  /// per.beta anneals linearly to 1 over total_steps.
   PrioritizedOptions per = {};
   double max_grad_norm = 10;
   uint64_t seed = 0;

@@ -1,5 +1,6 @@
 #include "ember/rl/env.h"
 
+#include <mutex>
 #include <random>
 
 #include "ember/error.h"
@@ -88,20 +89,57 @@ const Registered kEnvs[] = {
     {"Pendulum-v1", []() -> std::unique_ptr<Env> { return std::make_unique<Pendulum>(); }, 200},
     {"GridWorld-v0", []() -> std::unique_ptr<Env> { return std::make_unique<GridWorld>(); }, 100},
 };
+struct UserEnv {
+  std::string name;
+  std::function<std::unique_ptr<Env>()> make;
+  int64_t max_steps;
+};
+std::mutex& user_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<UserEnv>& user_envs() {
+  static std::vector<UserEnv> v;
+  return v;
+}
 }  // namespace
 
 std::unique_ptr<Env> make(const std::string& name) {
   for (const auto& r : kEnvs)
     if (name == r.name) return std::make_unique<TimeLimit>(r.make(), r.max_steps);
+  std::function<std::unique_ptr<Env>()> factory;
+  int64_t max_steps = 0;
+  {
+    std::lock_guard<std::mutex> lock(user_mutex());
+    for (const auto& u : user_envs())
+      if (u.name == name) factory = u.make, max_steps = u.max_steps;
+  }
+  if (factory) {
+    auto env = factory();
+    if (!env) detail::throw_value("rl.make", "the factory registered for '" + name + "' returned no environment");
+    if (max_steps > 0) return std::make_unique<TimeLimit>(std::move(env), max_steps);
+    return env;
+  }
   std::string known;
-  for (const auto& r : kEnvs) known += std::string(known.empty() ? "" : ", ") + r.name;
+  for (const auto& n : registered_envs()) known += (known.empty() ? "" : ", ") + n;
   detail::throw_value("rl.make", "expected one of " + known + ", found '" + name + "'");
 }
 
 std::vector<std::string> registered_envs() {
   std::vector<std::string> out;
   for (const auto& r : kEnvs) out.emplace_back(r.name);
+  std::lock_guard<std::mutex> lock(user_mutex());
+  for (const auto& u : user_envs()) out.push_back(u.name);
   return out;
+}
+
+void register_env(const std::string& name, std::function<std::unique_ptr<Env>()> factory, int64_t max_steps) {
+  if (!factory || max_steps < 0)
+    detail::throw_value("rl.register_env", "expected a factory and max_steps >= 0 for '" + name + "'");
+  for (const auto& n : registered_envs())
+    if (n == name) detail::throw_value("rl.register_env", "'" + name + "' is already registered");
+  std::lock_guard<std::mutex> lock(user_mutex());
+  user_envs().push_back({name, std::move(factory), max_steps});
 }
 
 }  // namespace ember::rl

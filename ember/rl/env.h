@@ -3,6 +3,7 @@
 // gives an observation, a reward, whether the episode terminated (a terminal state) or was
 // truncated (a time limit), and info. Observations are flat float32 vectors owned by the
 // environment: the span a call returns stays valid until the next reset or step.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -113,5 +114,9 @@ class Wrapper : public Env {
 std::unique_ptr<Env> make(const std::string& name);
 /// The names make() knows.
 std::vector<std::string> registered_envs();
+/// Adds `name` to make(): `factory()` builds the bare environment, wrapped in a TimeLimit of
+/// `max_steps` (0: none). A name already registered throws ValueError.
+void register_env(const std::string& name, std::function<std::unique_ptr<Env>()> factory,
+                  int64_t max_steps = 0);
 
 }  // namespace ember::rl
