@@ -128,8 +128,17 @@ Tensor decode_image(std::span<const uint8_t> bytes, const DecodeOptions& o) {
                      ": the decoder rejected the data: " + stbi_failure_reason());
   const int64_t c = want ? want : comp;
   const Device dev = resolve_device(o.device);
-  Tensor t = from_blob_copy(px.get(), kU8, {h, w, c}, kU8, dev);
-  return o.layout == Layout::Chw ? t.permute({2, 0, 1}).contiguous() : t;
+  if (o.layout == Layout::Hwc || c == 1) {
+    Shape s = o.layout == Layout::Hwc ? Shape{h, w, c} : Shape{c, h, w};
+    return from_blob_copy(px.get(), kU8, s, kU8, dev);
+  }
+  // Planes from stb's interleaved pixels here, on the host: cheaper than a strided copy later.
+  const size_t plane = size_t(h) * size_t(w);
+  std::vector<uint8_t> chw(plane * size_t(c));
+  const uint8_t* src = px.get();
+  for (size_t i = 0; i < plane; ++i)
+    for (int64_t k = 0; k < c; ++k) chw[size_t(k) * plane + i] = src[i * size_t(c) + size_t(k)];
+  return from_blob_copy(chw.data(), kU8, {c, h, w}, kU8, dev);
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {
