@@ -132,13 +132,22 @@ Tensor decode_image(std::span<const uint8_t> bytes, const DecodeOptions& o) {
     Shape s = o.layout == Layout::Hwc ? Shape{h, w, c} : Shape{c, h, w};
     return from_blob_copy(px.get(), kU8, s, kU8, dev);
   }
-  // Planes from stb's interleaved pixels here, on the host: cheaper than a strided copy later.
+  // Planes from stb's interleaved pixels here, on the host, straight into the tensor when it
+  // lives in host memory: cheaper than a strided copy later.
   const size_t plane = size_t(h) * size_t(w);
-  std::vector<uint8_t> chw(plane * size_t(c));
+  const bool direct = dev == Device::flex();
+  std::vector<uint8_t> staging(direct ? 0 : plane * size_t(c));
+  Tensor t = direct ? empty({c, h, w}, TensorOptions{kU8, dev}) : Tensor();
+  uint8_t* dst = direct ? t.data_ptr<uint8_t>() : staging.data();
   const uint8_t* src = px.get();
-  for (size_t i = 0; i < plane; ++i)
-    for (int64_t k = 0; k < c; ++k) chw[size_t(k) * plane + i] = src[i * size_t(c) + size_t(k)];
-  return from_blob_copy(chw.data(), kU8, {c, h, w}, kU8, dev);
+  if (c == 3) {
+    uint8_t *r = dst, *g = dst + plane, *b = dst + 2 * plane;
+    for (size_t i = 0; i < plane; ++i) r[i] = src[3 * i], g[i] = src[3 * i + 1], b[i] = src[3 * i + 2];
+  } else {
+    for (size_t i = 0; i < plane; ++i)
+      for (int64_t k = 0; k < c; ++k) dst[size_t(k) * plane + i] = src[i * size_t(c) + size_t(k)];
+  }
+  return direct ? t : from_blob_copy(staging.data(), kU8, {c, h, w}, kU8, dev);
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {
