@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "ember/vision/augment.h"
 #include "vision/vision_test_util.h"
 
 using namespace ember;
@@ -176,4 +177,36 @@ TEST(VisionImage, GridMatchesTorchvision) {
   save_image_grid(rand({5, 1, 6, 4}), dir.string(), {.nrow = 3});
   EXPECT_EQ(shape_str(read_image(dir.string()).shape()), "[3, 18, 20]");
   std::filesystem::remove(dir);
+}
+
+TEST(VisionImage, MutatedFilesDecodeOrThrowImageError) {
+  // Random byte flips, insertions and deletions in every test file: each either decodes to an
+  // image of sane shape or throws ImageError (never another exception, a crash or a hang).
+  auto cases = load_vision_json("images.json");
+  vision::Rng rng(99);
+  int decoded = 0, refused = 0;
+  for (auto& c : cases) {
+    const auto bytes = read_file(image_path(c["file"]));
+    for (int trial = 0; trial < 300; ++trial) {
+      std::vector<uint8_t> b = bytes;
+      const int edits = int(rng.randint(1, 4));
+      for (int e = 0; e < edits; ++e) {
+        const size_t at = size_t(rng.randint(0, int64_t(b.size())));
+        switch (rng.randint(0, 3)) {
+          case 0: b[at] = uint8_t(rng.randint(0, 256)); break;
+          case 1: b.insert(b.begin() + std::ptrdiff_t(at), uint8_t(rng.randint(0, 256))); break;
+          default: b.erase(b.begin() + std::ptrdiff_t(at)); break;
+        }
+      }
+      try {
+        Tensor t = decode_image(b, {.max_pixels = 1 << 20});
+        EXPECT_TRUE(t.dim() == 3 && t.size(0) >= 1 && t.size(0) <= 4 && t.numel() <= 4 << 20);
+        ++decoded;
+      } catch (const ImageError&) {
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(refused, 1000);
+  EXPECT_GT(decoded, 10);
 }
