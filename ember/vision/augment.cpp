@@ -31,10 +31,12 @@ double Rng::uniform(double lo, double hi) {
 }
 
 int64_t Rng::randint(int64_t lo, int64_t hi) {
-  EMBER_CHECK(hi > lo, ValueError, "Rng::randint", "expected hi > lo, found [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  EMBER_CHECK(hi > lo, ValueError, "Rng::randint",
+              "expected hi > lo, found [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
   const uint64_t n = uint64_t(hi - lo), limit = ~uint64_t(0) - (~uint64_t(0) % n);
   uint64_t x;
-  do x = next(); while (x >= limit);
+  do x = next();
+  while (x >= limit);
   return lo + int64_t(x % n);
 }
 
@@ -44,12 +46,14 @@ double Rng::normal() {  // Box-Muller
 }
 
 double Rng::gamma(double shape) {  // Marsaglia and Tsang
-  EMBER_CHECK(shape > 0, ValueError, "Rng::gamma", "expected shape > 0, found " + std::to_string(shape));
+  EMBER_CHECK(shape > 0, ValueError, "Rng::gamma",
+              "expected shape > 0, found " + std::to_string(shape));
   if (shape < 1.0) return gamma(shape + 1.0) * std::pow(1.0 - uniform(), 1.0 / shape);
   const double d = shape - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
   for (;;) {
     double x, v;
-    do x = normal(), v = 1.0 + c * x; while (v <= 0);
+    do x = normal(), v = 1.0 + c * x;
+    while (v <= 0);
     v = v * v * v;
     const double u = 1.0 - uniform();
     if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
@@ -77,15 +81,17 @@ Tensor RandomChoice::operator()(const Tensor& img, Rng& rng) const {
 
 // --- geometry ---
 Tensor RandomCrop::operator()(const Tensor& img, Rng& rng) const {
-  EMBER_CHECK(size.size() == 1 || size.size() == 2, ValueError, "RandomCrop", "expected size {h, w} or {s}");
+  EMBER_CHECK(size.size() == 1 || size.size() == 2, ValueError, "RandomCrop",
+              "expected size {h, w} or {s}");
   const int64_t th = size[0], tw = size.size() == 2 ? size[1] : size[0];
   Tensor x = padding.empty() ? img : pad(img, padding, fill, padding_mode);
   if (pad_if_needed && x.size(-1) < tw) x = pad(x, {tw - x.size(-1), 0}, fill, padding_mode);
   if (pad_if_needed && x.size(-2) < th) x = pad(x, {0, th - x.size(-2)}, fill, padding_mode);
   const int64_t h = x.size(-2), w = x.size(-1);
   EMBER_CHECK(h >= th && w >= tw, ValueError, "RandomCrop",
-              "crop " + std::to_string(th) + "x" + std::to_string(tw) + " is larger than the image " +
-                  std::to_string(h) + "x" + std::to_string(w) + " (set pad_if_needed)");
+              "crop " + std::to_string(th) + "x" + std::to_string(tw) +
+                  " is larger than the image " + std::to_string(h) + "x" + std::to_string(w) +
+                  " (set pad_if_needed)");
   if (h == th && w == tw) return x;
   const int64_t i = rng.randint(0, h - th + 1), j = rng.randint(0, w - tw + 1);
   return crop(x, i, j, th, tw);
@@ -113,7 +119,8 @@ std::array<int64_t, 4> RandomResizedCrop::params(int64_t h, int64_t w, Rng& rng)
 }
 
 Tensor RandomResizedCrop::operator()(const Tensor& img, Rng& rng) const {
-  EMBER_CHECK(img.defined() && img.dim() >= 2, ShapeError, "RandomResizedCrop", "expected [..., H, W]");
+  EMBER_CHECK(img.defined() && img.dim() >= 2, ShapeError, "RandomResizedCrop",
+              "expected [..., H, W]");
   const auto [i, j, h, w] = params(img.size(-2), img.size(-1), rng);
   Shape out = size.size() == 1 ? Shape{size[0], size[0]} : size;
   return resized_crop(img, i, j, h, w, out, options);
@@ -134,7 +141,8 @@ Tensor RandomAffine::operator()(const Tensor& img, Rng& rng) const {
   const double angle = rng.uniform(degrees.first, degrees.second);
   std::pair<double, double> tr{0, 0}, sh{0, 0};
   if (translate) {
-    const double mx = translate->first * double(img.size(-1)), my = translate->second * double(img.size(-2));
+    const double mx = translate->first * double(img.size(-1)),
+                 my = translate->second * double(img.size(-2));
     tr = {std::nearbyint(rng.uniform(-mx, mx)), std::nearbyint(rng.uniform(-my, my))};
   }
   const double s = scale ? rng.uniform(scale->first, scale->second) : 1.0;
@@ -148,7 +156,8 @@ Tensor ColorJitter::operator()(const Tensor& img, Rng& rng) const {
   for (int i = 3; i > 0; --i) std::swap(order[i], order[rng.randint(0, i + 1)]);
   auto factor = [&](double v) { return rng.uniform(std::max(0.0, 1.0 - v), 1.0 + v); };
   const double b = brightness > 0 ? factor(brightness) : 1, c = contrast > 0 ? factor(contrast) : 1;
-  const double s = saturation > 0 ? factor(saturation) : 1, h = hue > 0 ? rng.uniform(-hue, hue) : 0;
+  const double s = saturation > 0 ? factor(saturation) : 1,
+               h = hue > 0 ? rng.uniform(-hue, hue) : 0;
   Tensor x = img;
   for (int k : order) {
     if (k == 0 && brightness > 0) x = adjust_brightness(x, b);
@@ -172,15 +181,17 @@ Tensor GaussianBlur::operator()(const Tensor& img, Rng& rng) const {
 Tensor RandomErasing::operator()(const Tensor& img, Rng& rng) const {
   if (!(rng.uniform() < p)) return img;
   const int64_t c = img.dim() >= 3 ? img.size(-3) : 1, h = img.size(-2), w = img.size(-1);
-  const double area = double(h) * double(w), lr0 = std::log(ratio.first), lr1 = std::log(ratio.second);
+  const double area = double(h) * double(w), lr0 = std::log(ratio.first),
+               lr1 = std::log(ratio.second);
   for (int attempt = 0; attempt < 10; ++attempt) {
     const double erase_area = area * rng.uniform(scale.first, scale.second);
     const double aspect = std::exp(rng.uniform(lr0, lr1));
     const int64_t eh = int64_t(std::nearbyint(std::sqrt(erase_area * aspect)));
     const int64_t ew = int64_t(std::nearbyint(std::sqrt(erase_area / aspect)));
     if (!(eh < h && ew < w)) continue;
-    Tensor v = random_value ? randn({c, eh, ew}, Generator(rng.next()), TensorOptions{kF32, img.device()})
-                            : scalar_tensor(value, kF32, img.device());
+    Tensor v = random_value
+                   ? randn({c, eh, ew}, Generator(rng.next()), TensorOptions{kF32, img.device()})
+                   : scalar_tensor(value, kF32, img.device());
     const int64_t i = rng.randint(0, h - eh + 1), j = rng.randint(0, w - ew + 1);
     return erase(img, i, j, eh, ew, v);
   }
@@ -191,10 +202,14 @@ Tensor RandomErasing::operator()(const Tensor& img, Rng& rng) const {
 namespace {
 void check_batch(const Tensor& images, const Tensor& labels, int64_t classes, const char* op) {
   EMBER_CHECK(images.defined() && images.dim() == 4, ShapeError, op,
-              "expected images [N, C, H, W], found " + (images.defined() ? shape_str(images.shape()) : std::string("none")));
-  EMBER_CHECK(labels.defined() && labels.dim() == 1 && labels.size(0) == images.size(0), ShapeError, op,
-              "expected labels [" + std::to_string(images.size(0)) + "], found " + (labels.defined() ? shape_str(labels.shape()) : std::string("none")));
-  EMBER_CHECK(classes > 0, ValueError, op, "expected num_classes > 0, found " + std::to_string(classes));
+              "expected images [N, C, H, W], found " +
+                  (images.defined() ? shape_str(images.shape()) : std::string("none")));
+  EMBER_CHECK(labels.defined() && labels.dim() == 1 && labels.size(0) == images.size(0), ShapeError,
+              op,
+              "expected labels [" + std::to_string(images.size(0)) + "], found " +
+                  (labels.defined() ? shape_str(labels.shape()) : std::string("none")));
+  EMBER_CHECK(classes > 0, ValueError, op,
+              "expected num_classes > 0, found " + std::to_string(classes));
 }
 Tensor mix_labels(const Tensor& labels, int64_t classes, double lam) {
   Tensor y = one_hot(labels.to(kI64), classes).to(kF32);
@@ -202,7 +217,8 @@ Tensor mix_labels(const Tensor& labels, int64_t classes, double lam) {
 }
 }  // namespace
 
-std::pair<Tensor, Tensor> MixUp::apply(const Tensor& images, const Tensor& labels, double lam) const {
+std::pair<Tensor, Tensor> MixUp::apply(const Tensor& images, const Tensor& labels,
+                                       double lam) const {
   check_batch(images, labels, num_classes, "MixUp");
   Tensor x = is_floating(images.dtype()) ? images : images.to(kF32);
   Tensor out = roll(x, {1}, {0}) * (1.0 - lam) + x * lam;
@@ -210,7 +226,8 @@ std::pair<Tensor, Tensor> MixUp::apply(const Tensor& images, const Tensor& label
   return {out, mix_labels(labels, num_classes, lam)};
 }
 
-std::pair<Tensor, Tensor> MixUp::operator()(const Tensor& images, const Tensor& labels, Rng& rng) const {
+std::pair<Tensor, Tensor> MixUp::operator()(const Tensor& images, const Tensor& labels,
+                                            Rng& rng) const {
   return apply(images, labels, rng.beta(alpha, alpha));
 }
 
@@ -228,14 +245,16 @@ std::pair<Tensor, Tensor> CutMix::apply(const Tensor& images, const Tensor& labe
   return {out, mix_labels(labels, num_classes, lam)};
 }
 
-std::pair<Tensor, Tensor> CutMix::operator()(const Tensor& images, const Tensor& labels, Rng& rng) const {
+std::pair<Tensor, Tensor> CutMix::operator()(const Tensor& images, const Tensor& labels,
+                                             Rng& rng) const {
   const double lam = rng.beta(alpha, alpha);
   const int64_t h = images.size(-2), w = images.size(-1);
   const int64_t rx = rng.randint(0, w), ry = rng.randint(0, h);
   const double r = 0.5 * std::sqrt(1.0 - lam);
   const int64_t rw = int64_t(r * double(w)), rh = int64_t(r * double(h));
-  return apply(images, labels, {std::max<int64_t>(ry - rh, 0), std::max<int64_t>(rx - rw, 0),
-                                std::min(ry + rh, h), std::min(rx + rw, w)});
+  return apply(images, labels,
+               {std::max<int64_t>(ry - rh, 0), std::max<int64_t>(rx - rw, 0), std::min(ry + rh, h),
+                std::min(rx + rw, w)});
 }
 
 }  // namespace ember::vision

@@ -47,12 +47,12 @@ class Transform {
  public:
   using Fn = std::function<Tensor(const Tensor&, Rng&)>;
   template <class F>
-    requires std::is_invocable_r_v<Tensor, const F&, const Tensor&, Rng&>
-  Transform(F f) : fn_(std::move(f)) {}  // NOLINT: any transform converts
+  requires std::is_invocable_r_v<Tensor, const F&, const Tensor&, Rng&> Transform(F f)
+      : fn_(std::move(f)) {}  // NOLINT: any transform converts
   template <class F>
-    requires(std::is_invocable_r_v<Tensor, const F&, const Tensor&> &&
-             !std::is_invocable_r_v<Tensor, const F&, const Tensor&, Rng&>)
-  Transform(F f) : fn_([f = std::move(f)](const Tensor& x, Rng&) { return f(x); }) {}  // NOLINT
+  requires(std::is_invocable_r_v<Tensor, const F&, const Tensor&> &&
+           !std::is_invocable_r_v<Tensor, const F&, const Tensor&, Rng&>) Transform(F f)
+      : fn_([f = std::move(f)](const Tensor& x, Rng&) { return f(x); }) {}  // NOLINT
   Tensor operator()(const Tensor& img, Rng& rng) const { return fn_(img, rng); }
   /// With a generator of its own, seeded by `seed`.
   Tensor operator()(const Tensor& img, uint64_t seed = 0) const {
@@ -159,7 +159,7 @@ struct RandomGrayscale {
   Tensor operator()(const Tensor& img, Rng& rng) const;
 };
 struct GaussianBlur {
-  Shape kernel_size;  // {kx, ky} or {k}
+  Shape kernel_size;                             // {kx, ky} or {k}
   std::pair<double, double> sigma = {0.1, 2.0};  // drawn uniformly, the same for x and y
   Tensor operator()(const Tensor& img, Rng& rng) const;
 };
@@ -204,7 +204,9 @@ template <class T>
 class AugmentDataset final : public data::Dataset<T> {
  public:
   AugmentDataset(data::DatasetPtr<T> src, Transform t, uint64_t seed)
-      : src_(std::move(src)), t_(std::move(t)), seed_(seed),
+      : src_(std::move(src)),
+        t_(std::move(t)),
+        seed_(seed),
         visits_(std::make_unique<std::atomic<uint32_t>[]>(size_t(src_->size()))) {}
   T get(int64_t i) const override {
     data::detail::check_item_index("augment", i, size());

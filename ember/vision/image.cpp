@@ -54,11 +54,16 @@ namespace {
 
 int mode_channels(ImageMode m) {
   switch (m) {
-    case ImageMode::Unchanged: return 0;
-    case ImageMode::Gray: return 1;
-    case ImageMode::GrayAlpha: return 2;
-    case ImageMode::Rgb: return 3;
-    case ImageMode::Rgba: return 4;
+    case ImageMode::Unchanged:
+      return 0;
+    case ImageMode::Gray:
+      return 1;
+    case ImageMode::GrayAlpha:
+      return 2;
+    case ImageMode::Rgb:
+      return 3;
+    case ImageMode::Rgba:
+      return 4;
   }
   return 0;
 }
@@ -69,7 +74,8 @@ struct StbFree {
 
 /// `img` as a contiguous host u8 [H, W, C] tensor, checked for encoding.
 Tensor host_hwc(const Tensor& img, Layout layout, const char* op) {
-  EMBER_CHECK(img.defined(), vision::ImageError, op, "expected an image tensor, found an undefined one");
+  EMBER_CHECK(img.defined(), vision::ImageError, op,
+              "expected an image tensor, found an undefined one");
   Tensor x = img;
   if (x.dim() == 2) {
     x = x.unsqueeze(-1);
@@ -86,12 +92,14 @@ Tensor host_hwc(const Tensor& img, Layout layout, const char* op) {
   EMBER_CHECK(x.size(2) >= 1 && x.size(2) <= 4, vision::ImageError, op,
               "expected 1 to 4 channels, found shape " + shape_str(img.shape()));
   EMBER_CHECK(x.size(0) > 0 && x.size(1) > 0 && x.size(0) <= 65535 && x.size(1) <= 65535,
-              vision::ImageError, op, "expected 1 to 65535 rows and columns, found shape " + shape_str(img.shape()));
+              vision::ImageError, op,
+              "expected 1 to 65535 rows and columns, found shape " + shape_str(img.shape()));
   if (is_floating(x.dtype())) {
     x = floor(clamp(x * 255.0 + 0.5, 0.0, 255.0)).to(kU8);  // torchvision's save_image
   } else {
-    EMBER_CHECK(x.dtype() == kU8, vision::ImageError, op,
-                "expected a u8 or floating-point image, found " + std::string(dtype_name(x.dtype())));
+    EMBER_CHECK(
+        x.dtype() == kU8, vision::ImageError, op,
+        "expected a u8 or floating-point image, found " + std::string(dtype_name(x.dtype())));
   }
   return x.cpu().contiguous();
 }
@@ -116,9 +124,11 @@ Tensor decode_image(std::span<const uint8_t> bytes, const DecodeOptions& o) {
   const ImageInfo info = image_info(bytes);
   EMBER_CHECK(info.width * info.height <= o.max_pixels, vision::ImageError, "decode_image",
               std::string(format_name(info.format)) + ": " + std::to_string(info.width) + "x" +
-                  std::to_string(info.height) + " exceeds max_pixels = " + std::to_string(o.max_pixels));
-  EMBER_CHECK(bytes.size() <= size_t(INT32_MAX), vision::ImageError, "decode_image",
-              "expected at most 2 GiB of file data, found " + std::to_string(bytes.size()) + " bytes");
+                  std::to_string(info.height) +
+                  " exceeds max_pixels = " + std::to_string(o.max_pixels));
+  EMBER_CHECK(
+      bytes.size() <= size_t(INT32_MAX), vision::ImageError, "decode_image",
+      "expected at most 2 GiB of file data, found " + std::to_string(bytes.size()) + " bytes");
   int w = 0, h = 0, comp = 0;
   const int want = mode_channels(o.mode);
   std::unique_ptr<unsigned char, StbFree> px(
@@ -142,7 +152,8 @@ Tensor decode_image(std::span<const uint8_t> bytes, const DecodeOptions& o) {
   const uint8_t* src = px.get();
   if (c == 3) {
     uint8_t *r = dst, *g = dst + plane, *b = dst + 2 * plane;
-    for (size_t i = 0; i < plane; ++i) r[i] = src[3 * i], g[i] = src[3 * i + 1], b[i] = src[3 * i + 2];
+    for (size_t i = 0; i < plane; ++i)
+      r[i] = src[3 * i], g[i] = src[3 * i + 1], b[i] = src[3 * i + 2];
   } else {
     for (size_t i = 0; i < plane; ++i)
       for (int64_t k = 0; k < c; ++k) dst[size_t(k) * plane + i] = src[i * size_t(c) + size_t(k)];
@@ -174,7 +185,8 @@ std::vector<uint8_t> encode_png(const Tensor& img, const EncodeOptions& o) {
   std::vector<uint8_t> out;
   g_png_level = o.png_compression;
   if (!stbi_write_png_to_func(append, &out, w, h, c, x.data_ptr<uint8_t>(), w * c))
-    throw ImageError("[encode_png] the encoder failed for a " + std::to_string(w) + "x" + std::to_string(h) + " image");
+    throw ImageError("[encode_png] the encoder failed for a " + std::to_string(w) + "x" +
+                     std::to_string(h) + " image");
   return out;
 }
 
@@ -186,7 +198,8 @@ std::vector<uint8_t> encode_jpeg(const Tensor& img, const EncodeOptions& o) {
   const int h = int(x.size(0)), w = int(x.size(1)), c = int(x.size(2));
   std::vector<uint8_t> out;
   if (!stbi_write_jpg_to_func(append, &out, w, h, c, x.data_ptr<uint8_t>(), o.quality))
-    throw ImageError("[encode_jpeg] the encoder failed for a " + std::to_string(w) + "x" + std::to_string(h) + " image");
+    throw ImageError("[encode_jpeg] the encoder failed for a " + std::to_string(w) + "x" +
+                     std::to_string(h) + " image");
   return out;
 }
 
@@ -210,8 +223,9 @@ Tensor to_image_grid(const Tensor& batch, const GridOptions& o) {
   Tensor x = batch;
   if (x.dim() == 2) x = x.unsqueeze(0);
   if (x.dim() == 3) x = x.unsqueeze(0);
-  EMBER_CHECK(x.dim() == 4, ShapeError, op,
-              "expected [N, C, H, W], [C, H, W] or [H, W], found shape " + shape_str(batch.shape()));
+  EMBER_CHECK(
+      x.dim() == 4, ShapeError, op,
+      "expected [N, C, H, W], [C, H, W] or [H, W], found shape " + shape_str(batch.shape()));
   if (x.size(1) == 1) x = cat({x, x, x}, 1);
   if (o.normalize) {
     EMBER_CHECK(is_floating(x.dtype()), DTypeError, op, "normalize needs a floating-point batch");

@@ -17,7 +17,9 @@
 namespace ember::vision {
 
 /// A file that is not a valid image of a format ember reads, or a tensor that cannot be encoded.
-class ImageError : public Error { using Error::Error; };
+class ImageError : public Error {
+  using Error::Error;
+};
 
 enum class ImageFormat { Png, Jpeg, Bmp, Gif };
 /// "PNG", "JPEG", "BMP", "GIF".
@@ -60,8 +62,8 @@ std::vector<uint8_t> read_file(const std::string& path);
 /// [H, W] or [C, H, W] / [H, W, C] (per `layout`) with 1 to 4 channels; any device.
 struct EncodeOptions {
   Layout layout = Layout::Chw;
-  int quality = 75;          // JPEG, 1..100
-  int png_compression = 6;   // zlib level, 0..9
+  int quality = 75;         // JPEG, 1..100
+  int png_compression = 6;  // zlib level, 0..9
 };
 std::vector<uint8_t> encode_png(const Tensor& img, const EncodeOptions& o = {});
 /// JPEG keeps 1 or 3 channels (an alpha channel is dropped).
@@ -71,8 +73,8 @@ void write_image(const std::string& path, const Tensor& img, const EncodeOptions
 
 /// torchvision.utils.make_grid's options.
 struct GridOptions {
-  int64_t nrow = 8;       // images per row
-  int64_t padding = 2;    // pixels between images and around the grid
+  int64_t nrow = 8;     // images per row
+  int64_t padding = 2;  // pixels between images and around the grid
   double pad_value = 0;
   /// Shift and scale to [0, 1] by value_range (or the batch's min and max: a host read).
   bool normalize = false;

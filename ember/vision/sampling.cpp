@@ -62,13 +62,19 @@ Tensor grid_sample(const Tensor& input, const Tensor& grid, const GridSampleOpti
               "expected grid [" + std::to_string(input.size(0)) + ", Ho, Wo, 2], found shape " +
                   shape_str(grid.shape()));
   EMBER_CHECK(is_floating(input.dtype()) && is_floating(grid.dtype()), DTypeError, op,
-              "expected floating-point input and grid, found " + std::string(dtype_name(input.dtype())) +
-                  " and " + std::string(dtype_name(grid.dtype())));
+              "expected floating-point input and grid, found " +
+                  std::string(dtype_name(input.dtype())) + " and " +
+                  std::string(dtype_name(grid.dtype())));
   Pad pad;
-  if (o.padding_mode == "zeros") pad = Pad::Zeros;
-  else if (o.padding_mode == "border") pad = Pad::Border;
-  else if (o.padding_mode == "reflection") pad = Pad::Reflection;
-  else throw ValueError("[grid_sample] expected padding_mode zeros, border or reflection, found '" + o.padding_mode + "'");
+  if (o.padding_mode == "zeros")
+    pad = Pad::Zeros;
+  else if (o.padding_mode == "border")
+    pad = Pad::Border;
+  else if (o.padding_mode == "reflection")
+    pad = Pad::Reflection;
+  else
+    throw ValueError("[grid_sample] expected padding_mode zeros, border or reflection, found '" +
+                     o.padding_mode + "'");
   EMBER_CHECK(o.mode == "bilinear" || o.mode == "nearest" || o.mode == "bicubic", ValueError, op,
               "expected mode bilinear, nearest or bicubic, found '" + o.mode + "'");
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
@@ -105,9 +111,11 @@ Tensor affine_grid(const Tensor& theta, const Shape& size, bool align_corners) {
   const char* op = "affine_grid";
   EMBER_CHECK(size.size() == 4, ShapeError, op,
               "expected size [N, C, H, W], found " + shape_str(size));
-  EMBER_CHECK(theta.dim() == 3 && theta.size(0) == size[0] && theta.size(1) == 2 && theta.size(2) == 3,
-              ShapeError, op, "expected theta [" + std::to_string(size[0]) + ", 2, 3], found shape " +
-                                  shape_str(theta.shape()));
+  EMBER_CHECK(
+      theta.dim() == 3 && theta.size(0) == size[0] && theta.size(1) == 2 && theta.size(2) == 3,
+      ShapeError, op,
+      "expected theta [" + std::to_string(size[0]) + ", 2, 3], found shape " +
+          shape_str(theta.shape()));
   EMBER_CHECK(is_floating(theta.dtype()), DTypeError, op, "expected a floating-point theta");
   const int64_t h = size[2], w = size[3];
   auto base = [&](int64_t k) {

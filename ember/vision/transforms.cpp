@@ -73,7 +73,8 @@ Taps aa_taps(int64_t in, int64_t out, bool cubic) {
   for (int64_t i = 0; i < out; ++i) {
     const float center = float(scale * (double(i) + 0.5));
     const int64_t xmin = std::max<int64_t>(int64_t(double(center) - double(support) + 0.5), 0);
-    const int64_t xsize = std::min<int64_t>(int64_t(double(center) + double(support) + 0.5), in) - xmin;
+    const int64_t xsize =
+        std::min<int64_t>(int64_t(double(center) + double(support) + 0.5), in) - xmin;
     float total = 0;
     float* w = &t.wt[size_t(i * t.k)];
     for (int64_t j = 0; j < xsize && j < t.k; ++j) {
@@ -82,7 +83,8 @@ Taps aa_taps(int64_t in, int64_t out, bool cubic) {
     }
     for (int64_t j = 0; j < t.k; ++j) {
       if (total != 0.f && j < xsize) w[j] /= total;
-      t.idx[size_t(i * t.k + j)] = std::min(xmin + std::min(j, std::max<int64_t>(xsize - 1, 0)), in - 1);
+      t.idx[size_t(i * t.k + j)] =
+          std::min(xmin + std::min(j, std::max<int64_t>(xsize - 1, 0)), in - 1);
     }
   }
   return t;
@@ -152,8 +154,9 @@ std::array<double, 6> inverse_affine(std::pair<double, double> center, double an
 Tensor affine_sampling_grid(const std::array<double, 6>& m, int64_t w, int64_t h, int64_t ow,
                             int64_t oh, Device dev) {
   std::vector<float> g(size_t(oh * ow * 2));
-  const float t[6] = {float(m[0]) / (0.5f * float(w)), float(m[1]) / (0.5f * float(w)), float(m[2]) / (0.5f * float(w)),
-                      float(m[3]) / (0.5f * float(h)), float(m[4]) / (0.5f * float(h)), float(m[5]) / (0.5f * float(h))};
+  const float t[6] = {float(m[0]) / (0.5f * float(w)), float(m[1]) / (0.5f * float(w)),
+                      float(m[2]) / (0.5f * float(w)), float(m[3]) / (0.5f * float(h)),
+                      float(m[4]) / (0.5f * float(h)), float(m[5]) / (0.5f * float(h))};
   auto lin = [](int64_t n, int64_t i) {  // torch.linspace(-n/2 + 0.5, n/2 - 0.5, n)
     const float a = float(-double(n) * 0.5 + 0.5), b = float(double(n) * 0.5 + 0.5 - 1);
     if (n == 1) return a;
@@ -172,7 +175,8 @@ Tensor affine_sampling_grid(const std::array<double, 6>& m, int64_t w, int64_t h
 // torchvision's _apply_grid_transform on x [B, C, H, W] (compute dtype).
 Tensor grid_transform(const Tensor& x, const Tensor& grid, Interpolation interp,
                       const std::optional<std::vector<double>>& fill, const char* op) {
-  EMBER_CHECK(interp != Interpolation::Bicubic, ValueError, op, "expected nearest or bilinear interpolation");
+  EMBER_CHECK(interp != Interpolation::Bicubic, ValueError, op,
+              "expected nearest or bilinear interpolation");
   const int64_t n = x.size(0), c = x.size(1);
   Tensor g = grid.to(x.dtype()).expand({n, grid.size(1), grid.size(2), 2});
   Tensor in = fill ? cat({x, ones({n, 1, x.size(2), x.size(3)}, x.options())}, 1) : x;
@@ -180,7 +184,8 @@ Tensor grid_transform(const Tensor& x, const Tensor& grid, Interpolation interp,
   Tensor out = grid_sample(in, g, {.mode = mode, .padding_mode = "zeros", .align_corners = false});
   if (!fill) return out;
   EMBER_CHECK(fill->size() == 1 || int64_t(fill->size()) == c, ValueError, op,
-              "expected fill with 1 or " + std::to_string(c) + " values, found " + std::to_string(fill->size()));
+              "expected fill with 1 or " + std::to_string(c) + " values, found " +
+                  std::to_string(fill->size()));
   Tensor mask = out.narrow(1, c, 1);
   out = out.narrow(1, 0, c);
   std::vector<double> f = *fill;
@@ -210,15 +215,19 @@ std::vector<int64_t> pad_indices(int64_t n, int64_t before, int64_t after, PadMo
 Shape resize_output_size(int64_t h, int64_t w, const Shape& size, std::optional<int64_t> max_size) {
   EMBER_CHECK(size.size() == 1 || size.size() == 2, ValueError, "resize",
               "expected size {h, w} or {shorter side}, found " + shape_str(size));
-  for (int64_t s : size) EMBER_CHECK(s > 0, ValueError, "resize", "expected positive sizes, found " + shape_str(size));
+  for (int64_t s : size)
+    EMBER_CHECK(s > 0, ValueError, "resize", "expected positive sizes, found " + shape_str(size));
   if (size.size() == 2) return size;
   const int64_t short_side = std::min(h, w), long_side = std::max(h, w);
-  int64_t new_short = size[0], new_long = int64_t(double(size[0]) * double(long_side) / double(short_side));
+  int64_t new_short = size[0],
+          new_long = int64_t(double(size[0]) * double(long_side) / double(short_side));
   if (max_size) {
     EMBER_CHECK(*max_size > size[0], ValueError, "resize",
-                "max_size " + std::to_string(*max_size) + " must exceed the requested size " + std::to_string(size[0]));
+                "max_size " + std::to_string(*max_size) + " must exceed the requested size " +
+                    std::to_string(size[0]));
     if (new_long > *max_size)
-      new_short = int64_t(double(*max_size) * double(new_short) / double(new_long)), new_long = *max_size;
+      new_short = int64_t(double(*max_size) * double(new_short) / double(new_long)),
+      new_long = *max_size;
   }
   return w <= h ? Shape{new_long, new_short} : Shape{new_short, new_long};
 }
@@ -231,15 +240,24 @@ Tensor resize(const Tensor& img, const Shape& size, const ResizeOptions& o) {
   Tensor x = detail::to_compute(b.x), y;
   const bool cubic = o.interpolation == Interpolation::Bicubic;
   if (o.interpolation == Interpolation::Nearest) {
-    y = interpolate(x, {.size = out, .mode = "nearest"});
+    y = interpolate(x, {.size = out, .scale_factor = {}, .mode = "nearest"});
   } else if (!o.antialias) {
-    y = interpolate(x, {.size = out, .mode = cubic ? "bicubic" : "bilinear", .align_corners = false});
+    y = interpolate(x, {.size = out,
+                        .scale_factor = {},
+                        .mode = cubic ? "bicubic" : "bilinear",
+                        .align_corners = false});
   } else {
     // Both orders give the same values; the one that shrinks first costs less.
-    auto pass_w = [&](const Tensor& t) { return out[1] == w ? t : resample(t, 3, aa_taps(w, out[1], cubic), out[1]); };
-    auto pass_h = [&](const Tensor& t) { return out[0] == h ? t : resample(t, 2, aa_taps(h, out[0], cubic), out[0]); };
-    const double w_first = double(h) * double(w) * double(out[1]) + double(out[0]) * double(h) * double(out[1]);
-    const double h_first = double(out[0]) * double(h) * double(w) + double(out[0]) * double(w) * double(out[1]);
+    auto pass_w = [&](const Tensor& t) {
+      return out[1] == w ? t : resample(t, 3, aa_taps(w, out[1], cubic), out[1]);
+    };
+    auto pass_h = [&](const Tensor& t) {
+      return out[0] == h ? t : resample(t, 2, aa_taps(h, out[0], cubic), out[0]);
+    };
+    const double w_first =
+        double(h) * double(w) * double(out[1]) + double(out[0]) * double(h) * double(out[1]);
+    const double h_first =
+        double(out[0]) * double(h) * double(w) + double(out[0]) * double(w) * double(out[1]);
     y = w_first <= h_first ? pass_h(pass_w(x)) : pass_w(pass_h(x));
   }
   return b.restore(detail::from_compute(y, img.dtype(), cubic));
@@ -248,7 +266,8 @@ Tensor resize(const Tensor& img, const Shape& size, const ResizeOptions& o) {
 Tensor crop(const Tensor& img, int64_t top, int64_t left, int64_t height, int64_t width) {
   auto b = batched(img, "crop");
   EMBER_CHECK(height > 0 && width > 0, ValueError, "crop",
-              "expected a positive height and width, found " + std::to_string(height) + " and " + std::to_string(width));
+              "expected a positive height and width, found " + std::to_string(height) + " and " +
+                  std::to_string(width));
   const int64_t h = b.x.size(2), w = b.x.size(3), bottom = top + height, right = left + width;
   const int64_t t0 = std::clamp<int64_t>(top, 0, h), l0 = std::clamp<int64_t>(left, 0, w);
   Tensor y = b.x.narrow(2, t0, std::clamp<int64_t>(bottom, t0, h) - t0)
@@ -292,8 +311,8 @@ Tensor pad(const Tensor& img, const Shape& padding, double fill, PadMode mode) {
   const int64_t h = b.x.size(2), w = b.x.size(3);
   if (mode == PadMode::Reflect)
     EMBER_CHECK(std::max({l, r}) < w && std::max({t, bo}) < h, ValueError, "pad",
-                "reflect padding must be smaller than the image, found padding " + shape_str(padding) +
-                    " for " + std::to_string(h) + "x" + std::to_string(w));
+                "reflect padding must be smaller than the image, found padding " +
+                    shape_str(padding) + " for " + std::to_string(h) + "x" + std::to_string(w));
   auto rows = pad_indices(h, t, bo, mode), cols = pad_indices(w, l, r, mode);
   Tensor y = index_select(b.x, 2, tensor(rows, {int64_t(rows.size())}, kI64, img.device()));
   y = index_select(y, 3, tensor(cols, {int64_t(cols.size())}, kI64, img.device()));
@@ -334,7 +353,8 @@ Tensor rotate(const Tensor& img, double angle, bool expand, const AffineOptions&
 Tensor affine(const Tensor& img, double angle, std::pair<double, double> translate, double scale,
               std::pair<double, double> shear, const AffineOptions& o) {
   auto b = batched(img, "affine");
-  EMBER_CHECK(scale > 0, ValueError, "affine", "expected a positive scale, found " + std::to_string(scale));
+  EMBER_CHECK(scale > 0, ValueError, "affine",
+              "expected a positive scale, found " + std::to_string(scale));
   const int64_t h = b.x.size(2), w = b.x.size(3);
   std::pair<double, double> c{0.0, 0.0};
   if (o.center) c = {o.center->first - double(w) * 0.5, o.center->second - double(h) * 0.5};

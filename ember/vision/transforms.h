@@ -24,7 +24,8 @@ struct ResizeOptions {
 /// To `size` = {h, w}, or {s}: the shorter side becomes s, keeping the aspect ratio.
 Tensor resize(const Tensor& img, const Shape& size, const ResizeOptions& o = {});
 /// The output size resize(img, size) gives an image of h x w ({h, w}).
-Shape resize_output_size(int64_t h, int64_t w, const Shape& size, std::optional<int64_t> max_size = {});
+Shape resize_output_size(int64_t h, int64_t w, const Shape& size,
+                         std::optional<int64_t> max_size = {});
 
 /// Rows [top, top + height) and columns [left, left + width); parts outside the image are zeros.
 Tensor crop(const Tensor& img, int64_t top, int64_t left, int64_t height, int64_t width);
@@ -38,7 +39,8 @@ Tensor vflip(const Tensor& img);
 
 enum class PadMode { Constant, Edge, Reflect, Symmetric };
 /// padding: {all}, {left/right, top/bottom} or {left, top, right, bottom}; negative crops.
-Tensor pad(const Tensor& img, const Shape& padding, double fill = 0, PadMode mode = PadMode::Constant);
+Tensor pad(const Tensor& img, const Shape& padding, double fill = 0,
+           PadMode mode = PadMode::Constant);
 
 struct AffineOptions {
   Interpolation interpolation = Interpolation::Nearest;  // nearest or bilinear
@@ -55,7 +57,8 @@ Tensor affine(const Tensor& img, double angle, std::pair<double, double> transla
               std::pair<double, double> shear, const AffineOptions& o = {});
 
 /// (img - mean) / std per channel; floating-point images only.
-Tensor normalize(const Tensor& img, const std::vector<double>& mean, const std::vector<double>& std);
+Tensor normalize(const Tensor& img, const std::vector<double>& mean,
+                 const std::vector<double>& std);
 /// u8 <-> floating point with scaling by 255 (torchvision's convert_image_dtype), or a plain
 /// cast when `scale` is false.
 Tensor to_dtype(const Tensor& img, DType dtype, bool scale = true);
@@ -70,6 +73,7 @@ Tensor rgb_to_grayscale(const Tensor& img, int64_t channels = 1);
 /// Gaussian blur with kernel {kx, ky} (odd) and sigma {sx, sy}; reflect padding.
 Tensor gaussian_blur(const Tensor& img, const Shape& kernel, std::pair<double, double> sigma);
 /// img with [top, top + h) x [left, left + w) set to `value` (broadcast; e.g. [C, 1, 1]).
-Tensor erase(const Tensor& img, int64_t top, int64_t left, int64_t h, int64_t w, const Tensor& value);
+Tensor erase(const Tensor& img, int64_t top, int64_t left, int64_t h, int64_t w,
+             const Tensor& value);
 
 }  // namespace ember::vision

@@ -14,15 +14,18 @@ double bound_of(DType d) { return is_floating(d) ? 1.0 : 255.0; }
 
 void check_channels(const Tensor& img, const char* op, bool gray_ok) {
   EMBER_CHECK(img.defined() && img.dim() >= 3, ShapeError, op,
-              "expected [..., C, H, W], found " + (img.defined() ? shape_str(img.shape()) : std::string("an undefined tensor")));
+              "expected [..., C, H, W], found " +
+                  (img.defined() ? shape_str(img.shape()) : std::string("an undefined tensor")));
   const int64_t c = img.size(-3);
   EMBER_CHECK(c == 3 || (gray_ok && c == 1), ShapeError, op,
-              std::string("expected ") + (gray_ok ? "1 or 3" : "3") + " channels, found shape " + shape_str(img.shape()));
+              std::string("expected ") + (gray_ok ? "1 or 3" : "3") + " channels, found shape " +
+                  shape_str(img.shape()));
 }
 
 // torchvision's _blend: ratio * a + (1 - ratio) * b, clamped, converted back (truncating).
 Tensor blend(const Tensor& a, const Tensor& b, double ratio) {
-  Tensor y = clamp(ratio * detail::to_compute(a) + (1.0 - ratio) * detail::to_compute(b), 0.0, bound_of(a.dtype()));
+  Tensor y = clamp(ratio * detail::to_compute(a) + (1.0 - ratio) * detail::to_compute(b), 0.0,
+                   bound_of(a.dtype()));
   return y.to(a.dtype());
 }
 
@@ -34,7 +37,8 @@ Tensor rgb_to_hsv(const Tensor& img) {
   Tensor div = where(eqc, one, cr);
   Tensor rc = (maxc - r) / div, gc = (maxc - g) / div, bc = (maxc - b) / div;
   Tensor is_r = maxc == r, is_g = (maxc == g) & (maxc != r), is_b = (maxc != g) & (maxc != r);
-  Tensor h = where(is_r, bc - gc, 0.0) + where(is_g, 2.0 + rc - bc, 0.0) + where(is_b, 4.0 + gc - rc, 0.0);
+  Tensor h =
+      where(is_r, bc - gc, 0.0) + where(is_g, 2.0 + rc - bc, 0.0) + where(is_b, 4.0 + gc - rc, 0.0);
   h = fmod(h / 6.0 + 1.0, 1.0);
   return stack({h, s, maxc}, -3);
 }
@@ -76,17 +80,22 @@ std::vector<float> gaussian_kernel(int64_t size, double sigma) {
 
 }  // namespace
 
-Tensor normalize(const Tensor& img, const std::vector<double>& mean, const std::vector<double>& std) {
+Tensor normalize(const Tensor& img, const std::vector<double>& mean,
+                 const std::vector<double>& std) {
   EMBER_CHECK(img.defined() && is_floating(img.dtype()), DTypeError, "normalize",
               "expected a floating-point image (to_dtype first), found " +
-                  (img.defined() ? std::string(dtype_name(img.dtype())) : std::string("an undefined tensor")));
-  EMBER_CHECK(img.dim() >= 3, ShapeError, "normalize", "expected [..., C, H, W], found " + shape_str(img.shape()));
+                  (img.defined() ? std::string(dtype_name(img.dtype()))
+                                 : std::string("an undefined tensor")));
+  EMBER_CHECK(img.dim() >= 3, ShapeError, "normalize",
+              "expected [..., C, H, W], found " + shape_str(img.shape()));
   const int64_t c = img.size(-3);
   auto per_channel = [&](const std::vector<double>& v, const char* what) {
     EMBER_CHECK(v.size() == 1 || int64_t(v.size()) == c, ValueError, "normalize",
-                std::string("expected 1 or ") + std::to_string(c) + " " + what + " values, found " + std::to_string(v.size()));
+                std::string("expected 1 or ") + std::to_string(c) + " " + what + " values, found " +
+                    std::to_string(v.size()));
     for (double s : v)
-      EMBER_CHECK(std::string(what) != "std" || s != 0, ValueError, "normalize", "std must not be 0");
+      EMBER_CHECK(std::string(what) != "std" || s != 0, ValueError, "normalize",
+                  "std must not be 0");
     return tensor(v, {int64_t(v.size()), 1, 1}, img.dtype(), img.device());
   };
   return (img - per_channel(mean, "mean")) / per_channel(std, "std");
@@ -98,8 +107,8 @@ Tensor to_dtype(const Tensor& img, DType dtype, bool scale) {
   const bool from_f = is_floating(img.dtype()), to_f = is_floating(dtype);
   if (from_f && to_f) return img.to(dtype);
   EMBER_CHECK((from_f || img.dtype() == kU8) && (to_f || dtype == kU8), DTypeError, "to_dtype",
-              "scaling converts between u8 and floating point, found " + std::string(dtype_name(img.dtype())) +
-                  " to " + std::string(dtype_name(dtype)));
+              "scaling converts between u8 and floating point, found " +
+                  std::string(dtype_name(img.dtype())) + " to " + std::string(dtype_name(dtype)));
   if (to_f) return img.to(dtype) / 255.0;
   return (img * (255.0 + 1.0 - 1e-3)).to(kU8);  // torchvision's convert_image_dtype
 }
@@ -113,7 +122,9 @@ Tensor rgb_to_grayscale(const Tensor& img, int64_t channels) {
     l = img;
   } else {
     Tensor x = detail::to_compute(img);
-    l = (0.2989 * x.select(-3, 0) + 0.587 * x.select(-3, 1) + 0.114 * x.select(-3, 2)).to(img.dtype()).unsqueeze(-3);
+    l = (0.2989 * x.select(-3, 0) + 0.587 * x.select(-3, 1) + 0.114 * x.select(-3, 2))
+            .to(img.dtype())
+            .unsqueeze(-3);
   }
   if (channels == 3) {
     Shape s = l.shape();
@@ -124,13 +135,15 @@ Tensor rgb_to_grayscale(const Tensor& img, int64_t channels) {
 }
 
 Tensor adjust_brightness(const Tensor& img, double factor) {
-  EMBER_CHECK(factor >= 0, ValueError, "adjust_brightness", "expected factor >= 0, found " + std::to_string(factor));
+  EMBER_CHECK(factor >= 0, ValueError, "adjust_brightness",
+              "expected factor >= 0, found " + std::to_string(factor));
   check_channels(img, "adjust_brightness", true);
   return blend(img, zeros_like(img), factor);
 }
 
 Tensor adjust_contrast(const Tensor& img, double factor) {
-  EMBER_CHECK(factor >= 0, ValueError, "adjust_contrast", "expected factor >= 0, found " + std::to_string(factor));
+  EMBER_CHECK(factor >= 0, ValueError, "adjust_contrast",
+              "expected factor >= 0, found " + std::to_string(factor));
   check_channels(img, "adjust_contrast", true);
   Tensor gray = img.size(-3) == 3 ? rgb_to_grayscale(img) : img;
   Tensor m = mean(detail::to_compute(gray), {-3, -2, -1}, true);
@@ -138,7 +151,8 @@ Tensor adjust_contrast(const Tensor& img, double factor) {
 }
 
 Tensor adjust_saturation(const Tensor& img, double factor) {
-  EMBER_CHECK(factor >= 0, ValueError, "adjust_saturation", "expected factor >= 0, found " + std::to_string(factor));
+  EMBER_CHECK(factor >= 0, ValueError, "adjust_saturation",
+              "expected factor >= 0, found " + std::to_string(factor));
   check_channels(img, "adjust_saturation", true);
   if (img.size(-3) == 1) return img;
   return blend(img, rgb_to_grayscale(img), factor);
@@ -158,23 +172,31 @@ Tensor adjust_hue(const Tensor& img, double factor) {
 
 Tensor gaussian_blur(const Tensor& img, const Shape& kernel, std::pair<double, double> sigma) {
   auto b = detail::batched(img, "gaussian_blur");
-  EMBER_CHECK(kernel.size() == 2 && kernel[0] > 0 && kernel[1] > 0 && kernel[0] % 2 == 1 && kernel[1] % 2 == 1,
-              ValueError, "gaussian_blur", "expected two odd positive kernel sizes, found " + shape_str(kernel));
+  EMBER_CHECK(kernel.size() == 2 && kernel[0] > 0 && kernel[1] > 0 && kernel[0] % 2 == 1 &&
+                  kernel[1] % 2 == 1,
+              ValueError, "gaussian_blur",
+              "expected two odd positive kernel sizes, found " + shape_str(kernel));
   EMBER_CHECK(sigma.first > 0 && sigma.second > 0, ValueError, "gaussian_blur",
-              "expected positive sigmas, found " + std::to_string(sigma.first) + " and " + std::to_string(sigma.second));
+              "expected positive sigmas, found " + std::to_string(sigma.first) + " and " +
+                  std::to_string(sigma.second));
   Tensor x = detail::to_compute(b.x);
   const int64_t c = x.size(1), kx = kernel[0], ky = kernel[1];
   x = ember::pad(x, {kx / 2, kx / 2, ky / 2, ky / 2}, "reflect");
-  Tensor wx = tensor(gaussian_kernel(kx, sigma.first), {1, 1, 1, kx}, x.dtype(), x.device()).expand({c, 1, 1, kx});
-  Tensor wy = tensor(gaussian_kernel(ky, sigma.second), {1, 1, ky, 1}, x.dtype(), x.device()).expand({c, 1, ky, 1});
-  Tensor y = conv2d(conv2d(x, wx.contiguous(), {}, {.groups = c}), wy.contiguous(), {}, {.groups = c});
+  Tensor wx = tensor(gaussian_kernel(kx, sigma.first), {1, 1, 1, kx}, x.dtype(), x.device())
+                  .expand({c, 1, 1, kx});
+  Tensor wy = tensor(gaussian_kernel(ky, sigma.second), {1, 1, ky, 1}, x.dtype(), x.device())
+                  .expand({c, 1, ky, 1});
+  Tensor y =
+      conv2d(conv2d(x, wx.contiguous(), {}, {.groups = c}), wy.contiguous(), {}, {.groups = c});
   return b.restore(detail::from_compute(y, img.dtype(), false));
 }
 
-Tensor erase(const Tensor& img, int64_t top, int64_t left, int64_t h, int64_t w, const Tensor& value) {
+Tensor erase(const Tensor& img, int64_t top, int64_t left, int64_t h, int64_t w,
+             const Tensor& value) {
   EMBER_CHECK(img.defined() && img.dim() >= 2, ShapeError, "erase", "expected [..., H, W]");
   Tensor out = img.clone();
-  out.index_put_({indexing::Ellipsis, Slice(top, top + h), Slice(left, left + w)}, value.to(img.dtype()));
+  out.index_put_({indexing::Ellipsis, Slice(top, top + h), Slice(left, left + w)},
+                 value.to(img.dtype()));
   return out;
 }
 

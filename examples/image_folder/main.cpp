@@ -72,7 +72,8 @@ class Folder final : public data::Dataset<data::Example> {
   data::Example get(int64_t i) const override {
     data::detail::check_item_index("Folder", i, size());
     const auto& [path, label] = items_[size_t(i)];
-    Tensor img = vision::read_image(path, {.mode = vision::ImageMode::Gray, .device = Device::flex()});
+    Tensor img =
+        vision::read_image(path, {.mode = vision::ImageMode::Gray, .device = Device::flex()});
     return {img, scalar_tensor(label, kI64, Device::flex())};
   }
   int64_t size() const override { return int64_t(items_.size()); }
@@ -92,13 +93,20 @@ int main(int argc, char** argv) {
   double min_accuracy = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--dir") dir = v;
-    else if (a == "--train") n_train = std::atoll(v.c_str());
-    else if (a == "--test") n_test = std::atoll(v.c_str());
-    else if (a == "--epochs") epochs = std::atoll(v.c_str());
-    else if (a == "--seed") seed = std::strtoull(v.c_str(), nullptr, 10);
-    else if (a == "--min-accuracy") min_accuracy = std::atof(v.c_str());
-    else if (a == "--device") device_name = v;
+    if (a == "--dir")
+      dir = v;
+    else if (a == "--train")
+      n_train = std::atoll(v.c_str());
+    else if (a == "--test")
+      n_test = std::atoll(v.c_str());
+    else if (a == "--epochs")
+      epochs = std::atoll(v.c_str());
+    else if (a == "--seed")
+      seed = std::strtoull(v.c_str(), nullptr, 10);
+    else if (a == "--min-accuracy")
+      min_accuracy = std::atof(v.c_str());
+    else if (a == "--device")
+      device_name = v;
     else {
       std::cerr << "usage: image_folder [--dir DIR] [--train N] [--test N] [--epochs E] [--seed S] "
                    "[--min-accuracy PCT] [--device cpu|cpu_eager|flex]\n";
@@ -117,8 +125,10 @@ int main(int argc, char** argv) {
   manual_seed(seed);
 
   // 1. The image folders, written with ember's PNG encoder.
-  write_split(data::FashionMNIST(data::FashionMNIST::kDefaultRoot, true), n_train, fs::path(dir) / "train");
-  write_split(data::FashionMNIST(data::FashionMNIST::kDefaultRoot, false), n_test, fs::path(dir) / "test");
+  write_split(data::FashionMNIST(data::FashionMNIST::kDefaultRoot, true), n_train,
+              fs::path(dir) / "train");
+  write_split(data::FashionMNIST(data::FashionMNIST::kDefaultRoot, false), n_test,
+              fs::path(dir) / "test");
   auto train_set = std::make_shared<Folder>(fs::path(dir) / "train");
   auto test_set = std::make_shared<Folder>(fs::path(dir) / "test");
   std::cout << "folders: " << train_set->size() << " train and " << test_set->size()
@@ -158,7 +168,8 @@ int main(int argc, char** argv) {
     if (idx.numel() > 0) wrong.push_back(index_select(x, 0, idx));
   }
   const double accuracy = 100.0 * double(correct) / double(test_set->size());
-  std::cout << "test accuracy " << accuracy << "% (" << correct << " of " << test_set->size() << ")\n";
+  std::cout << "test accuracy " << accuracy << "% (" << correct << " of " << test_set->size()
+            << ")\n";
 
   // 5. Up to 64 of them as one PNG grid.
   const std::string grid_path = (fs::path(dir) / "misclassified.png").string();
@@ -166,7 +177,8 @@ int main(int argc, char** argv) {
     Tensor all = cat(wrong, 0);
     Tensor shown = all.narrow(0, 0, std::min<int64_t>(all.size(0), 64));
     save_image_grid(shown, grid_path, {.nrow = 8, .padding = 2, .pad_value = 1.0});
-    std::cout << all.size(0) << " misclassified; a grid of " << shown.size(0) << " written to " << grid_path << "\n";
+    std::cout << all.size(0) << " misclassified; a grid of " << shown.size(0) << " written to "
+              << grid_path << "\n";
   }
   if (accuracy < min_accuracy) {
     std::cerr << "accuracy " << accuracy << "% is below --min-accuracy " << min_accuracy << "\n";

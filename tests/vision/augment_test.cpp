@@ -75,10 +75,13 @@ TEST(VisionAugment, RandomTransformsStayInRange) {
   Tensor img = rand({3, 16, 16});
   Rng rng(9);
   for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(shape_str(RandomCrop{.size = {20}, .pad_if_needed = true}(img, rng).shape()), "[3, 20, 20]");
+    EXPECT_EQ(shape_str(RandomCrop{.size = {20}, .pad_if_needed = true}(img, rng).shape()),
+              "[3, 20, 20]");
     EXPECT_EQ(shape_str(RandomCrop{.size = {8, 5}, .padding = {2}}(img, rng).shape()), "[3, 8, 5]");
     EXPECT_EQ(shape_str(RandomRotation{.degrees = {-30, 30}}(img, rng).shape()), "[3, 16, 16]");
-    Tensor af = RandomAffine{.degrees = {-10, 10}, .translate = std::pair{0.1, 0.1}, .scale = std::pair{0.9, 1.1},
+    Tensor af = RandomAffine{.degrees = {-10, 10},
+                             .translate = std::pair{0.1, 0.1},
+                             .scale = std::pair{0.9, 1.1},
                              .shear = std::array<double, 4>{-5, 5, -5, 5}}(img, rng);
     EXPECT_EQ(shape_str(af.shape()), "[3, 16, 16]");
     EXPECT_EQ(RandomGrayscale{.p = 1.0}(img, rng).size(0), 3);
@@ -98,7 +101,9 @@ TEST(VisionAugment, MixUpAndCutMixFollowTheirFormulas) {
   EXPECT_NEAR(my.select(0, 1).to_vector<float>()[2], 0.3f, 1e-6);
   EXPECT_NEAR(my.select(0, 1).to_vector<float>()[0], 0.7f, 1e-6);
   auto [cx, cy] = CutMix{.num_classes = 3}.apply(x, y, {1, 2, 4, 6});  // 3 x 4 of 6 x 8
-  EXPECT_EQ(max_abs_diff(cx.select(0, 2).narrow(1, 1, 3).narrow(2, 2, 4), x.select(0, 1).narrow(1, 1, 3).narrow(2, 2, 4)), 0);
+  EXPECT_EQ(max_abs_diff(cx.select(0, 2).narrow(1, 1, 3).narrow(2, 2, 4),
+                         x.select(0, 1).narrow(1, 1, 3).narrow(2, 2, 4)),
+            0);
   EXPECT_EQ(max_abs_diff(cx.select(0, 2).narrow(1, 0, 1), x.select(0, 2).narrow(1, 0, 1)), 0);
   EXPECT_NEAR(cy.select(0, 2).to_vector<float>()[1], 0.75f, 1e-6);  // lam = 1 - 12/48
   Rng rng(4);
@@ -110,11 +115,13 @@ TEST(VisionAugment, MixUpAndCutMixFollowTheirFormulas) {
 
 TEST(VisionAugment, DataLoaderBatchesDoNotDependOnWorkers) {
   std::vector<data::Example> items;
-  for (int i = 0; i < 12; ++i) items.push_back({full({3, 12, 12}, double(i) / 12.0), scalar_tensor(int64_t(i % 3), kI64)});
+  for (int i = 0; i < 12; ++i)
+    items.push_back({full({3, 12, 12}, double(i) / 12.0), scalar_tensor(int64_t(i % 3), kI64)});
   Compose t{{RandomResizedCrop{.size = {6}}, RandomHorizontalFlip{}}};
   auto run = [&](int workers) {
     auto ds = augment(data::in_memory(items), t, /*seed=*/42);
-    data::DataLoader<data::Example> loader(ds, {.batch_size = 4, .shuffle = true, .seed = 1, .workers = workers});
+    data::DataLoader<data::Example> loader(
+        ds, {.batch_size = 4, .shuffle = true, .seed = 1, .workers = workers});
     std::vector<Tensor> out;
     for (int epoch = 0; epoch < 2; ++epoch)
       for (auto& [x, y] : loader) out.push_back(x);

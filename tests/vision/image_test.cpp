@@ -35,7 +35,10 @@ TEST(VisionImage, DecodesLikePil) {
     ImageInfo info = image_info(bytes);
     EXPECT_EQ(info.width, c["width"].get<int64_t>()) << file;
     EXPECT_EQ(info.height, c["height"].get<int64_t>()) << file;
-    EXPECT_EQ(format_name(info.format), c["format"].get<std::string>() == "JPEG" ? std::string("JPEG") : c["format"].get<std::string>()) << file;
+    EXPECT_EQ(format_name(info.format), c["format"].get<std::string>() == "JPEG"
+                                            ? std::string("JPEG")
+                                            : c["format"].get<std::string>())
+        << file;
     const bool jpeg = c["format"] == "JPEG";
     for (auto [mode, name] : {std::pair{ImageMode::Rgb, "rgb"}, std::pair{ImageMode::Rgba, "rgba"},
                               std::pair{ImageMode::Gray, "gray"}}) {
@@ -46,7 +49,10 @@ TEST(VisionImage, DecodesLikePil) {
       // grayscale conversion rounds differently from PIL's by one.
       // A colour JPEG read as gray: stb takes luma from its own RGB, PIL from libjpeg's.
       const bool jpeg_to_gray = jpeg && mode == ImageMode::Gray && file != "gray.jpg";
-      const double tol = jpeg_to_gray ? 24 : jpeg ? 12 : (mode == ImageMode::Gray && file != "gray.png") ? 1 : 0;
+      const double tol = jpeg_to_gray                                      ? 24
+                         : jpeg                                            ? 12
+                         : (mode == ImageMode::Gray && file != "gray.png") ? 1
+                                                                           : 0;
       EXPECT_LE(max_abs_diff(got, want), tol) << file << " " << name;
       if (jpeg) {
         double mean = (got.to(kF32) - want.to(kF32)).abs().mean().item<double>();
@@ -97,7 +103,8 @@ TEST(VisionImage, JpegRoundTripIsClose) {
 }
 
 TEST(VisionImage, WritesAtomicallyByExtension) {
-  auto dir = std::filesystem::temp_directory_path() / ("ember_vision_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("ember_vision_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   Tensor img = randint(0, 256, {3, 8, 8}, TensorOptions{.dtype = kU8});
   write_image((dir / "a.png").string(), img);
@@ -114,10 +121,22 @@ TEST(VisionImage, WritesAtomicallyByExtension) {
 }
 
 TEST(VisionImage, BadTensorsAreRefused) {
-  EXPECT_NE(error_of([] { encode_png(zeros({5, 4, 4}, kU8)); }).find("1 to 4 channels"), std::string::npos);
-  EXPECT_NE(error_of([] { encode_png(zeros({2, 3, 4, 4}, kU8)); }).find("[encode_png]"), std::string::npos);
-  EXPECT_NE(error_of([] { encode_png(zeros({3, 4, 4}, kI32)); }).find("u8 or floating-point"), std::string::npos);
-  EXPECT_NE(error_of([] { encode_jpeg(zeros({3, 4, 4}, kU8), {.quality = 0}); }).find("quality"), std::string::npos);
+  EXPECT_NE(error_of([] {
+              encode_png(zeros({5, 4, 4}, kU8));
+            }).find("1 to 4 channels"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              encode_png(zeros({2, 3, 4, 4}, kU8));
+            }).find("[encode_png]"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              encode_png(zeros({3, 4, 4}, kI32));
+            }).find("u8 or floating-point"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              encode_jpeg(zeros({3, 4, 4}, kU8), {.quality = 0});
+            }).find("quality"),
+            std::string::npos);
 }
 
 TEST(VisionImage, CorruptAndTruncatedFilesGiveClearErrors) {
@@ -139,8 +158,10 @@ TEST(VisionImage, CorruptAndTruncatedFilesGiveClearErrors) {
         }
       }
       std::string msg = error_of([&] { decode_image(cut); });
-      EXPECT_NE(msg.find("[decode_image]"), std::string::npos) << file << " cut at " << n << ": " << msg;
-      if (n >= 16 && fmt != "BMP") EXPECT_NE(msg.find(fmt), std::string::npos) << file << " " << n << ": " << msg;
+      EXPECT_NE(msg.find("[decode_image]"), std::string::npos)
+          << file << " cut at " << n << ": " << msg;
+      if (n >= 16 && fmt != "BMP")
+        EXPECT_NE(msg.find(fmt), std::string::npos) << file << " " << n << ": " << msg;
     }
   }
   auto png = read_file(image_path("rgb.png"));
@@ -148,13 +169,16 @@ TEST(VisionImage, CorruptAndTruncatedFilesGiveClearErrors) {
   EXPECT_NE(error_of([&] { decode_image(png); }).find("CRC"), std::string::npos);
   std::vector<uint8_t> junk = {'h', 'e', 'l', 'l', 'o', 0, 1, 2, 3};
   EXPECT_NE(error_of([&] { decode_image(junk); }).find("signature"), std::string::npos);
-  EXPECT_NE(error_of([&] { decode_image(std::vector<uint8_t>{}); }).find("empty"), std::string::npos);
+  EXPECT_NE(error_of([&] { decode_image(std::vector<uint8_t>{}); }).find("empty"),
+            std::string::npos);
   auto jpg = read_file(image_path("rgb.jpg"));
   jpg.resize(jpg.size() - 2);
   EXPECT_NE(error_of([&] { decode_image(jpg); }).find("truncated"), std::string::npos);
-  EXPECT_NE(error_of([] { read_image("/nonexistent/x.png"); }).find("/nonexistent/x.png"), std::string::npos);
+  EXPECT_NE(error_of([] { read_image("/nonexistent/x.png"); }).find("/nonexistent/x.png"),
+            std::string::npos);
   auto big = read_file(image_path("rgb.png"));
-  EXPECT_NE(error_of([&] { decode_image(big, {.max_pixels = 100}); }).find("max_pixels"), std::string::npos);
+  EXPECT_NE(error_of([&] { decode_image(big, {.max_pixels = 100}); }).find("max_pixels"),
+            std::string::npos);
 }
 
 TEST(VisionImage, GridMatchesTorchvision) {
@@ -167,13 +191,16 @@ TEST(VisionImage, GridMatchesTorchvision) {
     GridOptions o{.nrow = a["nrow"], .padding = a["padding"], .pad_value = a["pad_value"]};
     if (a.contains("normalize")) o.normalize = a["normalize"];
     if (a.contains("scale_each")) o.scale_each = a["scale_each"];
-    if (a.contains("value_range")) o.value_range = std::pair{a["value_range"][0].get<double>(), a["value_range"][1].get<double>()};
+    if (a.contains("value_range"))
+      o.value_range =
+          std::pair{a["value_range"][0].get<double>(), a["value_range"][1].get<double>()};
     Tensor want = spec_tensor(c["output"]);
     EXPECT_LE(max_abs_diff(to_image_grid(x, o), want), 1e-5) << c["attrs"].dump();
     ++n;
   }
   EXPECT_EQ(n, 6);
-  auto dir = std::filesystem::temp_directory_path() / ("ember_grid_" + std::to_string(::getpid()) + ".png");
+  auto dir = std::filesystem::temp_directory_path() /
+             ("ember_grid_" + std::to_string(::getpid()) + ".png");
   save_image_grid(rand({5, 1, 6, 4}), dir.string(), {.nrow = 3});
   EXPECT_EQ(shape_str(read_image(dir.string()).shape()), "[3, 18, 20]");
   std::filesystem::remove(dir);
@@ -193,9 +220,15 @@ TEST(VisionImage, MutatedFilesDecodeOrThrowImageError) {
       for (int e = 0; e < edits; ++e) {
         const size_t at = size_t(rng.randint(0, int64_t(b.size())));
         switch (rng.randint(0, 3)) {
-          case 0: b[at] = uint8_t(rng.randint(0, 256)); break;
-          case 1: b.insert(b.begin() + std::ptrdiff_t(at), uint8_t(rng.randint(0, 256))); break;
-          default: b.erase(b.begin() + std::ptrdiff_t(at)); break;
+          case 0:
+            b[at] = uint8_t(rng.randint(0, 256));
+            break;
+          case 1:
+            b.insert(b.begin() + std::ptrdiff_t(at), uint8_t(rng.randint(0, 256)));
+            break;
+          default:
+            b.erase(b.begin() + std::ptrdiff_t(at));
+            break;
         }
       }
       try {

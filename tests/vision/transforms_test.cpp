@@ -15,21 +15,29 @@ using json = nlohmann::json;
 namespace {
 
 Interpolation interp_of(const json& m) {
-  return m == "nearest" ? Interpolation::Nearest : m == "bicubic" ? Interpolation::Bicubic : Interpolation::Bilinear;
+  return m == "nearest"   ? Interpolation::Nearest
+         : m == "bicubic" ? Interpolation::Bicubic
+                          : Interpolation::Bilinear;
 }
 Shape shape_of(const json& j) { return Shape(j.get<std::vector<int64_t>>()); }
-std::pair<double, double> pair_of(const json& j) { return {j[0].get<double>(), j[1].get<double>()}; }
+std::pair<double, double> pair_of(const json& j) {
+  return {j[0].get<double>(), j[1].get<double>()};
+}
 
 Tensor run(const std::string& op, const json& a, const Tensor& x, const json& g, Device dev) {
   if (op == "resize")
-    return resize(x, shape_of(a["size"]), {.interpolation = interp_of(a["mode"]), .antialias = a["antialias"]});
+    return resize(x, shape_of(a["size"]),
+                  {.interpolation = interp_of(a["mode"]), .antialias = a["antialias"]});
   if (op == "center_crop") return center_crop(x, shape_of(a["size"]));
   if (op == "crop") return crop(x, a["box"][0], a["box"][1], a["box"][2], a["box"][3]);
   if (op == "hflip") return hflip(x);
   if (op == "vflip") return vflip(x);
   if (op == "pad") {
     const std::string m = a["mode"];
-    PadMode mode = m == "edge" ? PadMode::Edge : m == "reflect" ? PadMode::Reflect : m == "symmetric" ? PadMode::Symmetric : PadMode::Constant;
+    PadMode mode = m == "edge"        ? PadMode::Edge
+                   : m == "reflect"   ? PadMode::Reflect
+                   : m == "symmetric" ? PadMode::Symmetric
+                                      : PadMode::Constant;
     return vision::pad(x, shape_of(a["padding"]), a["fill"], mode);
   }
   if (op == "rotate" || op == "affine") {
@@ -46,10 +54,14 @@ Tensor run(const std::string& op, const json& a, const Tensor& x, const json& g,
   if (op == "grayscale") return rgb_to_grayscale(x, a["channels"]);
   if (op == "gaussian_blur") return gaussian_blur(x, shape_of(a["kernel"]), pair_of(a["sigma"]));
   if (op == "erase")
-    return erase(x, a["box"][0], a["box"][1], a["box"][2], a["box"][3], scalar_tensor(a["value"].get<double>(), {}, dev));
+    return erase(x, a["box"][0], a["box"][1], a["box"][2], a["box"][3],
+                 scalar_tensor(a["value"].get<double>(), {}, dev));
   if (op == "normalize") return normalize(x, a["mean"], a["std"]);
   if (op == "grid_sample")
-    return grid_sample(x, spec_tensor(g, dev), {.mode = a["mode"], .padding_mode = a["padding_mode"], .align_corners = a["align_corners"]});
+    return grid_sample(x, spec_tensor(g, dev),
+                       {.mode = a["mode"],
+                        .padding_mode = a["padding_mode"],
+                        .align_corners = a["align_corners"]});
   if (op == "affine_grid") return affine_grid(x, shape_of(a["size"]), a["align_corners"]);
   return {};
 }
@@ -60,7 +72,9 @@ class VisionTransforms : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(VisionTransforms, MatchTorchvision) {
   const std::string name = GetParam();
-  const Device dev = name == "cpu" ? Device::cpu() : name == "cpu_eager" ? Device::cpu().eager() : Device::flex();
+  const Device dev = name == "cpu"         ? Device::cpu()
+                     : name == "cpu_eager" ? Device::cpu().eager()
+                                           : Device::flex();
   auto g = load_vision_json("transforms.json");
   std::map<std::string, int> count;
   std::map<std::string, double> worst;  // per op and dtype, printed for the record
@@ -99,15 +113,31 @@ TEST(VisionTransformErrors, NameTheOpAndWhatWasFound) {
     return std::string("(no error)");
   };
   Tensor img = zeros({3, 8, 8});
-  EXPECT_NE(msg([&] { resize(img, {0, 4}); }).find("[resize] expected positive sizes"), std::string::npos);
-  EXPECT_NE(msg([&] { normalize(zeros({3, 4, 4}, kU8), {0.5}, {0.5}); }).find("[normalize] expected a floating-point"), std::string::npos);
+  EXPECT_NE(msg([&] {
+              resize(img, {0, 4});
+            }).find("[resize] expected positive sizes"),
+            std::string::npos);
+  EXPECT_NE(msg([&] {
+              normalize(zeros({3, 4, 4}, kU8), {0.5}, {0.5});
+            }).find("[normalize] expected a floating-point"),
+            std::string::npos);
   EXPECT_NE(msg([&] { normalize(img, {0.5, 0.5}, {1}); }).find("1 or 3 mean"), std::string::npos);
   EXPECT_NE(msg([&] { adjust_hue(img, 0.7); }).find("[adjust_hue]"), std::string::npos);
-  EXPECT_NE(msg([&] { adjust_saturation(zeros({2, 4, 4}), 1.0); }).find("channels"), std::string::npos);
+  EXPECT_NE(msg([&] {
+              adjust_saturation(zeros({2, 4, 4}), 1.0);
+            }).find("channels"),
+            std::string::npos);
   EXPECT_NE(msg([&] { gaussian_blur(img, {4, 3}, {1, 1}); }).find("odd"), std::string::npos);
-  EXPECT_NE(msg([&] { vision::pad(img, {8}, 0, PadMode::Reflect); }).find("smaller than the image"), std::string::npos);
-  EXPECT_NE(msg([&] { grid_sample(img.unsqueeze(0), zeros({1, 2, 2, 3})); }).find("[grid_sample] expected grid"), std::string::npos);
-  EXPECT_NE(msg([&] { rotate(img, 10, false, {.interpolation = Interpolation::Bicubic}); }).find("nearest or bilinear"), std::string::npos);
+  EXPECT_NE(msg([&] { vision::pad(img, {8}, 0, PadMode::Reflect); }).find("smaller than the image"),
+            std::string::npos);
+  EXPECT_NE(msg([&] {
+              grid_sample(img.unsqueeze(0), zeros({1, 2, 2, 3}));
+            }).find("[grid_sample] expected grid"),
+            std::string::npos);
+  EXPECT_NE(msg([&] {
+              rotate(img, 10, false, {.interpolation = Interpolation::Bicubic});
+            }).find("nearest or bilinear"),
+            std::string::npos);
 }
 
 TEST(VisionTransformShapes, BatchesAndPlainImages) {
@@ -126,7 +156,9 @@ TEST(VisionTransformShapes, BatchesAndPlainImages) {
 TEST(VisionGridSample, GradientsReachTheInputAndGrid) {
   // Sampling at the pixel centres of a 2x2 image with align_corners: the identity.
   Tensor x = tensor({1.0f, 2.0f, 3.0f, 4.0f}).reshape({1, 1, 2, 2}).requires_grad_();
-  Tensor grid = tensor({-1.0f, -1.0f, 1.0f, -1.0f, -1.0f, 1.0f, 0.0f, 0.0f}).reshape({1, 2, 2, 2}).requires_grad_();
+  Tensor grid = tensor({-1.0f, -1.0f, 1.0f, -1.0f, -1.0f, 1.0f, 0.0f, 0.0f})
+                    .reshape({1, 2, 2, 2})
+                    .requires_grad_();
   Tensor y = grid_sample(x, grid, {.align_corners = true});
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 2, 3, 2.5f}));
   Gradients g = y.sum().backward();
