@@ -167,6 +167,19 @@ def transforms():
         cases.append({"op": "affine_grid", "attrs": {"size": [2, 3, 5, 7], "align_corners": ac},
                       "input": ref(theta),
                       "output": spec(NF.affine_grid(theta, [2, 3, 5, 7], align_corners=ac))})
+    # Inputs over 4096 pixels along a dim: ember gathers taps there instead of its blocked matmul.
+    wide, tall = torch.rand(1, 1, 1, 4200), torch.rand(1, 1, 4200, 1)
+    for x, size in ((wide, [1, 37]), (tall, [53, 1])):
+        for mode in ("bilinear", "bicubic"):
+            add("resize", x, {"size": size, "mode": mode, "antialias": True},
+                F.resize(x, size, modes[mode], antialias=True))
+    add("to_dtype", xf, {"dtype": "uint8"}, F.convert_image_dtype(xf, torch.uint8))
+    add("to_dtype", xu, {"dtype": "float32"}, F.convert_image_dtype(xu, torch.float32))
+    add("resize", xu, {"size": [7], "mode": "bilinear", "antialias": True, "max_size": 8},
+        F.resize(xu, [7], IM.BILINEAR, max_size=8, antialias=True))
+    add("affine", xf, {"angle": 25, "translate": [1, 0], "scale": 1.1, "shear": [0.0, 8.0],
+                       "mode": "nearest", "fill": [0.3, 0.6, 0.9], "center": [2, 7]},
+        F.affine(xf, 25, [1, 0], 1.1, [0.0, 8.0], IM.NEAREST, fill=[0.3, 0.6, 0.9], center=[2, 7]))
     with open(os.path.join(OUT, "transforms.json"), "w") as f:
         json.dump({"inputs": {k: v[1] for k, v in inputs.items()}, "cases": cases}, f)
 
