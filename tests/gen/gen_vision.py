@@ -66,6 +66,16 @@ def images():
     save("rgb.jpg", Image.fromarray(pattern(16, 24, 3, 4), "RGB"), "JPEG", quality=92)
     save("gray.jpg", Image.fromarray(pattern(12, 16, 1, 5)[..., 0], "L"), "JPEG", quality=92)
     save("rgb.bmp", Image.fromarray(rgb, "RGB"), "BMP")
+    save("progressive.jpg", Image.fromarray(pattern(20, 30, 3, 8), "RGB"), "JPEG", quality=90,
+         progressive=True)
+    save("gray_alpha.png", Image.fromarray(pattern(6, 7, 2, 9), "LA"), "PNG")
+    # 16 bits per sample: stb_image keeps the high byte (PIL's own conversion clips instead, so
+    # the expected pixels are the high bytes, written here).
+    g16 = (pattern(5, 6, 1, 10)[..., 0].astype(np.uint16) * 257 + 3).astype(np.uint16)
+    Image.fromarray(g16, "I;16").save(os.path.join(IMAGES, "gray16.png"), "PNG")
+    hi = torch.from_numpy((g16 >> 8).astype(np.uint8)[..., None].copy())
+    cases.append({"file": "gray16.png", "format": "PNG", "width": 6, "height": 5,
+                  "modes": {"gray": spec(hi)}})
     frames = [Image.fromarray(pattern(6, 9, 3, s), "RGB").quantize(8) for s in (6, 7)]
     frames[0].save(os.path.join(IMAGES, "anim.gif"), "GIF", save_all=True,
                    append_images=frames[1:], duration=100, loop=0)
