@@ -8,7 +8,7 @@
 #include <numbers>
 
 #include "ember/ember.h"
-#include "ember/vision/detail.h"
+#include "ember/vision/detail/transforms_batched.h"
 #include "ember/vision/sampling.h"
 
 namespace ember::vision {

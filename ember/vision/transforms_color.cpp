@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "ember/ember.h"
-#include "ember/vision/detail.h"
+#include "ember/vision/detail/transforms_batched.h"
 #include "ember/vision/transforms.h"
 
 namespace ember::vision {
