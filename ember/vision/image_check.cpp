@@ -77,6 +77,23 @@ ImageInfo check_png(std::span<const uint8_t> b) {
   return info;
 }
 
+// Huffman tables: each holds at most 256 codes (stb_image 2.27 writes past its tables when a
+// table claims more) and must fit in its segment.
+void check_jpeg_dht(std::span<const uint8_t> b, size_t p, size_t end) {
+  const auto F = ImageFormat::Jpeg;
+  while (p < end) {
+    if (p + 17 > end) bad(F, "a Huffman table" + at(p) + " is cut short by its segment (corrupt)");
+    if ((b[p] >> 4) > 1 || (b[p] & 15) > 3)
+      bad(F, "Huffman table" + at(p) + " has class/id " + hex(b[p]) + " (corrupt)");
+    size_t n = 0;
+    for (int i = 1; i <= 16; ++i) n += b[p + size_t(i)];
+    if (n > 256 || p + 17 + n > end)
+      bad(F, "Huffman table" + at(p) + " claims " + std::to_string(n) +
+                 " codes (at most 256, within its segment; corrupt)");
+    p += 17 + n;
+  }
+}
+
 ImageInfo check_jpeg(std::span<const uint8_t> b) {
   const auto F = ImageFormat::Jpeg;
   ImageInfo info{F};
@@ -114,13 +131,21 @@ ImageInfo check_jpeg(std::span<const uint8_t> b) {
       if (info.channels == 4) info.channels = 3;  // CMYK / YCCK decode to RGB
       sof = true;
     }
-    if (m == 0xDA) {  // start of scan: entropy-coded data follows, to an end-of-image marker
+    if (m == 0xC4) check_jpeg_dht(b, pos + 4, pos + 2 + len);
+    if (m == 0xDA) {  // start of scan: entropy-coded data up to the next marker
       if (!sof) bad(F, "a scan" + at(pos) + " comes before any frame header (corrupt)");
       const size_t data = pos + 2 + len;
-      for (size_t k = b.size(); k >= data + 2; --k)
-        if (b[k - 2] == 0xFF && b[k - 1] == 0xD9) return info;
-      bad(F, "no end-of-image marker (FFD9) after the scan data" + at(data) +
-                 "; the file is truncated at byte " + std::to_string(b.size()));
+      size_t k = data;
+      for (;; ++k) {
+        if (k + 1 >= b.size())
+          bad(F, "no end-of-image marker (FFD9) after the scan data" + at(data) +
+                     "; the file is truncated at byte " + std::to_string(b.size()));
+        const uint8_t next = b[k + 1];
+        if (b[k] == 0xFF && next != 0 && next != 0xFF && !(next >= 0xD0 && next <= 0xD7)) break;
+      }
+      if (b[k + 1] == 0xD9) return info;
+      pos = k;  // more segments (a progressive file's tables and scans), walked like the first
+      continue;
     }
     pos += 2 + len;
   }

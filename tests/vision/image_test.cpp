@@ -177,6 +177,13 @@ TEST(VisionImage, CorruptAndTruncatedFilesGiveClearErrors) {
   EXPECT_NE(error_of([&] { decode_image(junk); }).find("signature"), std::string::npos);
   EXPECT_NE(error_of([&] { decode_image(std::vector<uint8_t>{}); }).find("empty"),
             std::string::npos);
+  {  // a Huffman table claiming more than 256 codes (stb_image 2.27 would write past its table)
+    auto j = read_file(image_path("rgb.jpg"));
+    size_t p = 2;
+    while (!(j[p] == 0xFF && j[p + 1] == 0xC4)) p += 2 + (size_t(j[p + 2]) << 8 | j[p + 3]);
+    for (int i = 0; i < 16; ++i) j[p + 5 + size_t(i)] = 20;  // 320 codes
+    EXPECT_NE(error_of([&] { decode_image(j); }).find("Huffman table"), std::string::npos);
+  }
   auto jpg = read_file(image_path("rgb.jpg"));
   jpg.resize(jpg.size() - 2);
   EXPECT_NE(error_of([&] { decode_image(jpg); }).find("truncated"), std::string::npos);
