@@ -4,10 +4,11 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-dev
       libbenchmark-dev nlohmann-json3-dev dataset-fashion-mnist zlib1g-dev libdnnl-dev
       libminizip-dev  # torch.save's zip archives (ember/store/pytorch*)
-      libstb-dev  # stb_image: examples/classify reads images
+      libstb-dev  # stb_image / stb_image_write: ember/vision image I/O, examples/classify
       tmux  # tests/train/dashboard_tmux.sh drives the training dashboard in a terminal
       libicu-dev libsentencepiece-dev  # ember/models: GPT-2 tokenizer classes, SentencePiece
       python3-sentencepiece  # tests/gen: the SentencePiece test model
+      python3-torchvision python3-pil  # tests/gen/gen_vision.py: image and transform goldens
       clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx  # ember::onnx
       libsqlite3-dev  # ember-bench's history (tools/ember-bench)

@@ -12,7 +12,7 @@
 # written to build-fuzz/findings/ and the script exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(safetensors safetensors_header safetensors_load idx csv state checkpoint metric_log onnx pytorch)
+targets=(safetensors safetensors_header safetensors_load idx csv state checkpoint metric_log onnx pytorch image)
 usage() { sed -n '2,13p' "$0"; exit 2; }
 [ $# -ge 1 ] || usage
 
@@ -54,6 +54,8 @@ for t in "${run[@]}"; do
   work=build-fuzz/corpus/$t
   mkdir -p "$work"
   seeds=("tests/fuzz/corpus/$t")
+  # The image decoder's seeds are the vision tests' images (every format and mode).
+  [ "$t" = image ] && seeds=(tests/data/vision/images)
   # The ONNX loader's seeds are the official node models (not copied into the repository).
   if [ "$t" = onnx ]; then
     seeds=(build-fuzz/seeds/onnx)

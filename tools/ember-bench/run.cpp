@@ -75,6 +75,7 @@ std::vector<std::string> default_peers(const std::string& suite, bool host, bool
       {"autodiff", {"torch_autodiff"}},
       {"index", {"torch_index"}},
       {"store", {"torch_store"}},
+      {"vision", {"torch_vision"}},
       {"onnx", {"onnxruntime"}},
   };
   static const std::map<std::string, std::vector<std::string>> gpu_peers = {
