@@ -17,6 +17,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,15 @@
 
 namespace ember::kl {
 namespace {
+
+int cuda_min_blocks() {
+  static const int v = [] {
+    const char* e = std::getenv("EMBER_CUDA_MIN_BLOCKS");
+    const int n = e ? std::atoi(e) : 0;
+    return n >= 0 && n <= 32 ? n : 0;
+  }();
+  return v;
+}
 
 using cuda::ctype;
 using cuda::Helpers;
@@ -64,7 +74,11 @@ class KernelWriter {
     line("struct " + args + " { unsigned long long a[" + std::to_string(slots ? slots : 1) +
          "]; };");
     const int64_t threads = cuda_block_threads(k_);
-    line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") " +
+    // A kernel of one-thread workgroups (pointwise, column reductions) may ask for a minimum
+    // of resident blocks an SM, which caps its registers (EMBER_CUDA_MIN_BLOCKS; 0: no cap).
+    const int mb = k_.workgroup_size == 1 ? cuda_min_blocks() : 0;
+    line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) +
+         (mb > 0 ? ", " + std::to_string(mb) : std::string()) + ") " +
          k_.name + "(const " + args +
          " kl_p, long long kl_begin, long long kl_end, long long kl_grain) {");
     ++depth_;
@@ -574,7 +588,10 @@ class CudaRenderer : public Renderer {
  public:
   explicit CudaRenderer(Target t) : t_(std::move(t)) {}
   const Target& target() const override { return t_; }
-  std::string cache_id() const override { return t_.name + "/cuda-r" + std::to_string(kRevision); }
+  std::string cache_id() const override {
+    const int mb = cuda_min_blocks();
+    return t_.name + "/cuda-r" + std::to_string(kRevision) + (mb > 0 ? "-mb" + std::to_string(mb) : "");
+  }
   std::string render(std::span<const Kernel> kernels) const override {
     Helpers h;
     std::string bodies;
