@@ -1,0 +1,116 @@
+// flex kernel: connected_components. One raster scan gives every foreground pixel a provisional
+// label, merging the labels of its already-scanned neighbours (left and up; with 8-connectivity
+// also up-left and up-right) in a union-find whose roots are the smallest label of their set; a
+// second pass numbers the roots in order, which is the raster order of each component's first
+// pixel (scipy.ndimage.label's order), and gathers each label's area, bounding box and centroid.
+#include <algorithm>
+#include <vector>
+
+#include "ember/backends/flex/flex.h"
+#include "ember/backends/flex/loops.h"
+
+namespace ember::flex {
+namespace {
+
+int32_t find_root(std::vector<int32_t>& parent, int32_t l) {
+  int32_t r = l;
+  while (parent[size_t(r)] != r) r = parent[size_t(r)];
+  while (parent[size_t(l)] != r) {  // path compression
+    const int32_t next = parent[size_t(l)];
+    parent[size_t(l)] = r;
+    l = next;
+  }
+  return r;
+}
+
+int32_t unite(std::vector<int32_t>& parent, int32_t a, int32_t b) {
+  a = find_root(parent, a), b = find_root(parent, b);
+  if (a == b) return a;
+  if (b < a) std::swap(a, b);
+  parent[size_t(b)] = a;
+  return a;
+}
+
+TensorList k_connected_components(const OpCall& c) {
+  const Tensor x = c.inputs[0].contiguous();
+  const int64_t H = x.size(0), W = x.size(1), n = H * W;
+  const bool eight = c.attrs.i[0] == 8;
+  std::vector<uint8_t> fg(static_cast<size_t>(n));
+  EMBER_DISPATCH_ALL(x.dtype(), "connected_components", {
+    const T* p = static_cast<const T*>(n ? x.raw_data() : nullptr);
+    for (int64_t i = 0; i < n; ++i) fg[size_t(i)] = compute_t<T>(p[i]) != compute_t<T>(0);
+  });
+  Tensor labels = new_output(c, 0);
+  int32_t* L = n ? labels.data_ptr<int32_t>() : nullptr;
+  std::vector<int32_t> parent{0};
+  for (int64_t y = 0; y < H; ++y)
+    for (int64_t x0 = 0; x0 < W; ++x0) {
+      const int64_t i = y * W + x0;
+      if (!fg[size_t(i)]) {
+        L[i] = 0;
+        continue;
+      }
+      int32_t l = 0;
+      auto meet = [&](int64_t j) {
+        if (!fg[size_t(j)]) return;
+        l = l ? unite(parent, l, L[j]) : L[j];
+      };
+      if (y > 0) {
+        if (eight && x0 > 0) meet(i - W - 1);
+        meet(i - W);
+        if (eight && x0 + 1 < W) meet(i - W + 1);
+      }
+      if (x0 > 0) meet(i - 1);
+      if (!l) {
+        l = int32_t(parent.size());
+        parent.push_back(l);
+      }
+      L[i] = l;
+    }
+  // Roots numbered in order; every label's final id.
+  std::vector<int32_t> final_id(parent.size(), 0);
+  int32_t k = 0;
+  for (size_t l = 1; l < parent.size(); ++l) {
+    const int32_t r = find_root(parent, int32_t(l));
+    final_id[l] = r == int32_t(l) ? ++k : final_id[size_t(r)];
+  }
+  const int64_t rows = int64_t(k) + 1;
+  std::vector<int64_t> x_lo(size_t(rows), W), y_lo(size_t(rows), H), x_hi(size_t(rows), -1),
+      y_hi(size_t(rows), -1), area(size_t(rows), 0);
+  std::vector<double> sx(size_t(rows), 0), sy(size_t(rows), 0);
+  for (int64_t y = 0; y < H; ++y)
+    for (int64_t x0 = 0; x0 < W; ++x0) {
+      const int64_t i = y * W + x0;
+      const int32_t id = L[i] ? final_id[size_t(L[i])] : 0;
+      L[i] = id;
+      const size_t s = size_t(id);
+      x_lo[s] = std::min(x_lo[s], x0), x_hi[s] = std::max(x_hi[s], x0);
+      y_lo[s] = std::min(y_lo[s], y), y_hi[s] = std::max(y_hi[s], y);
+      ++area[s];
+      sx[s] += double(x0), sy[s] += double(y);
+    }
+  Tensor stats = ember::detail::empty_tensor({rows, 5}, DType::I64, c.device);
+  Tensor cent = ember::detail::empty_tensor({rows, 2}, DType::F64, c.device);
+  int64_t* st = stats.data_ptr<int64_t>();
+  double* ce = cent.data_ptr<double>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const size_t s = size_t(r);
+    const bool none = area[s] == 0;  // the background of an all-foreground image: zeros, NaN
+    st[5 * r] = none ? 0 : x_lo[s];
+    st[5 * r + 1] = none ? 0 : y_lo[s];
+    st[5 * r + 2] = none ? 0 : x_hi[s] - x_lo[s] + 1;
+    st[5 * r + 3] = none ? 0 : y_hi[s] - y_lo[s] + 1;
+    st[5 * r + 4] = area[s];
+    ce[2 * r] = sx[s] / double(area[s]);
+    ce[2 * r + 1] = sy[s] / double(area[s]);
+  }
+  return {labels, stats, cent};
+}
+
+}  // namespace
+
+void register_flex_components(BackendImpl& b) {
+  b.set_kernel(OpId::connected_components, k_connected_components, kAllDTypes);
+}
+
+}  // namespace ember::flex

@@ -1,0 +1,126 @@
+// 2048x2048 images against OpenCV's summaries (tests/data/vision/large.json, written by
+// tests/gen/gen_vision_ops.py): both sides build each image from the same formula (square
+// spirals, checkerboards, hashed noise), and the file keeps only what the references computed
+// from them (component counts, CRC-32 of label images and statistics, CRC-32 of morphology
+// outputs). Prints each op's time, for docs/vision_ops.md.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+#include "ember/vision/components.h"
+#include "ember/vision/morphology.h"
+#include "golden.h"
+
+namespace ember::test {
+namespace {
+
+using Image = std::vector<uint8_t>;
+
+Image spiral(int64_t n, int64_t step) {
+  Image img(size_t(n * n), 0);
+  int64_t x = n / 2, y = n / 2, d = 0, length = 1;
+  const int64_t dirs[4][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+  while (length * step <= 2 * n + 4) {
+    for (int rep = 0; rep < 2; ++rep, ++d)
+      for (int64_t s = 0; s < length * step; ++s) {
+        if (x >= 0 && x < n && y >= 0 && y < n) img[size_t(y * n + x)] = 1;
+        x += dirs[d % 4][0], y += dirs[d % 4][1];
+      }
+    ++length;
+  }
+  return img;
+}
+
+uint64_t hash_u32(uint64_t i, uint64_t seed) {
+  uint64_t v = (i * 2654435761ull + seed * 40503ull) & 0xffffffffull;
+  v ^= v >> 15;
+  v = (v * 2246822519ull) & 0xffffffffull;
+  return v ^ (v >> 13);
+}
+
+Image hashed(int64_t n, uint64_t seed, uint64_t num, uint64_t den) {
+  Image img(size_t(n * n));
+  for (int64_t i = 0; i < n * n; ++i) img[size_t(i)] = hash_u32(uint64_t(i), seed) % den < num;
+  return img;
+}
+
+Image checker(int64_t n, int64_t block) {
+  Image img(size_t(n * n));
+  for (int64_t y = 0; y < n; ++y)
+    for (int64_t x = 0; x < n; ++x) img[size_t(y * n + x)] = ((y / block + x / block) % 2) == 0;
+  return img;
+}
+
+Image make_image(const std::string& name, int64_t n) {
+  if (name == "spiral") return spiral(n, 2);
+  if (name == "spiral4") return spiral(n, 4);
+  if (name == "checker1") return checker(n, 1);
+  if (name == "checker3") return checker(n, 3);
+  if (name == "noise50") return hashed(n, 1, 1, 2);
+  if (name == "noise40") return hashed(n, 2, 2, 5);
+  if (name == "spiral_noise") {
+    Image a = spiral(n, 2), b = hashed(n, 3, 1, 64);
+    for (size_t i = 0; i < a.size(); ++i) a[i] ^= b[i];
+    return a;
+  }
+  Image g(size_t(n * n));  // "gray"
+  for (int64_t i = 0; i < n * n; ++i) g[size_t(i)] = uint8_t(hash_u32(uint64_t(i), 4) & 255);
+  return g;
+}
+
+uint32_t crc_of(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  return uint32_t(crc32(0, static_cast<const Bytef*>(c.raw_data()), uInt(c.nbytes())));
+}
+
+vision::MorphShape shape_of(const std::string& s) {
+  if (s == "rect") return vision::MorphShape::Rect;
+  if (s == "cross") return vision::MorphShape::Cross;
+  return vision::MorphShape::Ellipse;
+}
+
+TEST(VisionLarge, ImagesOf2048SquaredMatchOpenCV) {
+  std::ifstream f(std::string(EMBER_TEST_DATA) + "/vision/large.json");
+  ASSERT_TRUE(f.good());
+  const json doc = json::parse(f);
+  const int64_t n = doc.at("size");
+  std::map<std::string, Tensor> images;
+  for (const json& c : doc.at("cases")) {
+    const std::string name = c.at("image");
+    if (!images.count(name)) images[name] = tensor(make_image(name, n), {n, n}, DType::U8, Device::flex());
+    const Tensor& img = images[name];
+    const std::string kind = c.at("kind");
+    SCOPED_TRACE(kind + " of " + name);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string what;
+    if (kind == "components") {
+      const int conn = c.at("connectivity");
+      vision::Components r = vision::connected_components(img, conn);
+      what = "connected_components " + std::to_string(conn);
+      EXPECT_EQ(r.count, c.at("count").get<int64_t>());
+      EXPECT_EQ(crc_of(r.labels), c.at("labels_crc32").get<uint32_t>());
+      EXPECT_EQ(crc_of(r.stats), c.at("stats_crc32").get<uint32_t>());
+      double s = 0;
+      for (double v : r.centroids.to_vector<double>()) s += std::isnan(v) ? 0 : v;
+      EXPECT_NEAR(s, c.at("centroid_sum").get<double>(), 1e-9 * std::fabs(s) + 1e-9);
+    } else {
+      const Shape sz = ints(c, "size");
+      const Tensor se = vision::structuring_element(shape_of(c.at("shape")), {sz[0], sz[1]});
+      vision::MorphOptions o{.border = c.at("border")};
+      const Tensor out = kind == "erode" ? vision::erode(img, se, o) : vision::dilate(img, se, o);
+      what = kind + " " + c.at("shape").get<std::string>() + " " + std::to_string(sz[0]) + "x" +
+             std::to_string(sz[1]) + " " + o.border;
+      EXPECT_EQ(crc_of(out), c.at("crc32").get<uint32_t>());
+    }
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "[ vision ] " << what << " on " << name << " " << n << "x" << n << ": " << ms
+              << " ms\n";
+  }
+}
+
+}  // namespace
+}  // namespace ember::test
