@@ -202,6 +202,7 @@ add(error("roi_align", [X, R], "ValueError", {"output_size": [0, 2]}, "roi_align
 import cv2  # noqa: E402
 import scipy.ndimage as ndi  # noqa: E402
 import skimage.measure  # noqa: E402
+from vision_images import checker, large_images, spiral  # noqa: E402
 
 func_cases = []  # composite functions: structuring_element, morphology (vision/functions.json)
 SHAPES = {"rect": cv2.MORPH_RECT, "cross": cv2.MORPH_CROSS, "ellipse": cv2.MORPH_ELLIPSE}
@@ -298,44 +299,6 @@ func_cases.append(case("morphology", lambda *_: t(bref), [t(bimg), t(fp)], {"op"
 
 
 # ---------------------------------------------------------------- connected components
-def spiral(n, step=2):
-    """A square spiral of 1-pixel arms `step` apart, drawn from the centre outwards."""
-    img = np.zeros((n, n), np.uint8)
-    x = y = n // 2
-    d, length = 0, 1
-    dirs = ((1, 0), (0, 1), (-1, 0), (0, -1))
-    while length * step <= 2 * n + 4:
-        for _ in range(2):
-            dx, dy = dirs[d % 4]
-            for _ in range(length * step):
-                if 0 <= x < n and 0 <= y < n:
-                    img[y, x] = 1
-                x += dx
-                y += dy
-            d += 1
-        length += 1
-    return img
-
-
-def hashed(h, w, seed, num=1, den=2):
-    """Per-pixel hash noise that tests/vision rebuilds bit for bit: 1 where hash % den < num."""
-    return (hash_u32(h, w, seed) % den < num).astype(np.uint8)
-
-
-def hash_u32(h, w, seed):
-    i = np.arange(h * w, dtype=np.uint64)
-    v = (i * np.uint64(2654435761) + np.uint64(seed) * np.uint64(40503)) & np.uint64(0xffffffff)
-    v ^= v >> np.uint64(15)
-    v = (v * np.uint64(2246822519)) & np.uint64(0xffffffff)
-    v ^= v >> np.uint64(13)
-    return v.reshape(h, w)
-
-
-def checker(h, w, block):
-    y, x = np.mgrid[0:h, 0:w]
-    return (((y // block) + (x // block)) % 2 == 0).astype(np.uint8)
-
-
 def cc_ref(img, conn):
     algo = cv2.CCL_WU if conn == 8 else cv2.CCL_SAUF
     n, lab, stats, cent = cv2.connectedComponentsWithStatsWithAlgorithm(img.astype(np.uint8), conn, cv2.CV_32S, algo)
@@ -382,16 +345,14 @@ def crc(a):
 
 large = []
 N = 2048
-images = {"spiral": spiral(N), "spiral4": spiral(N, 4), "checker1": checker(N, N, 1), "checker3": checker(N, N, 3),
-          "noise50": hashed(N, N, 1), "noise40": hashed(N, N, 2, 2, 5)}
-images["spiral_noise"] = images["spiral"] ^ hashed(N, N, 3, 1, 64)
+images = large_images(N)
+gray = images.pop("gray")
 for name, img in images.items():
     for conn in (4, 8):
         lab, stats, cent = cc_ref(img, conn)
         large.append({"kind": "components", "image": name, "connectivity": conn, "count": int(stats.shape[0] - 1),
                       "labels_crc32": crc(lab.astype("<i4")), "stats_crc32": crc(stats.astype("<i8")),
                       "centroid_sum": float(np.nansum(cent)), "max_area": int(stats[1:, 4].max(initial=0))})
-gray = (hash_u32(N, N, 4) & np.uint64(255)).astype(np.uint8)
 for op, shape, (h, w), border in (("erode", "ellipse", (7, 7), "constant"), ("dilate", "cross", (5, 5), "reflect_101"),
                                   ("dilate", "rect", (9, 9), "replicate"), ("erode", "rect", (3, 15), "reflect")):
     f = cv2.erode if op == "erode" else cv2.dilate
