@@ -43,6 +43,7 @@ TensorList k_connected_components(const OpCall& c) {
   Tensor labels = new_output(c, 0);
   int32_t* L = n ? labels.data_ptr<int32_t>() : nullptr;
   std::vector<int32_t> parent{0};
+  parent.reserve(size_t(std::min<int64_t>(n / 2 + 2, int64_t(1) << 22)));
   for (int64_t y = 0; y < H; ++y)
     for (int64_t x0 = 0; x0 < W; ++x0) {
       const int64_t i = y * W + x0;
@@ -67,42 +68,42 @@ TensorList k_connected_components(const OpCall& c) {
       }
       L[i] = l;
     }
-  // Roots numbered in order; every label's final id.
-  std::vector<int32_t> final_id(parent.size(), 0);
+  // Roots numbered in order, in place: a label's parent is never larger than it, so in increasing
+  // order each parent already holds its set's final id (Wu's flattening).
   int32_t k = 0;
-  for (size_t l = 1; l < parent.size(); ++l) {
-    const int32_t r = find_root(parent, int32_t(l));
-    final_id[l] = r == int32_t(l) ? ++k : final_id[size_t(r)];
-  }
+  for (size_t l = 1; l < parent.size(); ++l)
+    parent[l] = parent[l] < int32_t(l) ? parent[size_t(parent[l])] : ++k;
   const int64_t rows = int64_t(k) + 1;
-  std::vector<int64_t> x_lo(size_t(rows), W), y_lo(size_t(rows), H), x_hi(size_t(rows), -1),
-      y_hi(size_t(rows), -1), area(size_t(rows), 0);
-  std::vector<double> sx(size_t(rows), 0), sy(size_t(rows), 0);
-  for (int64_t y = 0; y < H; ++y)
-    for (int64_t x0 = 0; x0 < W; ++x0) {
-      const int64_t i = y * W + x0;
-      const int32_t id = L[i] ? final_id[size_t(L[i])] : 0;
-      L[i] = id;
-      const size_t s = size_t(id);
-      x_lo[s] = std::min(x_lo[s], x0), x_hi[s] = std::max(x_hi[s], x0);
-      y_lo[s] = std::min(y_lo[s], y), y_hi[s] = std::max(y_hi[s], y);
-      ++area[s];
-      sx[s] += double(x0), sy[s] += double(y);
-    }
+  // Statistics gathered straight into the outputs: stats rows hold (min x, min y, max x, max y,
+  // area) until the end, centroid rows the sums of x and y.
   Tensor stats = ember::detail::empty_tensor({rows, 5}, DType::I64, c.device);
   Tensor cent = ember::detail::empty_tensor({rows, 2}, DType::F64, c.device);
   int64_t* st = stats.data_ptr<int64_t>();
   double* ce = cent.data_ptr<double>();
   for (int64_t r = 0; r < rows; ++r) {
-    const size_t s = size_t(r);
-    const bool none = area[s] == 0;  // the background of an all-foreground image: zeros, NaN
-    st[5 * r] = none ? 0 : x_lo[s];
-    st[5 * r + 1] = none ? 0 : y_lo[s];
-    st[5 * r + 2] = none ? 0 : x_hi[s] - x_lo[s] + 1;
-    st[5 * r + 3] = none ? 0 : y_hi[s] - y_lo[s] + 1;
-    st[5 * r + 4] = area[s];
-    ce[2 * r] = sx[s] / double(area[s]);
-    ce[2 * r + 1] = sy[s] / double(area[s]);
+    st[5 * r] = W, st[5 * r + 1] = H, st[5 * r + 2] = -1, st[5 * r + 3] = -1, st[5 * r + 4] = 0;
+    ce[2 * r] = ce[2 * r + 1] = 0;
+  }
+  for (int64_t y = 0; y < H; ++y)
+    for (int64_t x0 = 0; x0 < W; ++x0) {
+      const int64_t i = y * W + x0;
+      const int32_t id = L[i] ? parent[size_t(L[i])] : 0;
+      L[i] = id;
+      int64_t* s = st + 5 * int64_t(id);
+      s[0] = std::min(s[0], x0), s[1] = std::min(s[1], y);
+      s[2] = std::max(s[2], x0), s[3] = std::max(s[3], y);
+      ++s[4];
+      ce[2 * id] += double(x0), ce[2 * id + 1] += double(y);
+    }
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t* s = st + 5 * r;
+    const double area = double(s[4]);
+    if (s[4] == 0) {  // the background of an all-foreground image: zeros, NaN centroid
+      s[0] = s[1] = s[2] = s[3] = 0;
+    } else {
+      s[2] = s[2] - s[0] + 1, s[3] = s[3] - s[1] + 1;
+    }
+    ce[2 * r] /= area, ce[2 * r + 1] /= area;
   }
   return {labels, stats, cent};
 }
