@@ -1,4 +1,4 @@
-"""OpenCV's time for the 2048x2048 cases of tests/data/vision/large.json (the images that
+"""OpenCV's (and torchvision's nms's) time for the 2048x2048 cases of tests/data/vision/large.json (the images that
 tests/gen/gen_vision_ops.py and tests/vision/large_test.cpp build from one formula), for the speed
 table of docs/vision_ops.md. Run with /usr/bin/python3 (Debian python3-opencv); prints the median
 of 5 runs per case, on one thread (cv2.setNumThreads(1)) and on all."""
@@ -10,7 +10,7 @@ import time
 import cv2
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "gen"))
-from vision_images import large_images  # noqa: E402
+from vision_images import hashed_boxes, large_images  # noqa: E402
 
 N = 2048
 IMAGES = large_images(N)
@@ -44,3 +44,12 @@ for threads in (1, 0):
         k = cv2.getStructuringElement(SHAPES[shape], (w, h))
         ms = median_ms(lambda: f(IMAGES["gray"], k, borderType=BORDERS[border]))
         print("opencv %s: %s %s %dx%d %s: %.1f ms" % (tag, op, shape, h, w, border, ms))
+
+import torch  # noqa: E402
+import torchvision.ops  # noqa: E402
+
+torch.set_num_threads(1)
+b, s, c = (torch.from_numpy(a) for a in hashed_boxes(20000, 9))
+print("torchvision 1 thread: nms of 20000 boxes: %.1f ms" % median_ms(lambda: torchvision.ops.nms(b, s, 0.5), 3))
+print("torchvision 1 thread: batched_nms of 20000 boxes: %.1f ms" %
+      median_ms(lambda: torchvision.ops.batched_nms(b, s, c, 0.5), 3))

@@ -202,7 +202,7 @@ add(error("roi_align", [X, R], "ValueError", {"output_size": [0, 2]}, "roi_align
 import cv2  # noqa: E402
 import scipy.ndimage as ndi  # noqa: E402
 import skimage.measure  # noqa: E402
-from vision_images import checker, large_images, spiral  # noqa: E402
+from vision_images import checker, hashed_boxes, large_images, spiral  # noqa: E402
 
 func_cases = []  # composite functions: structuring_element, morphology (vision/functions.json)
 SHAPES = {"rect": cv2.MORPH_RECT, "cross": cv2.MORPH_CROSS, "ellipse": cv2.MORPH_ELLIPSE}
@@ -359,6 +359,18 @@ for op, shape, (h, w), border in (("erode", "ellipse", (7, 7), "constant"), ("di
     out = f(gray, se(shape, h, w), borderType=BORDERS[border])
     large.append({"kind": op, "image": "gray", "shape": shape, "size": [h, w], "border": border, "crc32": crc(out)})
 
+
+NB = 20000
+hb, hs, hc = hashed_boxes(NB, 9)
+tb, ts, tc = torch.from_numpy(hb), torch.from_numpy(hs), torch.from_numpy(hc)
+keep = tvo.nms(tb, ts, 0.5).numpy()
+large.append({"kind": "nms", "boxes": NB, "seed": 9, "iou_threshold": 0.5, "count": int(keep.size),
+              "keep_crc32": crc(keep.astype("<i8"))})
+# torchvision's batched_nms on this many boxes runs per class and re-sorts with an unstable sort:
+# compare the kept set.
+keep = np.sort(tvo.batched_nms(tb, ts, tc, 0.5).numpy())
+large.append({"kind": "batched_nms", "boxes": NB, "seed": 9, "iou_threshold": 0.5, "count": int(keep.size),
+              "sorted_keep_crc32": crc(keep.astype("<i8"))})
 
 write_sub("functions", func_cases)
 write_sub("large", large, {"size": N})

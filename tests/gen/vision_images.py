@@ -48,3 +48,16 @@ def large_images(n):
     images["spiral_noise"] = images["spiral"] ^ hashed(n, n, 3, 1, 64)
     images["gray"] = (hash_u32(n, n, 4) & np.uint64(255)).astype(np.uint8)
     return images
+
+
+def hashed_boxes(n, seed):
+    """n xyxy float32 boxes with integer corners in [0, 1128) and scores in 1/4096 steps (ties are
+    common), from the same hash: tests/vision/large_test.cpp builds the same ones."""
+    def col(k):
+        return hash_u32(1, n, seed + k).reshape(-1)
+    x1, y1 = col(0) % 1000, col(1) % 1000
+    w, h = 8 + col(2) % 120, 8 + col(3) % 120
+    boxes = np.stack([x1, y1, x1 + w, y1 + h], 1).astype(np.float32)
+    scores = ((col(4) % 4096).astype(np.float32) / 4096).astype(np.float32)
+    classes = (col(5) % 10).astype(np.int64)
+    return boxes, scores, classes

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "ember/vision/boxes.h"
 #include "ember/vision/components.h"
 #include "ember/vision/morphology.h"
 #include "golden.h"
@@ -73,6 +74,21 @@ Image make_image(const std::string& name, int64_t n) {
   return g;
 }
 
+// tests/gen/vision_images.py's hashed_boxes: boxes [n, 4], scores [n], classes [n].
+std::array<Tensor, 3> hashed_boxes(int64_t n, uint64_t seed) {
+  std::vector<float> b(static_cast<size_t>(4 * n)), s(static_cast<size_t>(n));
+  std::vector<int64_t> c(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    auto col = [&](uint64_t k) { return hash_u32(uint64_t(i), seed + k); };
+    const float x1 = float(col(0) % 1000), y1 = float(col(1) % 1000);
+    const float w = float(8 + col(2) % 120), h = float(8 + col(3) % 120);
+    b[size_t(4 * i)] = x1, b[size_t(4 * i + 1)] = y1, b[size_t(4 * i + 2)] = x1 + w, b[size_t(4 * i + 3)] = y1 + h;
+    s[size_t(i)] = float(col(4) % 4096) / 4096.f;
+    c[size_t(i)] = int64_t(col(5) % 10);
+  }
+  return {tensor(b, {n, 4}), tensor(s, {n}), tensor(c, {n})};
+}
+
 uint32_t crc_of(const Tensor& t) {
   const Tensor c = t.contiguous();
   return uint32_t(crc32(0, static_cast<const Bytef*>(c.raw_data()), uInt(c.nbytes())));
@@ -93,10 +109,11 @@ TEST(VisionLarge, ImagesOf2048SquaredMatchOpenCV) {
   const int reps = reps_env ? std::max(1, std::atoi(reps_env)) : 1;
   std::map<std::string, Tensor> images;
   for (const json& c : doc.at("cases")) {
+    const std::string kind = c.at("kind");
+    if (kind == "nms" || kind == "batched_nms") continue;  // NmsOf20000HashedBoxesMatchesTorchvision
     const std::string name = c.at("image");
     if (!images.count(name)) images[name] = tensor(make_image(name, n), {n, n}, DType::U8, Device::flex());
     const Tensor& img = images[name];
-    const std::string kind = c.at("kind");
     SCOPED_TRACE(kind + " of " + name);
     std::string what;
     double ms = 1e30;
@@ -130,6 +147,25 @@ TEST(VisionLarge, ImagesOf2048SquaredMatchOpenCV) {
     }
     std::cout << "[ vision ] " << what << " on " << name << " " << n << "x" << n << ": " << ms
               << " ms\n";
+  }
+}
+
+TEST(VisionLarge, NmsOf20000HashedBoxesMatchesTorchvision) {
+  std::ifstream f(std::string(EMBER_TEST_DATA) + "/vision/large.json");
+  ASSERT_TRUE(f.good());
+  const json doc = json::parse(f);
+  for (const json& c : doc.at("cases")) {
+    const std::string kind = c.at("kind");
+    if (kind != "nms" && kind != "batched_nms") continue;
+    const auto [boxes, scores, classes] = hashed_boxes(c.at("boxes"), c.at("seed"));
+    const vision::NmsOptions o{.iou_threshold = c.at("iou_threshold")};
+    const auto t0 = std::chrono::steady_clock::now();
+    Tensor keep = kind == "nms" ? vision::nms(boxes, scores, o) : vision::batched_nms(boxes, scores, classes, o);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(keep.numel(), c.at("count").get<int64_t>()) << kind;
+    if (kind == "nms") EXPECT_EQ(crc_of(keep), c.at("keep_crc32").get<uint32_t>());
+    else EXPECT_EQ(crc_of(std::get<0>(sort(keep))), c.at("sorted_keep_crc32").get<uint32_t>());
+    std::cout << "[ vision ] " << kind << " of " << boxes.size(0) << " boxes: " << ms << " ms\n";
   }
 }
 

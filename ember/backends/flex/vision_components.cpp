@@ -1,6 +1,7 @@
 // flex kernel: connected_components. One raster scan gives every foreground pixel a provisional
 // label, merging the labels of its already-scanned neighbours (left and up; with 8-connectivity
-// also up-left and up-right) in a union-find whose roots are the smallest label of their set; a
+// also up-left and up-right; SAUF's decision tree skips the merges that are known) in a union-find
+// whose roots are the smallest label of their set; a
 // second pass numbers the roots in order, which is the raster order of each component's first
 // pixel (scipy.ndimage.label's order), and gathers each label's area, bounding box and centroid.
 #include <algorithm>
@@ -44,30 +45,38 @@ TensorList k_connected_components(const OpCall& c) {
   int32_t* L = n ? labels.data_ptr<int32_t>() : nullptr;
   std::vector<int32_t> parent{0};
   parent.reserve(size_t(std::min<int64_t>(n / 2 + 2, int64_t(1) << 22)));
-  for (int64_t y = 0; y < H; ++y)
+  // SAUF's decision tree (Wu et al. 2005): with 8-connectivity the pixel above (b) touches the
+  // up-left (a), up-right (c) and left (d) ones, so a foreground b alone decides; otherwise c may
+  // join a or d. With 4-connectivity only b and d count.
+  auto fresh = [&] {
+    const int32_t l = int32_t(parent.size());
+    parent.push_back(l);
+    return l;
+  };
+  for (int64_t y = 0; y < H; ++y) {
+    const uint8_t* f = fg.data() + y * W;
+    const uint8_t* fu = y ? f - W : nullptr;
+    int32_t* l = L + y * W;
+    const int32_t* lu = y ? l - W : nullptr;
     for (int64_t x0 = 0; x0 < W; ++x0) {
-      const int64_t i = y * W + x0;
-      if (!fg[size_t(i)]) {
-        L[i] = 0;
+      if (!f[x0]) {
+        l[x0] = 0;
         continue;
       }
-      int32_t l = 0;
-      auto meet = [&](int64_t j) {
-        if (!fg[size_t(j)]) return;
-        l = l ? unite(parent, l, L[j]) : L[j];
-      };
-      if (y > 0) {
-        if (eight && x0 > 0) meet(i - W - 1);
-        meet(i - W);
-        if (eight && x0 + 1 < W) meet(i - W + 1);
+      const bool b = fu && fu[x0], d = x0 > 0 && f[x0 - 1];
+      if (!eight) {
+        l[x0] = b ? (d ? unite(parent, lu[x0], l[x0 - 1]) : lu[x0]) : d ? l[x0 - 1] : fresh();
+        continue;
       }
-      if (x0 > 0) meet(i - 1);
-      if (!l) {
-        l = int32_t(parent.size());
-        parent.push_back(l);
+      if (b) {
+        l[x0] = lu[x0];
+        continue;
       }
-      L[i] = l;
+      const bool a = fu && x0 > 0 && fu[x0 - 1], c = fu && x0 + 1 < W && fu[x0 + 1];
+      if (c) l[x0] = a ? unite(parent, lu[x0 + 1], lu[x0 - 1]) : d ? unite(parent, lu[x0 + 1], l[x0 - 1]) : lu[x0 + 1];
+      else l[x0] = a ? lu[x0 - 1] : d ? l[x0 - 1] : fresh();
     }
+  }
   // Roots numbered in order, in place: a label's parent is never larger than it, so in increasing
   // order each parent already holds its set's final id (Wu's flattening).
   int32_t k = 0;
