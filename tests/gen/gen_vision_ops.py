@@ -372,6 +372,19 @@ keep = np.sort(tvo.batched_nms(tb, ts, tc, 0.5).numpy())
 large.append({"kind": "batched_nms", "boxes": NB, "seed": 9, "iou_threshold": 0.5, "count": int(keep.size),
               "sorted_keep_crc32": crc(keep.astype("<i8"))})
 
+# roi_align's gradient in the input (ember: autodiff through its decomposition): d/dx of
+# sum(roi_align(x) * w).
+for name, aligned, ratio in (("roi_align_grad", False, 2), ("roi_align_grad_aligned_adaptive", True, -1)):
+    def grad_of(x, r, w, aligned=aligned, ratio=ratio):
+        xg = x.clone().requires_grad_()
+        (tvo.roi_align(xg, r, (3, 2), 0.5, ratio, aligned) * w).sum().backward()
+        return xg.grad
+    gx, gr = q(rnd([2, 2, 9, 8])), rois_for(2, 4, 18, 16, spill=0.2)
+    gw = q(rnd([4, 2, 3, 2]))
+    func_cases.append(case("roi_align_grad", grad_of, [gx, gr, gw],
+                           {"output_size": [3, 2], "spatial_scale": 0.5, "sampling_ratio": ratio,
+                            "aligned": aligned}, name))
+
 write_sub("functions", func_cases)
 write_sub("large", large, {"size": N})
 

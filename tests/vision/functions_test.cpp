@@ -57,7 +57,16 @@ Tensor run_fn(const json& jc, Device dev) {
     if (a.contains("border_value")) o.border_value = Scalar(a["border_value"].get<double>());
     return vision::morphology(in[0], op_of(a.at("op")), in[1], o);
   }
-  throw std::runtime_error("no box function " + fn);
+  if (fn == "roi_align_grad") {  // d/dx sum(roi_align(x, rois) * w), through autodiff
+    const Shape os = ints(a, "output_size");
+    const Device ad = dev.autodiff();
+    Tensor x = in[0].to(ad).requires_grad_();
+    vision::RoiAlignOptions o{.output_size = {os[0], os[1]}, .spatial_scale = a.at("spatial_scale"),
+                              .sampling_ratio = a.at("sampling_ratio"), .aligned = a.at("aligned")};
+    Gradients g = (vision::roi_align(x, in[1].to(ad), o) * in[2].to(ad)).sum().backward();
+    return g.get(x).to(dev);
+  }
+  throw std::runtime_error("no vision function " + fn);
 }
 
 int run_file(const char* file) {
