@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "ember/data/image_folder.h"
+#include "ember/data/loader.h"
 #include "ember/data/shards.h"
 #include "ember/data/splits.h"
 #include "ember/data/sqlite.h"
@@ -263,6 +264,45 @@ TEST(DataImageFolder, ClassesFromFoldersImagesDecodedLazily) {
   EXPECT_NE(message_of([&] { ImageFolder x(root.string()); }).find("empty"), std::string::npos);
   EXPECT_NE(message_of([&] { ImageFolder x((root / "nope").string()); }).find("not a directory"),
             std::string::npos);
+}
+
+TEST(DataImageFolder, FeedsALoaderWithWorkers) {
+  const fs::path root = temp_dir("images_loader");
+  for (int c = 0; c < 3; ++c) {
+    fs::create_directories(root / ("class" + std::to_string(c)));
+    for (int i = 0; i < 5; ++i)
+      write_ppm(root / ("class" + std::to_string(c)) / (std::to_string(i) + ".ppm"), 6, 4, uint8_t(10 * c + i));
+  }
+  auto ds = std::make_shared<ImageFolder>(root.string());
+  auto [train, test] = std::pair{stratified_split<Example>(ds, ds->labels(), {0.8, 0.2}, 1)[0],
+                                 stratified_split<Example>(ds, ds->labels(), {0.8, 0.2}, 1)[1]};
+  EXPECT_EQ(train->size(), 12);
+  EXPECT_EQ(test->size(), 3);
+  DataLoader<Example> loader(train, {.batch_size = 4, .shuffle = true, .seed = 3, .workers = 2});
+  int64_t seen = 0, label_sum = 0;
+  for (auto& [x, y] : loader) {
+    EXPECT_EQ(x.shape()[1], 3);
+    seen += x.size(0);
+    label_sum += sum(y).item<int64_t>();
+  }
+  EXPECT_EQ(seen, 12);
+  EXPECT_EQ(label_sum, 4 * (0 + 1 + 2));  // 4 images of each class
+}
+
+TEST(DataShards, FeedALoaderWithWorkers) {
+  const std::string dir = (temp_dir("shards_loader") / "ds").string();
+  {
+    DatasetWriter w(dir, {.shard_bytes = 2048});
+    for (int64_t i = 0; i < 50; ++i) w.write(Example{full({3}, double(i)), scalar_tensor(i, DType::I64)});
+  }
+  DataLoader<Example> loader(as_examples(std::make_shared<ShardedDataset>(dir)),
+                             {.batch_size = 8, .shuffle = true, .seed = 2, .workers = 2});
+  int64_t total = 0;
+  for (auto& [x, y] : loader) {
+    EXPECT_TRUE(equal(x.select(1, 0), y.to(DType::F32)));
+    total += sum(y).item<int64_t>();
+  }
+  EXPECT_EQ(total, 49 * 50 / 2);
 }
 
 // ------------------------------------------------------------------ splits
