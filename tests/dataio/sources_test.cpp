@@ -196,6 +196,34 @@ TEST(DataShards, PartialIndexEntryIsDroppedAndDamageIsNamed) {
   EXPECT_NE(message_of([&] { ShardedDataset(dir + "/nope"); }).find("index.bin"), std::string::npos);
 }
 
+TEST(DataShards, DamagedShardsGiveErrorsNotGarbage) {
+  const std::string dir = (temp_dir("shards_bad") / "ds").string();
+  { DatasetWriter w(dir); for (int64_t i = 0; i < 4; ++i) w.write(record_of(i)); }
+  const std::string shard = dir + "/shard-00000.bin";
+  {  // overwrite record 0's header
+    std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    f.write("XXXX", 4);
+  }
+  ShardedDataset ds(dir);
+  EXPECT_NE(message_of([&] { ds.get(0); }).find("record 0 is damaged"), std::string::npos);
+  expect_record(ds.get(1), 1);
+  fs::resize_file(shard, 100);  // cut: the index points past the end
+  ShardedDataset cut(dir);
+  EXPECT_NE(message_of([&] { cut.get(3); }).find("shorter than its index says"), std::string::npos);
+  std::ofstream(dir + "/index.bin", std::ios::trunc) << "not an index at all";
+  EXPECT_NE(message_of([&] { ShardedDataset x(dir); }).find("not a sharded dataset's index"), std::string::npos);
+}
+
+TEST(DataSqlite, TensorsWhoseBytesLookLikeAHeaderRoundTrip) {
+  const std::string db = (temp_dir("sqlite4") / "b.db").string();
+  // "EMBT" + version + a dtype + rank 1 + size 100, but only 3 data bytes: a header that lies.
+  std::vector<uint8_t> fake = {'E', 'M', 'B', 'T', 1, uint8_t(DType::F32), 1, 0, 100, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3};
+  write_sqlite(db, "t", {{{"b"}, {tensor(fake, {int64_t(fake.size())})}}});
+  // write_sqlite encodes the uint8 tensor itself, so it reads back as those 19 bytes.
+  EXPECT_EQ(SqliteDataset(db, "t").get(0).tensor("b").to_vector<uint8_t>(), fake);
+}
+
 // ------------------------------------------------------------------ text
 
 TEST(DataText, LinesJsonLinesAndTokenizer) {
