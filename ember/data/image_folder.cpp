@@ -58,19 +58,21 @@ Tensor read_image_file(const std::string& path, int channels) {
 namespace {
 bool has_extension(const fs::path& p, const std::vector<std::string>& exts) {
   std::string name = p.filename().string();
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char ch) { return std::tolower(ch); });
   for (std::string e : exts) {
-    std::transform(e.begin(), e.end(), e.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    if (name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) return true;
+    std::transform(e.begin(), e.end(), e.begin(),
+                   [](unsigned char ch) { return std::tolower(ch); });
+    if (name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0)
+      return true;
   }
   return false;
 }
 }  // namespace
 
 ImageFolder::ImageFolder(const std::string& root, ImageFolderOptions o)
-    : decode_(o.decode ? std::move(o.decode) : ImageDecoder([](const std::string& p) {
-        return read_image_file(p, 3);
-      })) {
+    : decode_(o.decode ? std::move(o.decode)
+                       : ImageDecoder([](const std::string& p) { return read_image_file(p, 3); })) {
   std::error_code ec;
   if (!fs::is_directory(root, ec))
     throw ValueError("[ImageFolder] '" + root + "' is not a directory");
@@ -82,7 +84,8 @@ ImageFolder::ImageFolder(const std::string& root, ImageFolderOptions o)
     std::vector<std::string> files;
     for (const auto& e : fs::recursive_directory_iterator(
              fs::path(root) / d, fs::directory_options::follow_directory_symlink, ec))
-      if (e.is_regular_file() && has_extension(e.path(), o.extensions)) files.push_back(e.path().string());
+      if (e.is_regular_file() && has_extension(e.path(), o.extensions))
+        files.push_back(e.path().string());
     if (files.empty())  // torchvision refuses such a class too (its labels would shift)
       throw ValueError("[ImageFolder] the class folder '" + (fs::path(root) / d).string() +
                        "' holds no image file (extensions: " + std::to_string(o.extensions.size()) +

@@ -21,8 +21,8 @@ Tensor read_image_file(const std::string& path, int channels = 3);
 
 struct ImageFolderOptions {
   /// File name endings that count as images (compared ignoring case).
-  std::vector<std::string> extensions = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tga",
-                                         ".ppm", ".pgm", ".pnm"};
+  std::vector<std::string> extensions = {".png", ".jpg", ".jpeg", ".bmp", ".gif",
+                                         ".tga", ".ppm", ".pgm",  ".pnm"};
   /// Decodes one file (default: read_image_file(path, 3)). Called from the loader's workers.
   ImageDecoder decode = {};
 };

@@ -136,7 +136,8 @@ void DatasetWriter::write(const Record& fields) {
   std::vector<FieldHead> heads(host.size());
   uint64_t at = align_up(head);
   for (size_t f = 0; f < host.size(); ++f) {
-    heads[f] = FieldHead{uint8_t(host[f].dtype()), uint8_t(host[f].dim()), {}, at, host[f].nbytes()};
+    heads[f] =
+        FieldHead{uint8_t(host[f].dtype()), uint8_t(host[f].dim()), {}, at, host[f].nbytes()};
     at = align_up(at + host[f].nbytes());
   }
   std::string bytes(size_t(at), '\0');
@@ -148,16 +149,19 @@ void DatasetWriter::write(const Record& fields) {
     std::memcpy(bytes.data() + p, &heads[f], sizeof(FieldHead));
     p += sizeof(FieldHead);
     for (int64_t d : host[f].shape()) std::memcpy(bytes.data() + p, &d, 8), p += 8;
-    if (host[f].nbytes()) std::memcpy(bytes.data() + heads[f].offset, host[f].raw_data(), host[f].nbytes());
+    if (host[f].nbytes())
+      std::memcpy(bytes.data() + heads[f].offset, host[f].raw_data(), host[f].nbytes());
   }
   if (s.shard_fd >= 0 && s.shard_size > 0 && s.shard_size + at > s.o.shard_bytes) {
-    if (::fdatasync(s.shard_fd) != 0) fail("DatasetWriter", s.dir, "fdatasync failed: " + os_error());
+    if (::fdatasync(s.shard_fd) != 0)
+      fail("DatasetWriter", s.dir, "fdatasync failed: " + os_error());
     ::close(s.shard_fd);
     s.shard_fd = -1;
     ++s.shard;
   }
   if (s.shard_fd < 0) {
-    s.shard_fd = ::open(shard_name(s.dir, s.shard).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    s.shard_fd =
+        ::open(shard_name(s.dir, s.shard).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (s.shard_fd < 0) fail("DatasetWriter", s.dir, "cannot create a shard: " + os_error());
     s.shard_size = 0;
   }
@@ -222,7 +226,8 @@ int64_t ShardedDataset::refresh() {
   std::lock_guard<std::mutex> lock(s.mu);
   const size_t had = s.entries.size();
   s.entries.resize(std::max(had, n));
-  if (n > had) std::memcpy(s.entries.data() + had, bytes.data() + kHeader + had * kEntry, (n - had) * kEntry);
+  if (n > had)
+    std::memcpy(s.entries.data() + had, bytes.data() + kHeader + had * kEntry, (n - had) * kEntry);
   for (size_t i = had; i < n; ++i)
     if (s.entries[i].shard >= s.shards.size()) s.shards.resize(s.entries[i].shard + 1);
   return int64_t(s.entries.size());
@@ -289,7 +294,8 @@ Record ShardedDataset::get(int64_t i) const {
 DatasetPtr<Example> as_examples(DatasetPtr<Record> records) {
   return map(std::move(records), [](const Record& r) {
     if (r.size() != 2)
-      throw ValueError("[as_examples] expected records of 2 fields, found " + std::to_string(r.size()));
+      throw ValueError("[as_examples] expected records of 2 fields, found " +
+                       std::to_string(r.size()));
     return Example{r[0], r[1]};
   });
 }

@@ -44,7 +44,8 @@ std::vector<DatasetPtr<T>> random_split(DatasetPtr<T> src, const std::vector<dou
   std::vector<DatasetPtr<T>> parts;
   size_t at = 0;
   for (int64_t s : sizes) {
-    std::vector<int64_t> idx(order.begin() + ptrdiff_t(at), order.begin() + ptrdiff_t(at + size_t(s)));
+    std::vector<int64_t> idx(order.begin() + ptrdiff_t(at),
+                             order.begin() + ptrdiff_t(at + size_t(s)));
     at += size_t(s);
     parts.push_back(std::make_shared<IndexedDataset<T>>(src, std::move(idx), "random_split"));
   }
@@ -54,9 +55,10 @@ std::vector<DatasetPtr<T>> random_split(DatasetPtr<T> src, const std::vector<dou
 namespace detail {
 /// Item indices grouped by label (labels in increasing order), each group in `seed`'s order.
 inline std::map<int64_t, std::vector<int64_t>> shuffled_groups(const std::vector<int64_t>& labels,
-                                                                uint64_t seed) {
+                                                               uint64_t seed) {
   std::map<int64_t, std::vector<int64_t>> groups;
-  for (int64_t i : permutation(int64_t(labels.size()), seed)) groups[labels[size_t(i)]].push_back(i);
+  for (int64_t i : permutation(int64_t(labels.size()), seed))
+    groups[labels[size_t(i)]].push_back(i);
   return groups;
 }
 inline void check_labels(const char* what, size_t labels, int64_t size) {
@@ -96,8 +98,9 @@ DatasetPtr<T> stratified_sample(DatasetPtr<T> src, const std::vector<int64_t>& l
                                 uint64_t seed) {
   detail::check_labels("stratified_sample", labels.size(), src->size());
   const int64_t size = src->size();
-  detail::check_value(n >= 0 && n <= size, "stratified_sample",
-                      "expected 0 <= n <= " + std::to_string(size) + ", found " + std::to_string(n));
+  detail::check_value(
+      n >= 0 && n <= size, "stratified_sample",
+      "expected 0 <= n <= " + std::to_string(size) + ", found " + std::to_string(n));
   auto groups = detail::shuffled_groups(labels, seed);
   std::vector<std::pair<int64_t, int64_t>> rem;  // (remainder numerator, label)
   std::map<int64_t, int64_t> quota;

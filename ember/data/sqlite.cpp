@@ -105,7 +105,8 @@ SqliteDataset::SqliteDataset(const std::string& path, const std::string& table,
     : impl_(std::make_shared<Impl>()) {
   Impl& m = *impl_;
   m.path = path;
-  if (access(path.c_str(), R_OK) != 0) fail(path, "cannot open: " + std::string(std::strerror(errno)));
+  if (access(path.c_str(), R_OK) != 0)
+    fail(path, "cannot open: " + std::string(std::strerror(errno)));
   if (sqlite3_open_v2(path.c_str(), &m.db.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK)
     fail(path, std::string("cannot open: ") + sqlite3_errmsg(m.db.db));
@@ -121,9 +122,11 @@ SqliteDataset::SqliteDataset(const std::string& path, const std::string& table,
   for (const auto& c : m.columns) cols += (cols.empty() ? "" : ", ") + quoted(c);
   const std::string where = o.where.empty() ? "" : " WHERE " + o.where;
   Stmt ids;
-  prepare(m.db.db, "SELECT rowid FROM " + quoted(table) + where + " ORDER BY " + o.order_by, ids, path);
+  prepare(m.db.db, "SELECT rowid FROM " + quoted(table) + where + " ORDER BY " + o.order_by, ids,
+          path);
   int rc;
-  while ((rc = sqlite3_step(ids.s)) == SQLITE_ROW) m.rowids.push_back(sqlite3_column_int64(ids.s, 0));
+  while ((rc = sqlite3_step(ids.s)) == SQLITE_ROW)
+    m.rowids.push_back(sqlite3_column_int64(ids.s, 0));
   if (rc != SQLITE_DONE) fail(path, sqlite3_errmsg(m.db.db));
   prepare(m.db.db, "SELECT " + cols + " FROM " + quoted(table) + " WHERE rowid = ?", m.get, path);
 }
@@ -142,16 +145,22 @@ Row SqliteDataset::get(int64_t i) const {
   Row r{m.columns, {}};
   for (int c = 0; c < int(m.columns.size()); ++c) {
     switch (sqlite3_column_type(s, c)) {
-      case SQLITE_INTEGER: r.values.emplace_back(int64_t(sqlite3_column_int64(s, c))); break;
-      case SQLITE_FLOAT: r.values.emplace_back(sqlite3_column_double(s, c)); break;
+      case SQLITE_INTEGER:
+        r.values.emplace_back(int64_t(sqlite3_column_int64(s, c)));
+        break;
+      case SQLITE_FLOAT:
+        r.values.emplace_back(sqlite3_column_double(s, c));
+        break;
       case SQLITE_TEXT:
         r.values.emplace_back(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, c)),
                                           size_t(sqlite3_column_bytes(s, c))));
         break;
       case SQLITE_BLOB:
-        r.values.emplace_back(decode_blob(sqlite3_column_blob(s, c), size_t(sqlite3_column_bytes(s, c))));
+        r.values.emplace_back(
+            decode_blob(sqlite3_column_blob(s, c), size_t(sqlite3_column_bytes(s, c))));
         break;
-      default: r.values.emplace_back(std::monostate{});
+      default:
+        r.values.emplace_back(std::monostate{});
     }
   }
   sqlite3_reset(s);
@@ -159,18 +168,20 @@ Row SqliteDataset::get(int64_t i) const {
 }
 
 void write_sqlite(const std::string& path, const std::string& table, const std::vector<Row>& rows) {
-  if (rows.empty()) throw ValueError("[write_sqlite] expected at least one row (it names the columns)");
+  if (rows.empty())
+    throw ValueError("[write_sqlite] expected at least one row (it names the columns)");
   const std::vector<std::string>& cols = rows[0].columns;
   for (size_t r = 0; r < rows.size(); ++r)
     if (rows[r].columns != cols || rows[r].values.size() != cols.size())
-      throw ValueError("[write_sqlite] row " + std::to_string(r) + " does not have row 0's columns");
+      throw ValueError("[write_sqlite] row " + std::to_string(r) +
+                       " does not have row 0's columns");
   std::vector<std::string> types(cols.size(), "");
   for (size_t c = 0; c < cols.size(); ++c)
     for (const Row& row : rows) {
       const SqlValue& v = row.values[c];
       if (std::holds_alternative<std::monostate>(v)) continue;
-      types[c] = std::holds_alternative<int64_t>(v)  ? "INTEGER"
-                 : std::holds_alternative<double>(v) ? "REAL"
+      types[c] = std::holds_alternative<int64_t>(v)       ? "INTEGER"
+                 : std::holds_alternative<double>(v)      ? "REAL"
                  : std::holds_alternative<std::string>(v) ? "TEXT"
                                                           : "BLOB";
       break;
@@ -203,14 +214,18 @@ void write_sqlite(const std::string& path, const std::string& table, const std::
       std::vector<std::string> blobs(cols.size());
       for (int c = 0; c < int(cols.size()); ++c) {
         const SqlValue& v = row.values[size_t(c)];
-        if (auto* i = std::get_if<int64_t>(&v)) sqlite3_bind_int64(ins.s, c + 1, *i);
-        else if (auto* d = std::get_if<double>(&v)) sqlite3_bind_double(ins.s, c + 1, *d);
+        if (auto* i = std::get_if<int64_t>(&v))
+          sqlite3_bind_int64(ins.s, c + 1, *i);
+        else if (auto* d = std::get_if<double>(&v))
+          sqlite3_bind_double(ins.s, c + 1, *d);
         else if (auto* s = std::get_if<std::string>(&v))
           sqlite3_bind_text(ins.s, c + 1, s->data(), int(s->size()), SQLITE_STATIC);
         else if (auto* t = std::get_if<Tensor>(&v)) {
           blobs[size_t(c)] = encode_tensor(*t);
-          sqlite3_bind_blob(ins.s, c + 1, blobs[size_t(c)].data(), int(blobs[size_t(c)].size()), SQLITE_STATIC);
-        } else sqlite3_bind_null(ins.s, c + 1);
+          sqlite3_bind_blob(ins.s, c + 1, blobs[size_t(c)].data(), int(blobs[size_t(c)].size()),
+                            SQLITE_STATIC);
+        } else
+          sqlite3_bind_null(ins.s, c + 1);
       }
       if (sqlite3_step(ins.s) != SQLITE_DONE) fail(path, sqlite3_errmsg(db.db));
     }

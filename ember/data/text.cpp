@@ -62,7 +62,8 @@ std::string JsonLinesDataset::get(int64_t i) const {
   if (j.is_discarded() || !j.is_object())
     throw ValueError("[JsonLinesDataset] " + where() + "expected a JSON object");
   auto it = j.find(field_);
-  if (it == j.end()) throw ValueError("[JsonLinesDataset] " + where() + "no field '" + field_ + "'");
+  if (it == j.end())
+    throw ValueError("[JsonLinesDataset] " + where() + "no field '" + field_ + "'");
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 

@@ -17,7 +17,8 @@ struct TextOptions {
   bool strip_cr = true;    // a trailing '\r' (CRLF files) is not part of the line
 };
 
-/// The lines of a UTF-8 text file (without their '\n'). Throws ValueError naming the file when it cannot be read.
+/// The lines of a UTF-8 text file (without their '\n'). Throws ValueError naming the file when it
+/// cannot be read.
 class LinesDataset final : public Dataset<std::string> {
  public:
   explicit LinesDataset(const std::string& path, const TextOptions& o = {});

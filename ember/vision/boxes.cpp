@@ -77,8 +77,8 @@ Fmt parse_fmt(std::string_view s) {
   if (s == "xyxy") return Fmt::XYXY;
   if (s == "xywh") return Fmt::XYWH;
   if (s == "cxcywh") return Fmt::CXCYWH;
-  detail::throw_value("box_convert", "unknown box format '" + std::string(s) +
-                                         "' (expected xyxy, xywh or cxcywh)");
+  detail::throw_value(
+      "box_convert", "unknown box format '" + std::string(s) + "' (expected xyxy, xywh or cxcywh)");
 }
 
 Tensor to_xyxy(const Tensor& b, Fmt f) {
@@ -158,8 +158,9 @@ Tensor clip_boxes_to_image(const Tensor& boxes, std::array<int64_t, 2> size) {
 
 Tensor masks_to_boxes(const Tensor& masks) {
   if (!masks.defined() || masks.dim() != 3)
-    detail::throw_shape("masks_to_boxes", "expected masks of shape [N, H, W], found " +
-                                              (masks.defined() ? shape_str(masks.shape()) : "none"));
+    detail::throw_shape("masks_to_boxes",
+                        "expected masks of shape [N, H, W], found " +
+                            (masks.defined() ? shape_str(masks.shape()) : "none"));
   const Tensor m = ne(masks, Scalar(0));
   const Tensor rows = any(m, {2}).to(DType::I32), cols = any(m, {1}).to(DType::I32);
   const int64_t h = masks.size(1), w = masks.size(2);

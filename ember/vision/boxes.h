@@ -50,7 +50,7 @@ Tensor batched_nms(const Tensor& boxes, const Tensor& scores, const Tensor& idxs
 
 struct RoiAlignOptions {
   std::array<int64_t, 2> output_size{1, 1};  // {height, width} of each pooled region
-  double spatial_scale = 1.0;  // maps box coordinates to the input's (1 / feature stride)
+  double spatial_scale = 1.0;   // maps box coordinates to the input's (1 / feature stride)
   int64_t sampling_ratio = -1;  // samples per bin side (<= 0: ceil(roi size / output size))
   bool aligned = false;         // true: pixel centres at +0.5 (torchvision's aligned=True)
 };

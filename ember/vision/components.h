@@ -10,9 +10,9 @@ namespace ember::vision {
 /// Labels, per-label statistics and centroids of a binary image. Row 0 of `stats` and
 /// `centroids` is the background (label 0), rows 1..count the components.
 struct Components {
-  Tensor labels;     // int32 [H, W]: 0 background, 1..count in raster order of first pixel
-  Tensor stats;      // int64 [count + 1, 5]: left, top, width, height, area (cv2.CC_STAT_*)
-  Tensor centroids;  // float64 [count + 1, 2]: mean x, mean y of each label's pixels
+  Tensor labels;      // int32 [H, W]: 0 background, 1..count in raster order of first pixel
+  Tensor stats;       // int64 [count + 1, 5]: left, top, width, height, area (cv2.CC_STAT_*)
+  Tensor centroids;   // float64 [count + 1, 2]: mean x, mean y of each label's pixels
   int64_t count = 0;  // number of components (background excluded)
 };
 

@@ -26,10 +26,11 @@ void infer_morph(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& 
   ops::require_defined(x, name, "image");
   ops::require_defined(k, name, "element");
   if (x.dim() < 2)
-    detail::throw_shape(name, "expected an image of shape [..., H, W], found " + shape_str(x.shape()));
+    detail::throw_shape(name,
+                        "expected an image of shape [..., H, W], found " + shape_str(x.shape()));
   if (k.dim() != 2 || k.numel() == 0)
-    detail::throw_shape(name, "expected a non-empty 2-D structuring element, found shape " +
-                                  shape_str(k.shape()));
+    detail::throw_shape(
+        name, "expected a non-empty 2-D structuring element, found shape " + shape_str(k.shape()));
   if (a.ints.size() != 2 || a.ints[0] < 0 || a.ints[0] >= k.size(0) || a.ints[1] < 0 ||
       a.ints[1] >= k.size(1))
     detail::throw_value(name, "anchor " + shape_str(a.ints) + " is outside the element of shape " +
@@ -54,7 +55,8 @@ Tensor morph(OpId op, const Tensor& x, const Tensor& element, const vision::Morp
     detail::throw_value(name, "iterations must be >= 0, found " + std::to_string(o.iterations));
   Attrs a;
   if (element.defined() && element.dim() == 2) {
-    const auto anchor = o.anchor.value_or(std::array<int64_t, 2>{element.size(0) / 2, element.size(1) / 2});
+    const auto anchor =
+        o.anchor.value_or(std::array<int64_t, 2>{element.size(0) / 2, element.size(1) / 2});
     a.ints = {anchor[0], anchor[1]};
   } else {
     a.ints = {0, 0};
@@ -80,8 +82,9 @@ Tensor structuring_element(MorphShape shape, std::array<int64_t, 2> size,
                            std::optional<std::array<int64_t, 2>> anchor) {
   const int64_t h = size[0], w = size[1];
   if (h <= 0 || w <= 0)
-    ember::detail::throw_value("structuring_element", "expected a positive size {height, width}, found {" +
-                                                   std::to_string(h) + ", " + std::to_string(w) + "}");
+    ember::detail::throw_value("structuring_element",
+                               "expected a positive size {height, width}, found {" +
+                                   std::to_string(h) + ", " + std::to_string(w) + "}");
   const auto an = anchor.value_or(std::array<int64_t, 2>{h / 2, w / 2});
   if (an[0] < 0 || an[0] >= h || an[1] < 0 || an[1] >= w)
     ember::detail::throw_value("structuring_element", "anchor is outside the element");
@@ -99,7 +102,8 @@ Tensor structuring_element(MorphShape shape, std::array<int64_t, 2> size,
     } else {
       const int64_t dy = i - r;
       if (std::abs(dy) <= r) {
-        const int64_t dx = int64_t(std::lrint(double(c) * std::sqrt(double(r * r - dy * dy) * inv_r2)));
+        const int64_t dx =
+            int64_t(std::lrint(double(c) * std::sqrt(double(r * r - dy * dy) * inv_r2)));
         j1 = std::max<int64_t>(c - dx, 0);
         j2 = std::min<int64_t>(c + dx + 1, w);
       }
@@ -119,13 +123,20 @@ Tensor dilate(const Tensor& image, const Tensor& element, const MorphOptions& o)
 
 Tensor morphology(const Tensor& image, MorphOp op, const Tensor& element, const MorphOptions& o) {
   switch (op) {
-    case MorphOp::Erode: return erode(image, element, o);
-    case MorphOp::Dilate: return dilate(image, element, o);
-    case MorphOp::Open: return dilate(erode(image, element, o), element, o);
-    case MorphOp::Close: return erode(dilate(image, element, o), element, o);
-    case MorphOp::Gradient: return minus(dilate(image, element, o), erode(image, element, o));
-    case MorphOp::TopHat: return minus(image, dilate(erode(image, element, o), element, o));
-    case MorphOp::BlackHat: return minus(erode(dilate(image, element, o), element, o), image);
+    case MorphOp::Erode:
+      return erode(image, element, o);
+    case MorphOp::Dilate:
+      return dilate(image, element, o);
+    case MorphOp::Open:
+      return dilate(erode(image, element, o), element, o);
+    case MorphOp::Close:
+      return erode(dilate(image, element, o), element, o);
+    case MorphOp::Gradient:
+      return minus(dilate(image, element, o), erode(image, element, o));
+    case MorphOp::TopHat:
+      return minus(image, dilate(erode(image, element, o), element, o));
+    case MorphOp::BlackHat:
+      return minus(erode(dilate(image, element, o), element, o), image);
   }
   ember::detail::throw_value("morphology", "unknown operation");
 }

@@ -21,15 +21,16 @@ void infer_nms(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& ou
     detail::throw_shape(name, "expected boxes of shape [N, 4], found " + shape_str(boxes.shape()));
   const int64_t n = boxes.size(0);
   if (scores.dim() != 1 || scores.size(0) != n)
-    detail::throw_shape(name, "expected scores of shape [" + std::to_string(n) + "] (one per box), found " +
-                                  shape_str(scores.shape()));
+    detail::throw_shape(name, "expected scores of shape [" + std::to_string(n) +
+                                  "] (one per box), found " + shape_str(scores.shape()));
   if (!is_floating(boxes.dtype()) || !is_floating(scores.dtype()))
     detail::throw_dtype(name, std::string("expected floating boxes and scores, found ") +
-                                  std::string(dtype_name(boxes.dtype())) + " and " + std::string(dtype_name(scores.dtype())));
+                                  std::string(dtype_name(boxes.dtype())) + " and " +
+                                  std::string(dtype_name(scores.dtype())));
   if (idxs.defined()) {
     if (idxs.dim() != 1 || idxs.size(0) != n)
-      detail::throw_shape(name, "expected idxs of shape [" + std::to_string(n) + "] (one per box), found " +
-                                    shape_str(idxs.shape()));
+      detail::throw_shape(name, "expected idxs of shape [" + std::to_string(n) +
+                                    "] (one per box), found " + shape_str(idxs.shape()));
     if (!is_integral(idxs.dtype()))
       detail::throw_dtype(name, std::string("expected integer idxs, found ") +
                                     std::string(dtype_name(idxs.dtype())));

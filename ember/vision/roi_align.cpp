@@ -28,18 +28,23 @@ void infer_roi_align(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
   ops::require_defined(x, name, "input");
   ops::require_defined(rois, name, "rois");
   if (x.dim() != 4)
-    detail::throw_shape(name, "expected an input of shape [N, C, H, W], found " + shape_str(x.shape()));
+    detail::throw_shape(name,
+                        "expected an input of shape [N, C, H, W], found " + shape_str(x.shape()));
   if (x.size(2) == 0 || x.size(3) == 0)
-    detail::throw_shape(name, "expected a non-empty image plane, found shape " + shape_str(x.shape()));
+    detail::throw_shape(name,
+                        "expected a non-empty image plane, found shape " + shape_str(x.shape()));
   if (rois.dim() != 2 || rois.size(1) != 5)
-    detail::throw_shape(name, "expected rois of shape [K, 5] (batch index, x1, y1, x2, y2), found " +
-                                  shape_str(rois.shape()));
+    detail::throw_shape(name,
+                        "expected rois of shape [K, 5] (batch index, x1, y1, x2, y2), found " +
+                            shape_str(rois.shape()));
   if (!is_floating(x.dtype()) || rois.dtype() != x.dtype())
-    detail::throw_dtype(name, std::string("expected a floating input and rois of its dtype, found ") +
-                                  std::string(dtype_name(x.dtype())) + " and " + std::string(dtype_name(rois.dtype())));
+    detail::throw_dtype(name,
+                        std::string("expected a floating input and rois of its dtype, found ") +
+                            std::string(dtype_name(x.dtype())) + " and " +
+                            std::string(dtype_name(rois.dtype())));
   if (a.ints.size() != 2 || a.ints[0] <= 0 || a.ints[1] <= 0)
-    detail::throw_value(name, "expected a positive output_size {height, width}, found " +
-                                  shape_str(a.ints));
+    detail::throw_value(
+        name, "expected a positive output_size {height, width}, found " + shape_str(a.ints));
   out.add({rois.size(0), x.size(1), a.ints[0], a.ints[1]}, x.dtype());
 }
 

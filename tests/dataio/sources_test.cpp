@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("ember_sources_" + std::to_string(::getpid()) + "_" + name);
+  fs::path p =
+      fs::temp_directory_path() / ("ember_sources_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
@@ -67,7 +68,8 @@ TEST(DataSqlite, RowsRoundTripThroughWriteSqlite) {
   EXPECT_NE(message_of([&] { r.at("nope"); }).find("columns: id, name"), std::string::npos);
   EXPECT_NE(message_of([&] { r.tensor("name"); }).find("TEXT"), std::string::npos);
   // A subset of columns, a condition and an order.
-  SqliteDataset odd(db, "items", {.columns = {"id", "image"}, .where = "id % 2 = 1", .order_by = "id DESC"});
+  SqliteDataset odd(db, "items",
+                    {.columns = {"id", "image"}, .where = "id % 2 = 1", .order_by = "id DESC"});
   ASSERT_EQ(odd.size(), 2);
   EXPECT_EQ(std::get<int64_t>(odd.get(0).at("id")), 3);
   EXPECT_EQ(odd.get(1).tensor("image").shape(), (Shape{2, 3}));
@@ -78,12 +80,15 @@ TEST(DataSqlite, ForeignBlobsReadAsBytesAndErrorsNameTheFile) {
   const std::string db = (temp_dir("sqlite2") / "raw.db").string();
   // A blob write_sqlite did not encode is its bytes; a uint8 tensor round-trips as itself.
   write_sqlite(db, "t", {{{"b"}, {tensor(std::vector<uint8_t>{1, 2, 3}, {3})}}});
-  EXPECT_EQ(SqliteDataset(db, "t").get(0).tensor("b").to_vector<uint8_t>(), (std::vector<uint8_t>{1, 2, 3}));
-  EXPECT_NE(message_of([&] { SqliteDataset(db, "missing"); }).find("no table 'missing'"), std::string::npos);
+  EXPECT_EQ(SqliteDataset(db, "t").get(0).tensor("b").to_vector<uint8_t>(),
+            (std::vector<uint8_t>{1, 2, 3}));
+  EXPECT_NE(message_of([&] { SqliteDataset(db, "missing"); }).find("no table 'missing'"),
+            std::string::npos);
   EXPECT_NE(message_of([&] { SqliteDataset("/nonexistent/x.db", "t"); }).find("/nonexistent/x.db"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { write_sqlite(db, "t", {{{"a"}, {int64_t(1)}}, {{"b"}, {int64_t(2)}}}); })
-                .find("row 1"),
+  EXPECT_NE(message_of([&] {
+              write_sqlite(db, "t", {{{"a"}, {int64_t(1)}}, {{"b"}, {int64_t(2)}}});
+            }).find("row 1"),
             std::string::npos);
   // The failed write left the old database in place.
   EXPECT_EQ(SqliteDataset(db, "t").size(), 1);
@@ -126,9 +131,11 @@ TEST(DataShards, WriteReadAppendAcrossShards) {
     DatasetWriter w(dir, {.shard_bytes = 1024});
     for (int64_t i = 0; i < 40; ++i) w.write(record_of(i));
     EXPECT_EQ(w.size(), 40);
-    EXPECT_NE(message_of([&] { DatasetWriter second(dir); }).find("another DatasetWriter"), std::string::npos);
+    EXPECT_NE(message_of([&] { DatasetWriter second(dir); }).find("another DatasetWriter"),
+              std::string::npos);
   }
-  EXPECT_GT(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 5);  // many shards
+  EXPECT_GT(std::distance(fs::directory_iterator(dir), fs::directory_iterator()),
+            5);  // many shards
   ShardedDataset ds(dir);
   ASSERT_EQ(ds.size(), 40);
   for (int64_t i = 0; i < 40; ++i) expect_record(ds.get(i), i);
@@ -147,7 +154,10 @@ TEST(DataShards, WriteReadAppendAcrossShards) {
 
 TEST(DataShards, ReadableWhileAnotherProcessAppends) {
   const std::string dir = (temp_dir("shards_fork") / "ds").string();
-  { DatasetWriter w(dir, {.shard_bytes = 4096}); w.write(record_of(0)); }
+  {
+    DatasetWriter w(dir, {.shard_bytes = 4096});
+    w.write(record_of(0));
+  }
   ShardedDataset ds(dir);  // opened before the writer starts
   constexpr int64_t kTotal = 300;
   const pid_t child = fork();
@@ -186,19 +196,30 @@ TEST(DataShards, ReadableWhileAnotherProcessAppends) {
 
 TEST(DataShards, PartialIndexEntryIsDroppedAndDamageIsNamed) {
   const std::string dir = (temp_dir("shards_cut") / "ds").string();
-  { DatasetWriter w(dir); for (int64_t i = 0; i < 3; ++i) w.write(record_of(i)); }
+  {
+    DatasetWriter w(dir);
+    for (int64_t i = 0; i < 3; ++i) w.write(record_of(i));
+  }
   { std::ofstream(dir + "/index.bin", std::ios::app) << "xyz"; }  // a writer died mid-append
   EXPECT_EQ(ShardedDataset(dir).size(), 3);
-  { DatasetWriter w(dir); EXPECT_EQ(w.size(), 3); w.write(record_of(3)); }
+  {
+    DatasetWriter w(dir);
+    EXPECT_EQ(w.size(), 3);
+    w.write(record_of(3));
+  }
   ShardedDataset ds(dir);
   ASSERT_EQ(ds.size(), 4);
   expect_record(ds.get(3), 3);
-  EXPECT_NE(message_of([&] { ShardedDataset(dir + "/nope"); }).find("index.bin"), std::string::npos);
+  EXPECT_NE(message_of([&] { ShardedDataset(dir + "/nope"); }).find("index.bin"),
+            std::string::npos);
 }
 
 TEST(DataShards, DamagedShardsGiveErrorsNotGarbage) {
   const std::string dir = (temp_dir("shards_bad") / "ds").string();
-  { DatasetWriter w(dir); for (int64_t i = 0; i < 4; ++i) w.write(record_of(i)); }
+  {
+    DatasetWriter w(dir);
+    for (int64_t i = 0; i < 4; ++i) w.write(record_of(i));
+  }
   const std::string shard = dir + "/shard-00000.bin";
   {  // overwrite record 0's header
     std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
@@ -212,13 +233,15 @@ TEST(DataShards, DamagedShardsGiveErrorsNotGarbage) {
   ShardedDataset cut(dir);
   EXPECT_NE(message_of([&] { cut.get(3); }).find("shorter than its index says"), std::string::npos);
   std::ofstream(dir + "/index.bin", std::ios::trunc) << "not an index at all";
-  EXPECT_NE(message_of([&] { ShardedDataset x(dir); }).find("not a sharded dataset's index"), std::string::npos);
+  EXPECT_NE(message_of([&] { ShardedDataset x(dir); }).find("not a sharded dataset's index"),
+            std::string::npos);
 }
 
 TEST(DataSqlite, TensorsWhoseBytesLookLikeAHeaderRoundTrip) {
   const std::string db = (temp_dir("sqlite4") / "b.db").string();
   // "EMBT" + version + a dtype + rank 1 + size 100, but only 3 data bytes: a header that lies.
-  std::vector<uint8_t> fake = {'E', 'M', 'B', 'T', 1, uint8_t(DType::F32), 1, 0, 100, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3};
+  std::vector<uint8_t> fake = {'E', 'M', 'B', 'T', 1, uint8_t(DType::F32), 1, 0, 100, 0, 0, 0, 0, 0,
+                               0,   0,   1,   2,   3};
   write_sqlite(db, "t", {{{"b"}, {tensor(fake, {int64_t(fake.size())})}}});
   // write_sqlite encodes the uint8 tensor itself, so it reads back as those 19 bytes.
   EXPECT_EQ(SqliteDataset(db, "t").get(0).tensor("b").to_vector<uint8_t>(), fake);
@@ -235,21 +258,25 @@ TEST(DataText, LinesJsonLinesAndTokenizer) {
   EXPECT_EQ(lines.get(2), "third");
   EXPECT_EQ(lines.line_of(1), 4);
   EXPECT_EQ(LinesDataset((d / "a.txt").string(), {.skip_empty = false}).size(), 5);
-  std::ofstream(d / "b.jsonl") << "{\"text\": \"hello\", \"n\": 1}\n{\"text\": \"ab\", \"n\": [2]}\n[1]\n{\"n\": 3}\n";
+  std::ofstream(d / "b.jsonl")
+      << "{\"text\": \"hello\", \"n\": 1}\n{\"text\": \"ab\", \"n\": [2]}\n[1]\n{\"n\": 3}\n";
   JsonLinesDataset j((d / "b.jsonl").string());
   ASSERT_EQ(j.size(), 4);
   EXPECT_EQ(j.get(0), "hello");
   EXPECT_EQ(JsonLinesDataset((d / "b.jsonl").string(), {.field = "n"}).get(1), "[2]");
-  EXPECT_NE(message_of([&] { j.get(2); }).find("b.jsonl':3: expected a JSON object"), std::string::npos);
+  EXPECT_NE(message_of([&] { j.get(2); }).find("b.jsonl':3: expected a JSON object"),
+            std::string::npos);
   EXPECT_NE(message_of([&] { j.get(3); }).find("no field 'text'"), std::string::npos);
-  auto ids = tokenize(std::make_shared<JsonLinesDataset>((d / "b.jsonl").string()), [](const std::string& s) {
-    std::vector<int64_t> v;
-    for (unsigned char c : s) v.push_back(c);
-    return v;
-  });
+  auto ids = tokenize(std::make_shared<JsonLinesDataset>((d / "b.jsonl").string()),
+                      [](const std::string& s) {
+                        std::vector<int64_t> v;
+                        for (unsigned char c : s) v.push_back(c);
+                        return v;
+                      });
   EXPECT_EQ(ids->get(1).to_vector<int64_t>(), (std::vector<int64_t>{'a', 'b'}));
   EXPECT_EQ(ids->get(1).dtype(), DType::I64);
-  EXPECT_NE(message_of([&] { LinesDataset((d / "none.txt").string()); }).find("none.txt"), std::string::npos);
+  EXPECT_NE(message_of([&] { LinesDataset((d / "none.txt").string()); }).find("none.txt"),
+            std::string::npos);
 }
 
 // ------------------------------------------------------------------ ImageFolder
@@ -282,8 +309,8 @@ TEST(DataImageFolder, ClassesFromFoldersImagesDecodedLazily) {
   EXPECT_EQ(e.second.item<int64_t>(), 1);
   // A pluggable decoder (and a corrupt image's error, which names the file).
   ImageFolder sizes(root.string(), {.decode = [](const std::string& p) {
-    return scalar_tensor(int64_t(fs::file_size(p)), DType::I64);
-  }});
+                      return scalar_tensor(int64_t(fs::file_size(p)), DType::I64);
+                    }});
   EXPECT_GT(sizes.get(0).first.item<int64_t>(), 10);
   std::ofstream(root / "dog" / "c.png") << "\x89PNG\r\n\x1a\n garbage";  // corrupt
   ImageFolder broken(root.string());
@@ -299,7 +326,8 @@ TEST(DataImageFolder, FeedsALoaderWithWorkers) {
   for (int c = 0; c < 3; ++c) {
     fs::create_directories(root / ("class" + std::to_string(c)));
     for (int i = 0; i < 5; ++i)
-      write_ppm(root / ("class" + std::to_string(c)) / (std::to_string(i) + ".ppm"), 6, 4, uint8_t(10 * c + i));
+      write_ppm(root / ("class" + std::to_string(c)) / (std::to_string(i) + ".ppm"), 6, 4,
+                uint8_t(10 * c + i));
   }
   auto ds = std::make_shared<ImageFolder>(root.string());
   auto [train, test] = std::pair{stratified_split<Example>(ds, ds->labels(), {0.8, 0.2}, 1)[0],
@@ -321,7 +349,8 @@ TEST(DataShards, FeedALoaderWithWorkers) {
   const std::string dir = (temp_dir("shards_loader") / "ds").string();
   {
     DatasetWriter w(dir, {.shard_bytes = 2048});
-    for (int64_t i = 0; i < 50; ++i) w.write(Example{full({3}, double(i)), scalar_tensor(i, DType::I64)});
+    for (int64_t i = 0; i < 50; ++i)
+      w.write(Example{full({3}, double(i)), scalar_tensor(i, DType::I64)});
   }
   DataLoader<Example> loader(as_examples(std::make_shared<ShardedDataset>(dir)),
                              {.batch_size = 8, .shuffle = true, .seed = 2, .workers = 2});

@@ -61,8 +61,10 @@ Tensor run_fn(const json& jc, Device dev) {
     const Shape os = ints(a, "output_size");
     const Device ad = dev.autodiff();
     Tensor x = in[0].to(ad).requires_grad_();
-    vision::RoiAlignOptions o{.output_size = {os[0], os[1]}, .spatial_scale = a.at("spatial_scale"),
-                              .sampling_ratio = a.at("sampling_ratio"), .aligned = a.at("aligned")};
+    vision::RoiAlignOptions o{.output_size = {os[0], os[1]},
+                              .spatial_scale = a.at("spatial_scale"),
+                              .sampling_ratio = a.at("sampling_ratio"),
+                              .aligned = a.at("aligned")};
     Gradients g = (vision::roi_align(x, in[1].to(ad), o) * in[2].to(ad)).sum().backward();
     return g.get(x).to(dev);
   }
@@ -79,8 +81,8 @@ int run_file(const char* file) {
     for (const json& jc : doc.at("cases")) {
       SCOPED_TRACE(jc.at("name").get<std::string>() + " on " + gd.name);
       const Tensor got = run_fn(jc, gd.device);
-      EXPECT_EQ(compare(got, jc.at("outputs").at(0), jc.value("rtol", 1e-5), jc.value("atol", 1e-6)),
-                "");
+      EXPECT_EQ(
+          compare(got, jc.at("outputs").at(0), jc.value("rtol", 1e-5), jc.value("atol", 1e-6)), "");
       ++n;
     }
   return n;

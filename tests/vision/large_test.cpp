@@ -8,8 +8,8 @@
 #include <zlib.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 #include "ember/vision/boxes.h"
@@ -82,7 +82,8 @@ std::array<Tensor, 3> hashed_boxes(int64_t n, uint64_t seed) {
     auto col = [&](uint64_t k) { return hash_u32(uint64_t(i), seed + k); };
     const float x1 = float(col(0) % 1000), y1 = float(col(1) % 1000);
     const float w = float(8 + col(2) % 120), h = float(8 + col(3) % 120);
-    b[size_t(4 * i)] = x1, b[size_t(4 * i + 1)] = y1, b[size_t(4 * i + 2)] = x1 + w, b[size_t(4 * i + 3)] = y1 + h;
+    b[size_t(4 * i)] = x1, b[size_t(4 * i + 1)] = y1, b[size_t(4 * i + 2)] = x1 + w,
+                 b[size_t(4 * i + 3)] = y1 + h;
     s[size_t(i)] = float(col(4) % 4096) / 4096.f;
     c[size_t(i)] = int64_t(col(5) % 10);
   }
@@ -110,9 +111,11 @@ TEST(VisionLarge, ImagesOf2048SquaredMatchOpenCV) {
   std::map<std::string, Tensor> images;
   for (const json& c : doc.at("cases")) {
     const std::string kind = c.at("kind");
-    if (kind == "nms" || kind == "batched_nms") continue;  // NmsOf20000HashedBoxesMatchesTorchvision
+    if (kind == "nms" || kind == "batched_nms")
+      continue;  // NmsOf20000HashedBoxesMatchesTorchvision
     const std::string name = c.at("image");
-    if (!images.count(name)) images[name] = tensor(make_image(name, n), {n, n}, DType::U8, Device::flex());
+    if (!images.count(name))
+      images[name] = tensor(make_image(name, n), {n, n}, DType::U8, Device::flex());
     const Tensor& img = images[name];
     SCOPED_TRACE(kind + " of " + name);
     std::string what;
@@ -121,7 +124,9 @@ TEST(VisionLarge, ImagesOf2048SquaredMatchOpenCV) {
       for (int rep = 0; rep < reps; ++rep) {
         const auto t0 = std::chrono::steady_clock::now();
         fn();
-        ms = std::min(ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms = std::min(
+            ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count());
       }
     };
     if (kind == "components") {
@@ -140,7 +145,8 @@ TEST(VisionLarge, ImagesOf2048SquaredMatchOpenCV) {
       const Tensor se = vision::structuring_element(shape_of(c.at("shape")), {sz[0], sz[1]});
       vision::MorphOptions o{.border = c.at("border")};
       Tensor out;
-      timed([&] { out = kind == "erode" ? vision::erode(img, se, o) : vision::dilate(img, se, o); });
+      timed(
+          [&] { out = kind == "erode" ? vision::erode(img, se, o) : vision::dilate(img, se, o); });
       what = kind + " " + c.at("shape").get<std::string>() + " " + std::to_string(sz[0]) + "x" +
              std::to_string(sz[1]) + " " + o.border;
       EXPECT_EQ(crc_of(out), c.at("crc32").get<uint32_t>());
@@ -160,11 +166,15 @@ TEST(VisionLarge, NmsOf20000HashedBoxesMatchesTorchvision) {
     const auto [boxes, scores, classes] = hashed_boxes(c.at("boxes"), c.at("seed"));
     const vision::NmsOptions o{.iou_threshold = c.at("iou_threshold")};
     const auto t0 = std::chrono::steady_clock::now();
-    Tensor keep = kind == "nms" ? vision::nms(boxes, scores, o) : vision::batched_nms(boxes, scores, classes, o);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    Tensor keep = kind == "nms" ? vision::nms(boxes, scores, o)
+                                : vision::batched_nms(boxes, scores, classes, o);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(keep.numel(), c.at("count").get<int64_t>()) << kind;
-    if (kind == "nms") EXPECT_EQ(crc_of(keep), c.at("keep_crc32").get<uint32_t>());
-    else EXPECT_EQ(crc_of(std::get<0>(sort(keep))), c.at("sorted_keep_crc32").get<uint32_t>());
+    if (kind == "nms")
+      EXPECT_EQ(crc_of(keep), c.at("keep_crc32").get<uint32_t>());
+    else
+      EXPECT_EQ(crc_of(std::get<0>(sort(keep))), c.at("sorted_keep_crc32").get<uint32_t>());
     std::cout << "[ vision ] " << kind << " of " << boxes.size(0) << " boxes: " << ms << " ms\n";
   }
 }

@@ -72,18 +72,21 @@ TEST(VisionProperties, NmsMatchesItsDefinition) {
     }
     const Tensor boxes = tensor(b, {n, 4}), scores = tensor(s, {n}), idxs = tensor(cls, {n});
     const double thr = 0.1 * double(1 + rng() % 8);
-    const std::vector<double> iou = vision::box_iou(boxes, boxes).to(DType::F64).to_vector<double>();
+    const std::vector<double> iou =
+        vision::box_iou(boxes, boxes).to(DType::F64).to_vector<double>();
     for (bool batched : {false, true}) {
       // The definition: in stable decreasing score order, keep a box unless a kept box of its
       // category overlaps it by more than the threshold.
       std::vector<int64_t> order(static_cast<size_t>(n));
       std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return s[size_t(p)] > s[size_t(q)]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t p, int64_t q) { return s[size_t(p)] > s[size_t(q)]; });
       std::vector<int64_t> kept;
       for (int64_t i : order) {
         bool ok = true;
         for (int64_t k : kept)
-          if ((!batched || cls[size_t(k)] == cls[size_t(i)]) && iou[size_t(k * n + i)] > thr) ok = false;
+          if ((!batched || cls[size_t(k)] == cls[size_t(i)]) && iou[size_t(k * n + i)] > thr)
+            ok = false;
         if (ok) kept.push_back(i);
       }
       const Tensor got = batched ? vision::batched_nms(boxes, scores, idxs, {.iou_threshold = thr})
@@ -99,15 +102,16 @@ TEST(VisionProperties, MorphologyInEveryDtypeAgreesWithFloat32) {
   for (const char* border : {"constant", "replicate", "reflect", "reflect_101", "wrap"}) {
     const vision::MorphOptions o{.border = border};
     const Tensor e32 = vision::erode(base, el, o), d32 = vision::dilate(base, el, o);
-    for (DType dt : {DType::U8, DType::I8, DType::I16, DType::I32, DType::I64, DType::F16, DType::BF16,
-                     DType::F64}) {
+    for (DType dt : {DType::U8, DType::I8, DType::I16, DType::I32, DType::I64, DType::F16,
+                     DType::BF16, DType::F64}) {
       SCOPED_TRACE(std::string(border) + " " + std::string(dtype_name(dt)));
       EXPECT_TRUE(equal(vision::erode(base.to(dt), el, o).to(DType::F32), e32));
       EXPECT_TRUE(equal(vision::dilate(base.to(dt), el, o).to(DType::F32), d32));
     }
     // Binary morphology: bool images agree with 0/1 images.
     const Tensor bin = gt(base, Scalar(50));
-    EXPECT_TRUE(equal(vision::erode(bin, el, o).to(DType::U8), vision::erode(bin.to(DType::U8), el, o)));
+    EXPECT_TRUE(
+        equal(vision::erode(bin, el, o).to(DType::U8), vision::erode(bin.to(DType::U8), el, o)));
   }
   // Erosion never exceeds the image where the element holds its origin; dilation never falls
   // below it; opening and closing are idempotent.
@@ -121,17 +125,20 @@ TEST(VisionProperties, OpsRunOnLazyAndAutodiffDevices) {
   for (Device d : {Device::cpu(), Device::cpu().autodiff(), Device::flex().autodiff()}) {
     SCOPED_TRACE(d.str());
     // Inputs produced by queued ops: the vision ops see their values.
-    Tensor boxes = tensor(std::vector<float>{0, 0, 10, 10, 1, 1, 11, 11, 50, 50, 60, 60}, {3, 4}, {}, d) * 2.0;
+    Tensor boxes =
+        tensor(std::vector<float>{0, 0, 10, 10, 1, 1, 11, 11, 50, 50, 60, 60}, {3, 4}, {}, d) * 2.0;
     Tensor scores = tensor(std::vector<float>{0.5f, 0.9f, 0.1f}, {3}, {}, d) + 0.0;
     if (d.has_autodiff()) scores.requires_grad_();
     EXPECT_EQ(vision::nms(boxes, scores, {.iou_threshold = 0.5}).to_vector<int64_t>(),
               (std::vector<int64_t>{1, 2}));
-    Tensor img = gt(arange(0, 16, 1, {.device = d}).reshape({4, 4}).remainder(Scalar(3)), Scalar(0));
+    Tensor img =
+        gt(arange(0, 16, 1, {.device = d}).reshape({4, 4}).remainder(Scalar(3)), Scalar(0));
     const vision::Components c = vision::connected_components(img, 4);
     EXPECT_EQ(c.labels.device().backend(), d.backend());
     EXPECT_GT(c.count, 0);
-    EXPECT_EQ(vision::erode(img.to(DType::U8), ones({3, 3}, {.dtype = DType::Bool, .device = d})).shape(),
-              (Shape{4, 4}));
+    EXPECT_EQ(
+        vision::erode(img.to(DType::U8), ones({3, 3}, {.dtype = DType::Bool, .device = d})).shape(),
+        (Shape{4, 4}));
   }
 }
 
@@ -144,15 +151,25 @@ TEST(VisionProperties, ErrorsNameTheOp) {
     }
     return std::string("(nothing thrown)");
   };
-  EXPECT_NE(message([] { vision::nms(zeros({3, 4}), zeros({4})); }).find("[nms] expected scores of shape [3]"),
+  EXPECT_NE(message([] {
+              vision::nms(zeros({3, 4}), zeros({4}));
+            }).find("[nms] expected scores of shape [3]"),
             std::string::npos);
-  EXPECT_NE(message([] { vision::roi_align(zeros({1, 1, 4, 4}), zeros({2, 4})); }).find("[roi_align]"),
+  EXPECT_NE(message([] {
+              vision::roi_align(zeros({1, 1, 4, 4}), zeros({2, 4}));
+            }).find("[roi_align]"),
             std::string::npos);
-  EXPECT_NE(message([] { vision::erode(zeros({4}), ones({3, 3})); }).find("[erode] expected an image"),
+  EXPECT_NE(message([] {
+              vision::erode(zeros({4}), ones({3, 3}));
+            }).find("[erode] expected an image"),
             std::string::npos);
-  EXPECT_NE(message([] { vision::connected_components(zeros({2, 2}), 6); }).find("[connected_components] connectivity"),
+  EXPECT_NE(message([] {
+              vision::connected_components(zeros({2, 2}), 6);
+            }).find("[connected_components] connectivity"),
             std::string::npos);
-  EXPECT_NE(message([] { vision::dilate(zeros({4, 4}), ones({3, 3}), {.border = "circular"}); }).find("unknown border"),
+  EXPECT_NE(message([] {
+              vision::dilate(zeros({4, 4}), ones({3, 3}), {.border = "circular"});
+            }).find("unknown border"),
             std::string::npos);
 }
 

@@ -56,7 +56,8 @@ EMBER_RUNNER(dilate) {
 
 EMBER_RUNNER(connected_components) {
   std::vector<Tensor> in = inputs_of(c, dev);
-  vision::Components r = vision::connected_components(in[0], int(c.attrs.at("connectivity").get<int64_t>()));
+  vision::Components r =
+      vision::connected_components(in[0], int(c.attrs.at("connectivity").get<int64_t>()));
   return {r.labels, r.stats, r.centroids};
 }
 

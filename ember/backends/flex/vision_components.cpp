@@ -73,8 +73,12 @@ TensorList k_connected_components(const OpCall& c) {
         continue;
       }
       const bool a = fu && x0 > 0 && fu[x0 - 1], c = fu && x0 + 1 < W && fu[x0 + 1];
-      if (c) l[x0] = a ? unite(parent, lu[x0 + 1], lu[x0 - 1]) : d ? unite(parent, lu[x0 + 1], l[x0 - 1]) : lu[x0 + 1];
-      else l[x0] = a ? lu[x0 - 1] : d ? l[x0 - 1] : fresh();
+      if (c)
+        l[x0] = a   ? unite(parent, lu[x0 + 1], lu[x0 - 1])
+                : d ? unite(parent, lu[x0 + 1], l[x0 - 1])
+                    : lu[x0 + 1];
+      else
+        l[x0] = a ? lu[x0 - 1] : d ? l[x0 - 1] : fresh();
     }
   }
   // Roots numbered in order, in place: a label's parent is never larger than it, so in increasing

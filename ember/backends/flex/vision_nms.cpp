@@ -98,8 +98,6 @@ TensorList k_nms(const OpCall& c) {
 
 }  // namespace
 
-void register_flex_nms(BackendImpl& b) {
-  b.set_kernel(OpId::nms, k_nms, kFloatDTypes);
-}
+void register_flex_nms(BackendImpl& b) { b.set_kernel(OpId::nms, k_nms, kFloatDTypes); }
 
 }  // namespace ember::flex

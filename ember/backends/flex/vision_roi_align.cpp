@@ -13,7 +13,8 @@ namespace {
 template <class T>
 void roi_align_run(const Tensor& x, const Tensor& rois, const Tensor& out, const Attrs& a) {
   using C = compute_t<T>;
-  const vision::detail::RoiGeometry g{x.size(2), x.size(3), a.ints[0], a.ints[1], a.i[0], a.f[0], a.b[0]};
+  const vision::detail::RoiGeometry g{x.size(2), x.size(3), a.ints[0], a.ints[1],
+                                      a.i[0],    a.f[0],    a.b[0]};
   const int64_t N = x.size(0), Cn = x.size(1), K = rois.size(0), plane = g.height * g.width;
   const int64_t cells = g.pooled_h * g.pooled_w;
   const T* xp = static_cast<const T*>(x.raw_data());

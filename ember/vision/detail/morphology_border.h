@@ -11,9 +11,12 @@ enum class MorphBorder : uint8_t { Constant, Replicate, Reflect, Reflect101, Wra
 inline int64_t border_index(int64_t i, int64_t n, MorphBorder b) {
   if (i >= 0 && i < n) return i;
   switch (b) {
-    case MorphBorder::Constant: return -1;
-    case MorphBorder::Replicate: return i < 0 ? 0 : n - 1;
-    case MorphBorder::Wrap: return ((i % n) + n) % n;
+    case MorphBorder::Constant:
+      return -1;
+    case MorphBorder::Replicate:
+      return i < 0 ? 0 : n - 1;
+    case MorphBorder::Wrap:
+      return ((i % n) + n) % n;
     case MorphBorder::Reflect:
     case MorphBorder::Reflect101: {
       if (n == 1) return 0;

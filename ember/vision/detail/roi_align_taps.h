@@ -19,8 +19,8 @@ struct RoiGeometry {
 /// four (flat pixel index, weight) taps each; a sample outside the image has zero weights.
 template <class C>
 struct RoiTaps {
-  int64_t grid = 0;  // samples per output cell (grid_h * grid_w)
-  C count = 1;       // the mean's divisor: max(grid, 1)
+  int64_t grid = 0;          // samples per output cell (grid_h * grid_w)
+  C count = 1;               // the mean's divisor: max(grid, 1)
   std::vector<int64_t> pos;  // [cells * grid * 4]
   std::vector<C> w;          // [cells * grid * 4]
 };
@@ -35,8 +35,10 @@ RoiTaps<C> roi_taps(const RoiGeometry& g, C x1, C y1, C x2, C y2) {
   C rw = x2 * scale - off - sw, rh = y2 * scale - off - sh;
   if (!g.aligned) rw = std::max(rw, C(1)), rh = std::max(rh, C(1));
   const C bin_h = rh / C(g.pooled_h), bin_w = rw / C(g.pooled_w);
-  const int64_t gh = g.sampling_ratio > 0 ? g.sampling_ratio : int64_t(std::ceil(rh / C(g.pooled_h)));
-  const int64_t gw = g.sampling_ratio > 0 ? g.sampling_ratio : int64_t(std::ceil(rw / C(g.pooled_w)));
+  const int64_t gh =
+      g.sampling_ratio > 0 ? g.sampling_ratio : int64_t(std::ceil(rh / C(g.pooled_h)));
+  const int64_t gw =
+      g.sampling_ratio > 0 ? g.sampling_ratio : int64_t(std::ceil(rw / C(g.pooled_w)));
   RoiTaps<C> t;
   t.grid = std::max<int64_t>(gh, 0) * std::max<int64_t>(gw, 0);
   t.count = C(std::max<int64_t>(t.grid, 1));
@@ -56,10 +58,14 @@ RoiTaps<C> roi_taps(const RoiGeometry& g, C x1, C y1, C x2, C y2) {
           if (y <= 0) y = 0;
           if (x <= 0) x = 0;
           int64_t yl = int64_t(y), xl = int64_t(x), yh, xh;
-          if (yl >= g.height - 1) yh = yl = g.height - 1, y = C(yl);
-          else yh = yl + 1;
-          if (xl >= g.width - 1) xh = xl = g.width - 1, x = C(xl);
-          else xh = xl + 1;
+          if (yl >= g.height - 1)
+            yh = yl = g.height - 1, y = C(yl);
+          else
+            yh = yl + 1;
+          if (xl >= g.width - 1)
+            xh = xl = g.width - 1, x = C(xl);
+          else
+            xh = xl + 1;
           const C ly = y - C(yl), lx = x - C(xl), hy = C(1) - ly, hx = C(1) - lx;
           t.pos[at] = yl * g.width + xl, t.pos[at + 1] = yl * g.width + xh;
           t.pos[at + 2] = yh * g.width + xl, t.pos[at + 3] = yh * g.width + xh;
