@@ -83,7 +83,7 @@ ImageFolder::ImageFolder(const std::string& root, ImageFolderOptions o)
   for (const std::string& d : dirs) {
     std::vector<std::string> files;
     for (const auto& e : fs::recursive_directory_iterator(
-             fs::path(root) / d, fs::directory_options::follow_directory_symlink, ec))
+             fs::path(root) / d, fs::directory_options::skip_permission_denied, ec))
       if (e.is_regular_file() && has_extension(e.path(), o.extensions))
         files.push_back(e.path().string());
     if (files.empty())  // torchvision refuses such a class too (its labels would shift)

@@ -12,15 +12,27 @@ constexpr uint64_t kMaxText = uint64_t(16) << 30;  // 16 GiB, as read_csv
 }
 
 LinesDataset::LinesDataset(const std::string& path, const TextOptions& o) : path_(path) {
-  auto text = std::make_shared<std::string>();
   std::string error;
-  if (!ember::detail::read_whole_file(path, kMaxText, *text, error))
-    throw ValueError("[LinesDataset] '" + path + "': " + error);
-  const std::string& t = *text;
+  const ember::detail::ReadFile file = ember::detail::ReadFile::open(path, error);
+  if (!file) throw ValueError("[LinesDataset] '" + path + "': " + error);
+  if (file.size() > kMaxText) throw ValueError("[LinesDataset] '" + path + "': larger than 16 GiB");
+  if (file.size() > 0) {
+    if (auto map = file.map(0, file.size(), error)) {
+      text_ = std::string_view(map->data(), size_t(file.size()));
+      hold_ = std::move(map);
+    } else {  // a file system that cannot map: read it
+      auto copy = std::make_shared<std::string>();
+      if (!ember::detail::read_whole_file(path, kMaxText, *copy, error))
+        throw ValueError("[LinesDataset] '" + path + "': " + error);
+      text_ = *copy;
+      hold_ = std::move(copy);
+    }
+  }
+  const std::string_view t = text_;
   int64_t line = 0;
   for (size_t at = 0; at < t.size();) {
     size_t end = t.find('\n', at);
-    if (end == std::string::npos) end = t.size();
+    if (end == std::string_view::npos) end = t.size();
     ++line;
     size_t len = end - at;
     if (o.strip_cr && len && t[at + len - 1] == '\r') --len;
@@ -36,13 +48,12 @@ LinesDataset::LinesDataset(const std::string& path, const TextOptions& o) : path
     }
     at = end + 1;
   }
-  text_ = std::move(text);
 }
 
 std::string LinesDataset::get(int64_t i) const {
   detail::check_item_index("LinesDataset", i, size());
   const auto& [off, len] = spans_[size_t(i)];
-  return text_->substr(size_t(off), len);
+  return std::string(text_.substr(size_t(off), len));
 }
 
 int64_t LinesDataset::line_of(int64_t i) const {

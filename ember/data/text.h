@@ -1,10 +1,12 @@
 #pragma once
 // Text datasets: one item per line of a text file, or per line of a JSON-lines file (one field of
-// each object), and a tokenizer hook that turns either into int64 token-id tensors. Files are read
-// once when the dataset is made (line offsets indexed); items are cut out on get().
+// each object), and a tokenizer hook that turns either into int64 token-id tensors. Files are
+// memory-mapped and their line offsets indexed when the dataset is made; items are cut out on
+// get().
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ember/data/dataset.h"
@@ -28,7 +30,8 @@ class LinesDataset final : public Dataset<std::string> {
   int64_t line_of(int64_t i) const;
 
  private:
-  std::shared_ptr<const std::string> text_;
+  std::shared_ptr<const void> hold_;  // the mapping (or a copy) that `text_` points into
+  std::string_view text_;
   std::vector<std::pair<uint64_t, uint32_t>> spans_;  // offset, length
   std::vector<int64_t> lines_;
   std::string path_;
