@@ -53,3 +53,10 @@ b, s, c = (torch.from_numpy(a) for a in hashed_boxes(20000, 9))
 print("torchvision 1 thread: nms of 20000 boxes: %.1f ms" % median_ms(lambda: torchvision.ops.nms(b, s, 0.5), 3))
 print("torchvision 1 thread: batched_nms of 20000 boxes: %.1f ms" %
       median_ms(lambda: torchvision.ops.batched_nms(b, s, c, 0.5), 3))
+
+from vision_images import hashed_features  # noqa: E402
+
+feat = torch.from_numpy(hashed_features((2, 64, 64, 64), 12))
+rois = torch.cat([(torch.arange(512) % 2).float().unsqueeze(1), torch.from_numpy(hashed_boxes(512, 13)[0])], 1)
+print("torchvision 1 thread: roi_align of 512 rois on [2, 64, 64, 64]: %.1f ms" %
+      median_ms(lambda: torchvision.ops.roi_align(feat, rois, (7, 7), 1 / 16, 2, True)))

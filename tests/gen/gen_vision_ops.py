@@ -202,7 +202,7 @@ add(error("roi_align", [X, R], "ValueError", {"output_size": [0, 2]}, "roi_align
 import cv2  # noqa: E402
 import scipy.ndimage as ndi  # noqa: E402
 import skimage.measure  # noqa: E402
-from vision_images import checker, hashed_boxes, large_images, spiral  # noqa: E402
+from vision_images import checker, hashed_boxes, hashed_features, large_images, spiral  # noqa: E402
 
 func_cases = []  # composite functions: structuring_element, morphology (vision/functions.json)
 SHAPES = {"rect": cv2.MORPH_RECT, "cross": cv2.MORPH_CROSS, "ellipse": cv2.MORPH_ELLIPSE}
@@ -384,6 +384,16 @@ for name, aligned, ratio in (("roi_align_grad", False, 2), ("roi_align_grad_alig
     func_cases.append(case("roi_align_grad", grad_of, [gx, gr, gw],
                            {"output_size": [3, 2], "spatial_scale": 0.5, "sampling_ratio": ratio,
                             "aligned": aligned}, name))
+
+# roi_align over a [2, 64, 64, 64] feature map (stride 16) with 512 of the hashed boxes.
+feat = torch.from_numpy(hashed_features((2, 64, 64, 64), 12))
+rb = torch.from_numpy(hashed_boxes(512, 13)[0])
+rois = torch.cat([(torch.arange(512) % 2).float().unsqueeze(1), rb], 1)
+ra = tvo.roi_align(feat, rois, (7, 7), 1 / 16, 2, True).double()
+large.append({"kind": "roi_align", "features": [2, 64, 64, 64], "seed": 12, "rois": 512, "roi_seed": 13,
+              "output_size": [7, 7], "spatial_scale": 1 / 16, "sampling_ratio": 2, "aligned": True,
+              "sum": float(ra.sum()), "abs_diff_sum": float((ra[:, :, 1:] - ra[:, :, :-1]).abs().sum()),
+              "first": [float(v) for v in ra.reshape(-1)[:8]]})
 
 write_sub("functions", func_cases)
 write_sub("large", large, {"size": N})

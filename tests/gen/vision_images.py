@@ -61,3 +61,9 @@ def hashed_boxes(n, seed):
     scores = ((col(4) % 4096).astype(np.float32) / 4096).astype(np.float32)
     classes = (col(5) % 10).astype(np.int64)
     return boxes, scores, classes
+
+
+def hashed_features(shape, seed):
+    """A float32 feature map of values k / 1024, k in [0, 1024), from the same hash."""
+    n = int(np.prod(shape))
+    return ((hash_u32(1, n, seed).reshape(-1) % 1024).astype(np.float32) / 1024).reshape(shape)

@@ -90,6 +90,13 @@ std::array<Tensor, 3> hashed_boxes(int64_t n, uint64_t seed) {
   return {tensor(b, {n, 4}), tensor(s, {n}), tensor(c, {n})};
 }
 
+// tests/gen/vision_images.py's hashed_features: values k / 1024 for k in [0, 1024).
+Tensor hashed_features(const Shape& shape, uint64_t seed) {
+  std::vector<float> v(static_cast<size_t>(numel_of(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(hash_u32(uint64_t(i), seed) % 1024) / 1024.f;
+  return tensor(v, shape);
+}
+
 uint32_t crc_of(const Tensor& t) {
   const Tensor c = t.contiguous();
   return uint32_t(crc32(0, static_cast<const Bytef*>(c.raw_data()), uInt(c.nbytes())));
@@ -176,6 +183,44 @@ TEST(VisionLarge, NmsOf20000HashedBoxesMatchesTorchvision) {
     else
       EXPECT_EQ(crc_of(std::get<0>(sort(keep))), c.at("sorted_keep_crc32").get<uint32_t>());
     std::cout << "[ vision ] " << kind << " of " << boxes.size(0) << " boxes: " << ms << " ms\n";
+  }
+}
+
+TEST(VisionLarge, RoiAlignOf512RoisMatchesTorchvision) {
+  std::ifstream f(std::string(EMBER_TEST_DATA) + "/vision/large.json");
+  ASSERT_TRUE(f.good());
+  const json doc = json::parse(f);
+  for (const json& c : doc.at("cases")) {
+    if (c.at("kind") != "roi_align") continue;
+    const Tensor x = hashed_features(ints(c, "features"), c.at("seed"));
+    const int64_t k = c.at("rois");
+    const Tensor boxes = std::get<0>(hashed_boxes(k, c.at("roi_seed")));
+    const Tensor batch = remainder(arange(k, {.dtype = DType::F32}), Scalar(2)).unsqueeze(1);
+    const Tensor rois = cat({batch, boxes}, 1);
+    const Shape os = ints(c, "output_size");
+    const vision::RoiAlignOptions o{.output_size = {os[0], os[1]},
+                                    .spatial_scale = c.at("spatial_scale"),
+                                    .sampling_ratio = c.at("sampling_ratio"),
+                                    .aligned = c.at("aligned")};
+    double ms = 1e30;
+    Tensor y;
+    for (int rep = 0; rep < 3; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      y = vision::roi_align(x, rois, o);
+      ms = std::min(
+          ms,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    const Tensor yd = y.to(DType::F64);
+    const double s = yd.sum().item<double>();
+    const double d = abs(yd.slice(2, 1, std::nullopt) - yd.slice(2, 0, -1)).sum().item<double>();
+    EXPECT_NEAR(s, c.at("sum").get<double>(), 1e-6 * std::fabs(s));
+    EXPECT_NEAR(d, c.at("abs_diff_sum").get<double>(), 1e-5 * std::fabs(d));
+    const std::vector<double> first = c.at("first");
+    const std::vector<double> got = yd.reshape({-1}).slice(0, 0, 8).to_vector<double>();
+    for (size_t i = 0; i < first.size(); ++i) EXPECT_NEAR(got[i], first[i], 1e-6);
+    std::cout << "[ vision ] roi_align of " << k << " rois on " << shape_str(x.shape()) << ": "
+              << ms << " ms\n";
   }
 }
 
