@@ -39,6 +39,12 @@ Tensor read_image_file(const std::string& path, int channels) {
     throw ValueError("[read_image_file] '" + path + "': " + error);
 #if EMBER_DATA_STB
   int w = 0, h = 0, stored = 0;
+  // Refuse decompression bombs before anything is allocated (PIL's limit: 2 x 89,478,485 pixels).
+  if (stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w,
+                            &h, &stored) &&
+      int64_t(w) * int64_t(h) > 178956970)
+    throw ValueError("[read_image_file] '" + path + "': " + std::to_string(w) + "x" +
+                     std::to_string(h) + " pixels, more than 178956970 (a decompression bomb?)");
   unsigned char* px = stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()),
                                             int(bytes.size()), &w, &h, &stored, channels);
   if (!px)

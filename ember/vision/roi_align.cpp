@@ -62,11 +62,8 @@ Tensor roi_align_gather(const Attrs& a, const Tensor& x, const Tensor& rois) {
   int64_t S = 1;
   for (int64_t k = 0; k < K; ++k) {
     const double* b = r.data() + 5 * k;
+    vision::detail::check_roi(g, b, k, N);
     const int64_t n = int64_t(b[0]);
-    if (n < 0 || n >= N)
-      detail::throw_index("roi_align", "roi " + std::to_string(k) + " has batch index " +
-                                           std::to_string(n) + ", out of range for " +
-                                           std::to_string(N) + " images");
     batch.push_back(n);
     taps.push_back(vision::detail::roi_taps<C>(g, C(b[1]), C(b[2]), C(b[3]), C(b[4])));
     S = std::max(S, taps.back().grid);

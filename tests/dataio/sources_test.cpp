@@ -315,6 +315,11 @@ TEST(DataImageFolder, ClassesFromFoldersImagesDecodedLazily) {
   std::ofstream(root / "dog" / "c.png") << "\x89PNG\r\n\x1a\n garbage";  // corrupt
   ImageFolder broken(root.string());
   EXPECT_NE(message_of([&] { broken.get(4); }).find("c.png': cannot decode"), std::string::npos);
+  std::ofstream(root / "dog" / "c.png", std::ios::trunc) << "P6\n60000 60000\n255\n";  // a bomb
+  EXPECT_NE(message_of([&] {
+              read_image_file((root / "dog" / "c.png").string());
+            }).find("decompression bomb"),
+            std::string::npos);
   fs::create_directories(root / "empty");
   EXPECT_NE(message_of([&] { ImageFolder x(root.string()); }).find("empty"), std::string::npos);
   EXPECT_NE(message_of([&] { ImageFolder x((root / "nope").string()); }).find("not a directory"),

@@ -21,11 +21,9 @@ void roi_align_run(const Tensor& x, const Tensor& rois, const Tensor& out, const
   const T* rp = static_cast<const T*>(rois.raw_data());
   T* op = static_cast<T*>(out.raw_data());
   for (int64_t k = 0; k < K; ++k) {
-    const int64_t n = int64_t(C(rp[5 * k]));
-    if (n < 0 || n >= N)
-      ember::detail::throw_index("roi_align", "roi " + std::to_string(k) + " has batch index " +
-                                                  std::to_string(n) + ", out of range for " +
-                                                  std::to_string(N) + " images");
+    double r[5];
+    for (int i = 0; i < 5; ++i) r[i] = double(C(rp[5 * k + i]));
+    vision::detail::check_roi(g, r, k, N);
   }
   const int64_t work = std::max<int64_t>(1, Cn * cells * 16);
   parallel_for(K, std::max<int64_t>(1, 65536 / work), [&](int64_t kb, int64_t ke) {

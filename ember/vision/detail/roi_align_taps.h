@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "ember/error.h"
 
 namespace ember::vision::detail {
 
@@ -14,6 +17,33 @@ struct RoiGeometry {
   double spatial_scale = 1.0;
   bool aligned = false;
 };
+
+/// Throws for roi `k` (5 values: batch index, x1, y1, x2, y2) unless its values are finite, its
+/// batch index is one of the `n` images, and its samples stay within bounds (a huge roi with an
+/// adaptive sampling ratio, or a huge ratio, would ask for billions of taps). Call it for every
+/// roi before computing taps.
+inline void check_roi(const RoiGeometry& g, const double* r, int64_t k, int64_t n) {
+  const std::string which = "roi " + std::to_string(k);
+  for (int i = 0; i < 5; ++i)
+    if (!std::isfinite(r[i]))
+      ember::detail::throw_value("roi_align", which + " has a non-finite value");
+  if (r[0] < 0 || r[0] >= double(n))
+    ember::detail::throw_index("roi_align",
+                               which + " has batch index " + std::to_string(int64_t(r[0])) +
+                                   ", out of range for " + std::to_string(n) + " images");
+  double rw = (r[3] - r[1]) * g.spatial_scale, rh = (r[4] - r[2]) * g.spatial_scale;
+  if (!g.aligned) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
+  const double gh =
+      g.sampling_ratio > 0 ? double(g.sampling_ratio) : std::ceil(rh / double(g.pooled_h));
+  const double gw =
+      g.sampling_ratio > 0 ? double(g.sampling_ratio) : std::ceil(rw / double(g.pooled_w));
+  const double samples = std::max(gh, 0.0) * std::max(gw, 0.0) * double(g.pooled_h * g.pooled_w);
+  if (!(samples <= double(int64_t(1) << 26)))
+    ember::detail::throw_value("roi_align",
+                               which + " needs " + std::to_string(samples) +
+                                   " bilinear samples (at most 2^26): a smaller roi or "
+                                   "sampling_ratio");
+}
 
 /// One roi's taps: for each output cell (row-major over pooled_h x pooled_w), `grid` samples of
 /// four (flat pixel index, weight) taps each; a sample outside the image has zero weights.
