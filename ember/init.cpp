@@ -19,6 +19,7 @@ void register_linalg_ops();
 void register_index_ops();
 void register_layout_ops();
 void register_nn_ops();
+void register_vision_ops();
 }  // namespace ember::ops
 namespace ember::kl::detail {
 void register_user_op_family();
@@ -42,6 +43,7 @@ void init() {
     ops::register_index_ops();
     ops::register_layout_ops();
     ops::register_nn_ops();
+    ops::register_vision_ops();
     autodiff::register_rules_elementwise();
     autodiff::register_rules_shape();
     autodiff::register_rules_reduce();

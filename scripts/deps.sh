@@ -11,7 +11,8 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       python3-torchvision python3-pil  # tests/gen/gen_vision.py: image and transform goldens
       clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx  # ember::onnx
-      libsqlite3-dev  # ember-bench's history (tools/ember-bench)
+      libsqlite3-dev  # data::SqliteDataset; ember-bench's history (tools/ember-bench)
+      python3-torchvision python3-opencv python3-scipy python3-skimage  # tests/gen/gen_vision_ops.py
       liblapacke-dev libopenblas-dev  # LAPACK in the cpu backend's linalg ops (optional)
       chromium)  # headless browser: ember-plot's report is rendered and checked in it
 missing=()

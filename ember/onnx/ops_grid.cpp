@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ember/onnx/ops.h"
+#include "ember/vision/boxes.h"
 
 namespace ember::onnx::detail {
 namespace {
@@ -122,79 +123,29 @@ TensorList grid_sample(const OpArgs& a) {
   return {reshape(y, {N, C, Ho, Wo})};
 }
 
-// RoiAlign (avg mode): each output cell averages bilinear samples of its bin. The sample
-// positions and their four taps' indices and weights (zero outside the image, 1/count folded
-// in) depend only on the rois and sizes, so they are computed on the host (ONNX's reference
-// maths, as for Resize's taps); the taps are then one gather from each roi's image, weighted
-// and summed with ember ops on the graph's device.
+// RoiAlign (avg mode) is ember::vision::roi_align with the batch indices as the rois' first
+// column: half_pixel is torchvision's aligned=True, output_half_pixel (opset < 16's default)
+// aligned=False, which keeps rois at least one pixel wide.
 TensorList roi_align(const OpArgs& a) {
   const Tensor& x = a[0];
   if (x.dim() != 4) invalid(a.node, "X must be [N, C, H, W]");
   if (a.node.s("mode", "avg") != "avg") unsupported(a.node, "mode 'max'");
-  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
-  const int64_t ph = a.node.i("output_height", 1), pw = a.node.i("output_width", 1);
-  const int64_t ratio = a.node.i("sampling_ratio", 0);
-  const double scale = a.node.f("spatial_scale", 1.0);
-  const bool half_pixel =
-      a.node.s("coordinate_transformation_mode",
-               a.node.opset >= 16 ? "half_pixel" : "output_half_pixel") == "half_pixel";
-  std::vector<double> rois = host_doubles(a[1]);
-  std::vector<int64_t> batch = host_ints(a[2]);
-  const int64_t R = int64_t(batch.size());
-  if (int64_t(rois.size()) != 4 * R)
+  const Tensor& rois = a[1];
+  const Tensor& batch = a[2];
+  if (rois.dim() != 2 || rois.size(1) != 4 || batch.dim() != 1 || batch.size(0) != rois.size(0))
     invalid(a.node, "rois must be [num_rois, 4], one per batch index");
-  for (int64_t b : batch)
-    if (b < 0 || b >= N) invalid(a.node, "batch index " + std::to_string(b) + " is out of range");
-  // Samples per bin: the largest any roi uses; the others' extra samples weigh 0.
-  auto grid = [&](double extent, int64_t pooled) {
-    return ratio > 0 ? ratio : std::max<int64_t>(1, int64_t(std::ceil(extent / double(pooled))));
-  };
-  struct Box {
-    double y0, x0, bh, bw;
-    int64_t gh, gw;
-  };
-  std::vector<Box> boxes;
-  int64_t S = 1;
-  for (int64_t r = 0; r < R; ++r) {
-    const double off = half_pixel ? 0.5 : 0.0;
-    double x0 = rois[4 * r] * scale - off, y0 = rois[4 * r + 1] * scale - off;
-    double rw = rois[4 * r + 2] * scale - off - x0, rh = rois[4 * r + 3] * scale - off - y0;
-    if (!half_pixel) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
-    Box b{y0, x0, rh / double(ph), rw / double(pw), grid(rh, ph), grid(rw, pw)};
-    S = std::max(S, b.gh * b.gw);
-    boxes.push_back(b);
+  vision::RoiAlignOptions o;
+  o.output_size = {a.node.i("output_height", 1), a.node.i("output_width", 1)};
+  o.sampling_ratio = a.node.i("sampling_ratio", 0);
+  o.spatial_scale = a.node.f("spatial_scale", 1.0);
+  o.aligned = a.node.s("coordinate_transformation_mode",
+                       a.node.opset >= 16 ? "half_pixel" : "output_half_pixel") == "half_pixel";
+  const Tensor r = cat({batch.to(x.dtype()).unsqueeze(1), rois.to(x.dtype())}, 1);
+  try {
+    return {vision::roi_align(x, r, o)};
+  } catch (const IndexError& e) {
+    invalid(a.node, e.what());
   }
-  const int64_t K = ph * pw * S * 4;
-  std::vector<int64_t> idx(size_t(R * K), 0);
-  std::vector<double> wt(size_t(R * K), 0.0);
-  for (int64_t r = 0; r < R; ++r) {
-    const Box& b = boxes[size_t(r)];
-    const double inv = 1.0 / double(std::max<int64_t>(b.gh * b.gw, 1));
-    for (int64_t p = 0; p < ph * pw; ++p)
-      for (int64_t s = 0; s < b.gh * b.gw; ++s) {
-        double y = b.y0 + double(p / pw) * b.bh + (double(s / b.gw) + 0.5) * b.bh / double(b.gh);
-        double xx = b.x0 + double(p % pw) * b.bw + (double(s % b.gw) + 0.5) * b.bw / double(b.gw);
-        if (y < -1.0 || y > double(H) || xx < -1.0 || xx > double(W)) continue;
-        y = std::max(y, 0.0);
-        xx = std::max(xx, 0.0);
-        int64_t yl = int64_t(y), xl = int64_t(xx), yh = yl + 1, xh = xl + 1;
-        if (yl >= H - 1) yh = yl = H - 1, y = double(yl);
-        if (xl >= W - 1) xh = xl = W - 1, xx = double(xl);
-        double ly = y - double(yl), lx = xx - double(xl);
-        size_t at = size_t(r * K + (p * S + s) * 4);
-        const int64_t taps[4] = {yl * W + xl, yl * W + xh, yh * W + xl, yh * W + xh};
-        const double w[4] = {(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx};
-        for (int k = 0; k < 4; ++k) {
-          idx[at + size_t(k)] = taps[k];
-          wt[at + size_t(k)] = w[k] * inv;
-        }
-      }
-  }
-  Tensor images = index_select(x.reshape({N, C, H * W}), 0,
-                               tensor(batch, {R}, kI64, x.device()));  // [R, C, H*W]
-  Tensor taps = expand(tensor(idx, {R, 1, K}, kI64, x.device()), {R, C, K});
-  Tensor v = mul(gather(images, 2, taps), tensor(wt, {R, 1, K}, x.dtype(), x.device()));
-  return {sum(v.reshape({R, C, ph * pw, S * 4}), {3}).reshape({R, C, ph, pw})};
 }
 
 }  // namespace

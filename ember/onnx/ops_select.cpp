@@ -5,31 +5,15 @@
 #include <numeric>
 
 #include "ember/onnx/ops.h"
+#include "ember/vision/boxes.h"
 
 namespace ember::onnx::detail {
 namespace {
 
-// One box as corners (min/max), from [y1, x1, y2, x2] in any corner order or center form.
-struct Box {
-  double y0, x0, y1, x1;
-  double area() const { return (y1 - y0) * (x1 - x0); }
-};
-
-Box box_at(const std::vector<double>& v, size_t i, bool center) {
-  const double* b = v.data() + 4 * i;
-  if (center) return {b[1] - b[3] / 2, b[0] - b[2] / 2, b[1] + b[3] / 2, b[0] + b[2] / 2};
-  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
-}
-
-double iou(const Box& a, const Box& b) {
-  const double h = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
-  const double w = std::min(a.x1, b.x1) - std::max(a.x0, b.x0);
-  if (h <= 0 || w <= 0) return 0;
-  const double inter = h * w, uni = a.area() + b.area() - inter;
-  return uni <= 0 ? 0 : inter / uni;
-}
-
-// boxes [B, N, 4], scores [B, C, N] -> selected [K, 3] (batch, class, box) int64.
+// boxes [B, N, 4], scores [B, C, N] -> selected [K, 3] (batch, class, box) int64. Each (batch,
+// class) runs ember::vision::nms on the boxes as corners (min, max of either corner order, or
+// from center form): IoU is the same whichever axis comes first, so ONNX's [y1, x1, y2, x2]
+// passes as it is.
 TensorList non_max_suppression(const OpArgs& a) {
   const Node& n = a.node;
   const Tensor& boxes = a[0];
@@ -38,33 +22,27 @@ TensorList non_max_suppression(const OpArgs& a) {
       scores.size(0) != boxes.size(0) || scores.size(2) != boxes.size(1))
     invalid(n, "expected boxes [B, N, 4] and scores [B, C, N]");
   const int64_t max_out = a.has(2) ? host_ints(a.in[2]).at(0) : 0;
-  const double iou_max = a.has(3) ? host_doubles(a.in[3]).at(0) : 0.0;
-  const bool thresholded = a.has(4);
-  const double score_min = thresholded ? host_doubles(a.in[4]).at(0) : 0.0;
-  const bool center = n.i("center_point_box", 0) != 0;
-  const int64_t B = boxes.size(0), N = boxes.size(1), C = scores.size(1);
-  const std::vector<double> bv = host_doubles(boxes), sv = host_doubles(scores);
-  std::vector<int64_t> out;
-  for (int64_t b = 0; b < B; ++b)
+  vision::NmsOptions o;
+  o.iou_threshold = a.has(3) ? host_doubles(a.in[3]).at(0) : 0.0;
+  if (a.has(4)) o.score_threshold = host_doubles(a.in[4]).at(0);
+  o.top_k = std::max<int64_t>(max_out, 0);
+  const int64_t B = boxes.size(0), C = scores.size(1);
+  Tensor corners = boxes.to(kF64);  // ONNX's reference computes in double
+  if (n.i("center_point_box", 0) != 0) {
+    corners = vision::box_convert(corners, "cxcywh", "xyxy");
+  } else {
+    const Tensor p = corners.slice(2, 0, 2), q = corners.slice(2, 2, 4);
+    corners = cat({minimum(p, q), maximum(p, q)}, 2);
+  }
+  const Tensor s = scores.to(kF64);
+  TensorList rows{zeros({0, 3}, {kI64, a.device})};
+  for (int64_t b = 0; b < B && max_out > 0; ++b)
     for (int64_t c = 0; c < C; ++c) {
-      const double* s = sv.data() + (b * C + c) * N;
-      std::vector<int64_t> order;
-      for (int64_t i = 0; i < N; ++i)
-        if (!thresholded || s[i] > score_min) order.push_back(i);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int64_t x, int64_t y) { return s[x] > s[y]; });
-      std::vector<Box> kept;
-      for (int64_t i : order) {
-        if (int64_t(kept.size()) >= max_out) break;
-        Box bx = box_at(bv, size_t(b * N + i), center);
-        bool suppressed = std::any_of(kept.begin(), kept.end(),
-                                      [&](const Box& k) { return iou(k, bx) > iou_max; });
-        if (suppressed) continue;
-        kept.push_back(bx);
-        out.insert(out.end(), {b, c, i});
-      }
+      const Tensor keep = vision::nms(corners.select(0, b), s.select(0, b).select(0, c), o);
+      if (keep.numel() == 0) continue;
+      rows.push_back(stack({full_like(keep, b), full_like(keep, c), keep}, 1));
     }
-  return {tensor(out, {int64_t(out.size() / 3), 3}, kI64, a.device)};
+  return {cat(rows, 0).to(a.device)};
 }
 
 // Unique: Y, first-occurrence indices, inverse indices and counts, over elements (no axis) or

@@ -87,5 +87,8 @@
   X(cdist, Composite)                                                                         \
   /* backward ops the VJP rules call (fused devices run each as one kernel) */                 \
   X(layer_norm_backward, Composite) X(rms_norm_backward, Composite)                            \
+  /* vision (ember/vision): detection and image-analysis ops with kernels of their own */    \
+  X(nms, Index) X(roi_align, Pool) X(erode, Pool) X(dilate, Pool)                            \
+  X(connected_components, Index)                                                              \
   /* ops registered at run time (ember/user_op.h): Attrs::i[0] names which */               \
   X(user_op, User)

@@ -32,6 +32,7 @@ const std::set<std::string> kNoMethod = {
     // free functions in libtorch
     "linear", "linear_int8", "linear_int4", "einsum", "one_hot", "cat", "stack", "pad", "meshgrid", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "conv_input_grad", "conv_weight_grad",
+    "nms", "roi_align", "erode", "dilate", "connected_components",  // ember::vision
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
     "adaptive_avg_pool2d", "adaptive_max_pool2d", "interpolate", "layer_norm", "rms_norm",
     "group_norm", "batch_norm", "dropout", "embedding", "scaled_dot_product_attention",

@@ -38,6 +38,7 @@ std::unique_ptr<BackendImpl> make_flex_backend(Backend kind) {
   register_flex_index(*b);
   register_flex_layout(*b);
   register_flex_nn(*b);
+  register_flex_vision(*b);
   return b;
 }
 

@@ -13,6 +13,7 @@ void register_flex_linalg(BackendImpl& b);
 void register_flex_index(BackendImpl& b);
 void register_flex_layout(BackendImpl& b);
 void register_flex_nn(BackendImpl& b);
+void register_flex_vision(BackendImpl& b);
 
 /// Builds a flex-kernel backend reporting itself as `kind` (flex, and cpu until it is native).
 std::unique_ptr<BackendImpl> make_flex_backend(Backend kind);
