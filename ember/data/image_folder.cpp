@@ -9,6 +9,7 @@
 
 #include "ember/detail/file.h"
 #include "ember/ops/layout.h"
+#include "ember/vision/image.h"
 
 #if __has_include(<stb/stb_image.h>)
 #define EMBER_DATA_STB 1
@@ -38,6 +39,16 @@ Tensor read_image_file(const std::string& path, int channels) {
   if (!ember::detail::read_whole_file(path, uint64_t(1) << 31, bytes, error))
     throw ValueError("[read_image_file] '" + path + "': " + error);
 #if EMBER_DATA_STB
+  // The formats ember/vision reads (PNG, JPEG, BMP, GIF) have their structure checked first:
+  // stb_image must not see what it mishandles (a JPEG Huffman table of more than 256 codes).
+  const std::span<const uint8_t> raw(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (vision::sniff_format(raw)) {
+    try {
+      vision::image_info(raw);
+    } catch (const vision::ImageError& e) {
+      throw ValueError("[read_image_file] '" + path + "': cannot decode (" + e.what() + ")");
+    }
+  }
   int w = 0, h = 0, stored = 0;
   // Refuse decompression bombs before anything is allocated (PIL's limit: 2 x 89,478,485 pixels).
   if (stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w,
