@@ -36,7 +36,7 @@ LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" build/_downstream/pc_demo
 # "Sanitizers and fuzzing", has what each choice costs. EMBER_SANITIZE_CI=unit runs the whole
 # unit suite (ctest's `unit`: every test but the PyTorch goldens, the JIT process tests and cuda),
 # =all the whole suite with goldens and the guide's examples, =0 skips both stages;
-# EMBER_FUZZ_SECONDS sets the time per target (default 10, at most 60). Each stage prints its time.
+# EMBER_FUZZ_SECONDS sets the time per target (default 6, at most 60). Each stage prints its time.
 EMBER_SANITIZE_CI=${EMBER_SANITIZE_CI:-subset}
 [ "$EMBER_SANITIZE_CI" = 1 ] && EMBER_SANITIZE_CI=subset
 if [ "$EMBER_SANITIZE_CI" != 0 ]; then
@@ -61,7 +61,7 @@ if [ "$EMBER_SANITIZE_CI" != 0 ]; then
           scripts/sanitize_tests.sh build-fuzz unit ;;
   esac
   echo "   ran in $((SECONDS - t1)) s"
-  secs=${EMBER_FUZZ_SECONDS:-10}
+  secs=${EMBER_FUZZ_SECONDS:-6}
   [ "$secs" -le 60 ] || secs=60
   t2=$SECONDS
   echo "== fuzzing: each target for ${secs} s on its corpus"
