@@ -2,6 +2,8 @@
 #include "ember/store/load.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,7 +21,132 @@
 namespace ember::store {
 namespace {
 
+// libstdc++ compiles a regex recursively (a frame per nested group), parses a repetition count
+// into an int without checking for overflow, and copies the repeated atom once per count (so
+// "(a{1000}){1000}" builds a million states). A rule is a short pattern written by a user, so it is
+// checked before std::regex sees it: at most kMaxPattern bytes, kMaxDepth nested groups, counts of
+// at most kMaxCount, and an estimated automaton of at most kMaxStates states.
+constexpr size_t kMaxPattern = 4096, kMaxDepth = 64;
+constexpr uint64_t kMaxCount = 1000, kMaxStates = 100000;
+
+struct PatternCheck {
+  const std::string& p;
+  size_t i = 0;
+  std::string error;
+
+  bool at_end() const { return i >= p.size(); }
+  // Alternatives separated by '|', up to ')' or the end; returns their summed size.
+  uint64_t alternation(size_t depth) {
+    if (depth > kMaxDepth) return fail("groups are nested more than " + std::to_string(kMaxDepth) +
+                                       " deep");
+    uint64_t total = 0;
+    for (;;) {
+      total = add(total, sequence(depth));
+      if (!error.empty()) return 0;
+      if (at_end() || p[i] != '|') return total;
+      ++i;
+    }
+  }
+  uint64_t sequence(size_t depth) {
+    uint64_t total = 0;
+    while (!at_end() && p[i] != '|' && p[i] != ')') {
+      uint64_t a = atom(depth);
+      if (!error.empty()) return 0;
+      total = add(total, mul(a, quantifier()));
+      if (!error.empty()) return 0;
+    }
+    return total;
+  }
+  uint64_t atom(size_t depth) {
+    const char c = p[i++];
+    if (c == '\\') {
+      if (!at_end()) ++i;
+      return 1;
+    }
+    if (c == '[') {
+      if (!at_end() && p[i] == '^') ++i;
+      if (!at_end() && p[i] == ']') ++i;
+      while (!at_end() && p[i] != ']') i += (p[i] == '\\' && i + 1 < p.size()) ? 2 : 1;
+      if (!at_end()) ++i;
+      return 1;
+    }
+    if (c == '(') {
+      if (!at_end() && p[i] == '?') i = std::min(p.size(), i + 2);
+      uint64_t inner = alternation(depth + 1);
+      if (!at_end() && p[i] == ')') ++i;
+      return add(inner, 2);
+    }
+    return 1;
+  }
+  // The factor a quantifier multiplies its atom by (1 without one).
+  uint64_t quantifier() {
+    if (at_end()) return 1;
+    uint64_t f = 1;
+    if (p[i] == '*' || p[i] == '+' || p[i] == '?') {
+      ++i;
+      f = 2;
+    } else if (p[i] == '{') {
+      // {n}, {n,} or {n,m}: the larger count, read without overflowing.
+      size_t j = i + 1;
+      auto number = [&](uint64_t& v) {
+        bool any = false;
+        for (v = 0; j < p.size() && std::isdigit(static_cast<unsigned char>(p[j])); ++j, any = true)
+          v = std::min<uint64_t>(v * 10 + uint64_t(p[j] - '0'), kMaxCount + 1);
+        return any;
+      };
+      uint64_t n = 0, m = 0;
+      if (!number(n)) return 1;  // not a count: std::regex reports it
+      if (j < p.size() && p[j] == ',') {
+        ++j;
+        number(m);
+      }
+      if (j >= p.size() || p[j] != '}') return 1;
+      const uint64_t hi = std::max(n, m);
+      f = hi;
+      if (f > kMaxCount)
+        return fail("a repetition count is over " + std::to_string(kMaxCount));
+      i = j + 1;
+      f += 1;
+    }
+    if (!at_end() && p[i] == '?') ++i;  // lazy
+    return f;
+  }
+  uint64_t add(uint64_t a, uint64_t b) { return sat(a + b); }
+  uint64_t mul(uint64_t a, uint64_t b) {
+    return (a != 0 && b > kMaxStates * 2 / a) ? kMaxStates * 2 : sat(a * b);
+  }
+  static uint64_t sat(uint64_t v) { return std::min(v, kMaxStates * 2); }
+  uint64_t fail(std::string why) {
+    if (error.empty()) error = std::move(why);
+    return 0;
+  }
+};
+
+void check_pattern(const std::string& pattern, const std::string& path, const char* what) {
+  std::string why;
+  if (pattern.size() > kMaxPattern) {
+    why = "it is " + std::to_string(pattern.size()) + " bytes long (at most " +
+          std::to_string(kMaxPattern) + ")";
+  } else {
+    PatternCheck c{pattern};
+    uint64_t states = 0;
+    while (c.error.empty() && !c.at_end()) {
+      states = c.add(states, c.alternation(0));
+      if (!c.at_end()) ++c.i;  // an unmatched ')': std::regex reports it
+    }
+    why = c.error;
+    if (why.empty() && states > kMaxStates)
+      why = "its repetitions would build over " + std::to_string(kMaxStates) + " states";
+  }
+  if (!why.empty())
+    throw ValueError(detail::message(path, std::string(what) + " regex \"" +
+                                               pattern.substr(0, 60) +
+                                               (pattern.size() > 60 ? "..." : "") +
+                                               "\" is refused: " + why));
+}
+
 std::regex compile(const std::string& pattern, const std::string& path, const char* what) {
+  check_pattern(pattern, path, what);
   try {
     return std::regex(pattern, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {

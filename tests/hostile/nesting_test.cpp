@@ -80,6 +80,31 @@ TEST(HostileNesting, RenameRulesRefuseHugeNames) {
   EXPECT_NO_THROW(store::load_into({{"w", t}}, p, {.rename = {{"^x+$", "w"}}}));
 }
 
+TEST(HostileNesting, RulePatternsAreCheckedBeforeStdRegexCompilesThem) {
+  test::ScratchDir dir;
+  std::string p = dir.file("x.safetensors");
+  store::save_safetensors(p, {{"a.weight", ones({2})}});
+  Tensor t = zeros({2});
+  // libstdc++ parses a count into an int without an overflow check (found by fuzz_safetensors_load),
+  // copies the repeated atom per count, and recurses per nested group: each is refused first.
+  for (std::string bad : {std::string("a{6666666666666666666}"), std::string("a{2,6666666666666}"),
+                          std::string("(a{1000}){1000}"), std::string("((a{100}){100}){100}"),
+                          std::string(100, '(') + "a" + std::string(100, ')'),
+                          std::string(5000, 'a')}) {
+    EXPECT_ERROR(store::load_into({{"w", t}}, p, {.rename = {{bad, "w"}}}), ValueError, "store");
+    EXPECT_ERROR(store::load_into({{"w", t}}, p, {.include = {bad}}), ValueError, "store");
+    EXPECT_ERROR(store::load_into({{"w", t}}, p, {.exclude = {bad}, .allow_unexpected = true}),
+                 ValueError, "store");
+  }
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{0, 0}));
+  // Ordinary rules, counts up to the bound and classes with braces still work.
+  EXPECT_NO_THROW(store::load_into({{"w", t}}, p, {.rename = {{"^a\\.(w)[a-z]{1,1000}$", "w"}}}));
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{1, 1}));
+  EXPECT_NO_THROW(store::load_into({{"w", t}}, p, {.rename = {{"^[{}]?a[.](?:weight)$", "w"}}}));
+  // A malformed count is std::regex's own error, still a ValueError naming the rule.
+  EXPECT_ERROR(store::load_into({{"w", t}}, p, {.rename = {{"a{2", "w"}}}), ValueError, "store");
+}
+
 TEST(HostileNesting, MetricLogsAndHistoriesAreBounded) {
   EXPECT_ERROR(train::history_from_json(test::nested(100000)), ValueError, "metric_log");
   EXPECT_ERROR(train::history_from_json(R"([{"epoch":0,"seconds":1,"train":{"loss":[[[1]]]}}])"),

@@ -37,28 +37,25 @@ morph_t<T> identity() {
     return Erode ? std::numeric_limits<C>::max() : std::numeric_limits<C>::lowest();
 }
 
+// min (erode) or max (dilate) of two values; NaN compares false either way, as the loops expect.
+template <bool Erode, class C>
+inline C pick(C u, C v) {
+  if constexpr (Erode)
+    return v < u ? v : u;
+  else
+    return u < v ? v : u;
+}
+
 // dst[x] = pick(a[x], b[x]) for x < n; dst shares no byte with a or b.
 template <bool Erode, class C>
 inline void pick_row(C* __restrict dst, const C* __restrict a, const C* __restrict b, int64_t n) {
-  for (int64_t x = 0; x < n; ++x) {
-    const C u = a[x], v = b[x];
-    if constexpr (Erode)
-      dst[x] = v < u ? v : u;
-    else
-      dst[x] = u < v ? v : u;
-  }
+  for (int64_t x = 0; x < n; ++x) dst[x] = pick<Erode>(a[x], b[x]);
 }
 
 // acc[x] = pick(acc[x], b[x]) for x < n; acc shares no byte with b.
 template <bool Erode, class C>
 inline void pick_into(C* __restrict acc, const C* __restrict b, int64_t n) {
-  for (int64_t x = 0; x < n; ++x) {
-    const C u = acc[x], v = b[x];
-    if constexpr (Erode)
-      acc[x] = v < u ? v : u;
-    else
-      acc[x] = u < v ? v : u;
-  }
+  for (int64_t x = 0; x < n; ++x) acc[x] = pick<Erode>(acc[x], b[x]);
 }
 
 struct Run {
