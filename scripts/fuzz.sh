@@ -17,6 +17,10 @@ usage() { sed -n '2,13p' "$0"; exit 2; }
 [ $# -ge 1 ] || usage
 
 build() {
+  # Each target needs its committed dictionary (libFuzzer refuses to start without it).
+  for t in "${targets[@]}"; do
+    [ -s "tests/fuzz/dict/$t.dict" ] || { echo "tests/fuzz/dict/$t.dict is missing" >&2; exit 1; }
+  done
   if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
