@@ -11,6 +11,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       python3-torchvision python3-pil  # tests/gen/gen_vision.py: image and transform goldens
       clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer and fuzzing build
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx  # ember::onnx
+      libre2-dev  # load_into's rename/include/exclude rules (ember/store/load.cpp)
       libsqlite3-dev  # data::SqliteDataset; ember-bench's history (tools/ember-bench)
       python3-torchvision python3-opencv python3-scipy python3-skimage  # tests/gen/gen_vision_ops.py
       liblapacke-dev libopenblas-dev  # LAPACK in the cpu backend's linalg ops (optional)

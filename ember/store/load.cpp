@@ -1,6 +1,8 @@
 // load_into: match file keys to target names (rename, filter), check every pair, then copy.
 #include "ember/store/load.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -8,7 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <regex>
+#include <string>
 #include <tuple>
 
 #include "ember/autodiff.h"
@@ -21,143 +23,67 @@
 namespace ember::store {
 namespace {
 
-// libstdc++ compiles a regex recursively (a frame per nested group), parses a repetition count
-// into an int without checking for overflow, and copies the repeated atom once per count (so
-// "(a{1000}){1000}" builds a million states). A rule is a short pattern written by a user, so it is
-// checked before std::regex sees it: at most kMaxPattern bytes, kMaxDepth nested groups, counts of
-// at most kMaxCount, and an estimated automaton of at most kMaxStates states.
-constexpr size_t kMaxPattern = 4096, kMaxDepth = 64;
-constexpr uint64_t kMaxCount = 1000, kMaxStates = 100000;
+// Rules are RE2 patterns (Debian libre2): linear-time matching whatever the pattern or the
+// name, bounded memory, no recursion per character; std::regex backtracks exponentially on
+// patterns such as "(a*)*b" and recursed per character (found by fuzz_safetensors_load).
+constexpr size_t kMaxPattern = 4096;
+constexpr int64_t kMaxRegexMemory = int64_t(8) << 20;
 
-struct PatternCheck {
-  const std::string& p;
-  size_t i = 0;
-  std::string error;
+std::string quoted(const std::string& s) {
+  return "\"" + s.substr(0, 60) + (s.size() > 60 ? "..." : "") + "\"";
+}
 
-  bool at_end() const { return i >= p.size(); }
-  // Alternatives separated by '|', up to ')' or the end; returns their summed size.
-  uint64_t alternation(size_t depth) {
-    if (depth > kMaxDepth) return fail("groups are nested more than " + std::to_string(kMaxDepth) +
-                                       " deep");
-    uint64_t total = 0;
-    for (;;) {
-      total = add(total, sequence(depth));
-      if (!error.empty()) return 0;
-      if (at_end() || p[i] != '|') return total;
-      ++i;
-    }
-  }
-  uint64_t sequence(size_t depth) {
-    uint64_t total = 0;
-    while (!at_end() && p[i] != '|' && p[i] != ')') {
-      uint64_t a = atom(depth);
-      if (!error.empty()) return 0;
-      total = add(total, mul(a, quantifier()));
-      if (!error.empty()) return 0;
-    }
-    return total;
-  }
-  uint64_t atom(size_t depth) {
-    const char c = p[i++];
+std::unique_ptr<re2::RE2> compile(const std::string& pattern, const std::string& path,
+                                  const char* what) {
+  if (pattern.size() > kMaxPattern)
+    throw ValueError(detail::message(path, std::string(what) + " regex " + quoted(pattern) +
+                                               " is " + std::to_string(pattern.size()) +
+                                               " bytes long (at most " +
+                                               std::to_string(kMaxPattern) + ")"));
+  re2::RE2::Options o;
+  o.set_log_errors(false);
+  o.set_max_mem(kMaxRegexMemory);
+  auto re = std::make_unique<re2::RE2>(pattern, o);
+  if (!re->ok())
+    throw ValueError(detail::message(
+        path, std::string("bad ") + what + " regex " + quoted(pattern) + ": " + re->error()));
+  return re;
+}
+
+// std::regex_replace's format ($1..$9, $&, $$; other text literal) as an RE2 rewrite (\1, \0).
+std::string rewrite_of(const std::string& format, const re2::RE2& re, const std::string& pattern,
+                       const std::string& path) {
+  auto refuse = [&](const std::string& why) {
+    throw ValueError(detail::message(
+        path, "rename replacement " + quoted(format) + " for " + quoted(pattern) + ": " + why));
+  };
+  std::string out;
+  for (size_t i = 0; i < format.size(); ++i) {
+    const char c = format[i];
     if (c == '\\') {
-      if (!at_end()) ++i;
-      return 1;
+      out += "\\\\";
+    } else if (c != '$' || i + 1 == format.size()) {
+      out += c;
+    } else if (const char n = format[i + 1]; n == '$') {
+      out += '$', ++i;
+    } else if (n == '&') {
+      out += "\\0", ++i;
+    } else if (std::isdigit(static_cast<unsigned char>(n))) {
+      if (i + 2 < format.size() && std::isdigit(static_cast<unsigned char>(format[i + 2])))
+        refuse("groups above $9 are not supported");
+      if (n - '0' > re.NumberOfCapturingGroups())
+        refuse(std::string("$") + n + " names a group the pattern does not have");
+      out += '\\', out += n, ++i;
+    } else if (n == '`' || n == '\'') {
+      refuse(std::string("$") + n + " is not supported");
+    } else {
+      out += c;
     }
-    if (c == '[') {
-      if (!at_end() && p[i] == '^') ++i;
-      if (!at_end() && p[i] == ']') ++i;
-      while (!at_end() && p[i] != ']') i += (p[i] == '\\' && i + 1 < p.size()) ? 2 : 1;
-      if (!at_end()) ++i;
-      return 1;
-    }
-    if (c == '(') {
-      if (!at_end() && p[i] == '?') i = std::min(p.size(), i + 2);
-      uint64_t inner = alternation(depth + 1);
-      if (!at_end() && p[i] == ')') ++i;
-      return add(inner, 2);
-    }
-    return 1;
   }
-  // The factor a quantifier multiplies its atom by (1 without one).
-  uint64_t quantifier() {
-    if (at_end()) return 1;
-    uint64_t f = 1;
-    if (p[i] == '*' || p[i] == '+' || p[i] == '?') {
-      ++i;
-      f = 2;
-    } else if (p[i] == '{') {
-      // {n}, {n,} or {n,m}: the larger count, read without overflowing.
-      size_t j = i + 1;
-      auto number = [&](uint64_t& v) {
-        bool any = false;
-        for (v = 0; j < p.size() && std::isdigit(static_cast<unsigned char>(p[j])); ++j, any = true)
-          v = std::min<uint64_t>(v * 10 + uint64_t(p[j] - '0'), kMaxCount + 1);
-        return any;
-      };
-      uint64_t n = 0, m = 0;
-      if (!number(n)) return 1;  // not a count: std::regex reports it
-      if (j < p.size() && p[j] == ',') {
-        ++j;
-        number(m);
-      }
-      if (j >= p.size() || p[j] != '}') return 1;
-      const uint64_t hi = std::max(n, m);
-      f = hi;
-      if (f > kMaxCount)
-        return fail("a repetition count is over " + std::to_string(kMaxCount));
-      i = j + 1;
-      f += 1;
-    }
-    if (!at_end() && p[i] == '?') ++i;  // lazy
-    return f;
-  }
-  uint64_t add(uint64_t a, uint64_t b) { return sat(a + b); }
-  uint64_t mul(uint64_t a, uint64_t b) {
-    return (a != 0 && b > kMaxStates * 2 / a) ? kMaxStates * 2 : sat(a * b);
-  }
-  static uint64_t sat(uint64_t v) { return std::min(v, kMaxStates * 2); }
-  uint64_t fail(std::string why) {
-    if (error.empty()) error = std::move(why);
-    return 0;
-  }
-};
-
-void check_pattern(const std::string& pattern, const std::string& path, const char* what) {
-  std::string why;
-  if (pattern.size() > kMaxPattern) {
-    why = "it is " + std::to_string(pattern.size()) + " bytes long (at most " +
-          std::to_string(kMaxPattern) + ")";
-  } else {
-    PatternCheck c{pattern};
-    uint64_t states = 0;
-    while (c.error.empty() && !c.at_end()) {
-      states = c.add(states, c.alternation(0));
-      if (!c.at_end()) ++c.i;  // an unmatched ')': std::regex reports it
-    }
-    why = c.error;
-    if (why.empty() && states > kMaxStates)
-      why = "its repetitions would build over " + std::to_string(kMaxStates) + " states";
-  }
-  if (!why.empty())
-    throw ValueError(detail::message(path, std::string(what) + " regex \"" +
-                                               pattern.substr(0, 60) +
-                                               (pattern.size() > 60 ? "..." : "") +
-                                               "\" is refused: " + why));
+  return out;
 }
 
-std::regex compile(const std::string& pattern, const std::string& path, const char* what) {
-  check_pattern(pattern, path, what);
-  try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw ValueError(detail::message(path, std::string("bad ") + what + " regex \"" + pattern +
-                                               "\": " + e.what()));
-  }
-}
-
-// std::regex matches recursively, about one stack frame per character: names given to the rules
-// are bounded so a hostile key cannot overflow the stack (1024 bytes need under 1 MiB of stack,
-// even with AddressSanitizer's larger frames).
+// Names given to the rules are bounded (a key of a hostile file can be megabytes long).
 constexpr size_t kMaxRegexName = 1024;
 
 void check_name_length(const std::string& name, const std::string& path, const char* what) {
@@ -254,8 +180,8 @@ void read_ranges(std::vector<std::tuple<Tensor, detail::FileRange, std::string>>
       pieces.push_back({i, r.offset + done, std::min(kPiece, r.nbytes - done), dst + done});
     total += r.nbytes;
   }
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(flex::num_threads(),
-                                                               int64_t(pieces.size())));
+  const int64_t parts =
+      std::max<int64_t>(1, std::min<int64_t>(flex::num_threads(), int64_t(pieces.size())));
   std::vector<size_t> first(size_t(parts) + 1, pieces.size());
   first[0] = 0;
   for (uint64_t seen = 0, part = 1, i = 0; i < pieces.size(); seen += pieces[i++].n)
@@ -281,16 +207,19 @@ void read_ranges(std::vector<std::tuple<Tensor, detail::FileRange, std::string>>
 
 LoadReport load_from(const TensorMap& targets, const Source& file, const LoadOptions& o) {
   const std::string& path = file.path;
-  std::vector<std::pair<std::regex, std::string>> rules;
-  for (const auto& r : o.rename)
-    rules.emplace_back(compile(r.pattern, path, "rename"), r.replacement);
-  std::vector<std::regex> inc, exc;
+  std::vector<std::pair<std::unique_ptr<re2::RE2>, std::string>> rules;
+  for (const auto& r : o.rename) {
+    auto re = compile(r.pattern, path, "rename");
+    std::string rewrite = rewrite_of(r.replacement, *re, r.pattern, path);
+    rules.emplace_back(std::move(re), std::move(rewrite));
+  }
+  std::vector<std::unique_ptr<re2::RE2>> inc, exc;
   for (const auto& p : o.include) inc.push_back(compile(p, path, "include"));
   for (const auto& p : o.exclude) exc.push_back(compile(p, path, "exclude"));
   const bool any_rules = !rules.empty() || !inc.empty() || !exc.empty();
   auto selected = [&](const std::string& name) {
     if (any_rules) check_name_length(name, path, "name");
-    auto hit = [&](const std::regex& r) { return std::regex_search(name, r); };
+    auto hit = [&](const std::unique_ptr<re2::RE2>& r) { return re2::RE2::PartialMatch(name, *r); };
     return (inc.empty() || std::any_of(inc.begin(), inc.end(), hit)) &&
            std::none_of(exc.begin(), exc.end(), hit);
   };
@@ -315,15 +244,14 @@ LoadReport load_from(const TensorMap& targets, const Source& file, const LoadOpt
     }
     if (any_rules) check_name_length(key, path, "file key");
     for (const auto& [re, rep_with] : rules) {
-      name = std::regex_replace(name, re, rep_with);
+      re2::RE2::GlobalReplace(&name, *re, rep_with);
       check_name_length(name, path, "renamed key");
     }
     if (!selected(name)) continue;
     std::string shown = name == key ? name : name + " (file key " + key + ")";
     auto [it, fresh] = source.emplace(name, key);
     if (!fresh) {
-      mismatched.push_back(name + ": file keys " + it->second + " and " + key +
-                           " both map to it");
+      mismatched.push_back(name + ": file keys " + it->second + " and " + key + " both map to it");
       continue;
     }
     auto t = by_name.find(name);
@@ -350,10 +278,8 @@ LoadReport load_from(const TensorMap& targets, const Source& file, const LoadOpt
   bool bad_unexpected = !rep.unexpected.empty() && !o.allow_unexpected;
   if (bad_missing || bad_unexpected || !mismatched.empty()) {
     std::string msg = "cannot load into the targets:";
-    if (bad_missing)
-      msg += "\n  missing (a target, not in the file): " + join(rep.missing);
-    if (bad_unexpected)
-      msg += "\n  unexpected (in the file, no target): " + join(rep.unexpected);
+    if (bad_missing) msg += "\n  missing (a target, not in the file): " + join(rep.missing);
+    if (bad_unexpected) msg += "\n  unexpected (in the file, no target): " + join(rep.unexpected);
     for (const auto& m : mismatched) msg += "\n  mismatched: " + m;
     throw LoadError(detail::message(path, msg), std::move(rep), std::move(mismatched));
   }
@@ -418,8 +344,7 @@ Source source_of(const std::string& path, const LoadOptions& o) {
 
 }  // namespace
 
-LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file,
-                     const LoadOptions& o) {
+LoadReport load_into(const TensorMap& targets, const SafetensorsFile& file, const LoadOptions& o) {
   return load_from(targets, source_of(file), o);
 }
 
@@ -440,14 +365,17 @@ LoadReport load_into(const TensorMap& targets, const std::vector<std::string>& p
   auto owner = std::make_shared<std::map<std::string, size_t>>();
   Source all{paths[0] + " and " + std::to_string(paths.size() - 1) + " more file" +
                  (paths.size() > 2 ? "s" : ""),
-             {}, {}, {}, {}};
+             {},
+             {},
+             {},
+             {}};
   for (const auto& p : paths) {
     parts->push_back(source_of(p, o));
     for (const auto& k : parts->back().keys) {
       auto [it, fresh] = owner->emplace(k, parts->size() - 1);
       if (!fresh)
-        throw FormatError(detail::message(p, "tensor \"" + k + "\" is also in " +
-                                                 (*parts)[it->second].path));
+        throw FormatError(
+            detail::message(p, "tensor \"" + k + "\" is also in " + (*parts)[it->second].path));
       all.keys.push_back(k);
     }
   }

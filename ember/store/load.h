@@ -12,7 +12,9 @@ namespace ember::store {
 
 class PtValue;  // ember/store/pytorch.h
 
-/// One ordered renaming rule: std::regex_replace(key, regex(pattern), replacement).
+/// One ordered renaming rule: every match of `pattern` (an RE2 regex: the common ECMAScript forms,
+/// no back-references or lookaround) in a key is replaced by `replacement`, where $1..$9 are the
+/// groups, $& the whole match and $$ a dollar sign, as std::regex_replace's format reads them.
 struct RenameRule {
   std::string pattern = {};
   std::string replacement = {};
@@ -24,7 +26,7 @@ struct LoadOptions {
   std::function<std::optional<std::string>(const std::string&)> map_key = {};
   /// Applied in order to every file key to give the target name ("$1" refers to groups).
   std::vector<RenameRule> rename = {};
-  /// ECMAScript regexes searched in target names (after renaming): when not empty, only names
+  /// RE2 regexes searched in target names (after renaming): when not empty, only names
   /// matching one of them are loaded or expected.
   std::vector<std::string> include = {};
   /// Names matching any of these are neither loaded nor expected.

@@ -78,8 +78,8 @@ ImageInfo check_png(std::span<const uint8_t> b) {
 }
 
 // Huffman tables: each holds at most 256 codes (stb_image 2.27 writes past its tables when a
-// table claims more) and must fit in its segment.
-void check_jpeg_dht(std::span<const uint8_t> b, size_t p, size_t end) {
+// table claims more) and must fit in its segment. Sets bit `id` of `dc` or `ac` for each table.
+void check_jpeg_dht(std::span<const uint8_t> b, size_t p, size_t end, unsigned& dc, unsigned& ac) {
   const auto F = ImageFormat::Jpeg;
   while (p < end) {
     if (p + 17 > end) bad(F, "a Huffman table" + at(p) + " is cut short by its segment (corrupt)");
@@ -90,7 +90,36 @@ void check_jpeg_dht(std::span<const uint8_t> b, size_t p, size_t end) {
     if (n > 256 || p + 17 + n > end)
       bad(F, "Huffman table" + at(p) + " claims " + std::to_string(n) +
                  " codes (at most 256, within its segment; corrupt)");
+    ((b[p] >> 4) ? ac : dc) |= 1u << (b[p] & 15);
     p += 17 + n;
+  }
+}
+
+// A scan's components use Huffman tables defined before it (stb_image 2.27 decodes with an
+// uninitialised table otherwise and indexes past it: found by fuzz_image): both tables in a
+// sequential scan; in a progressive one, the DC table in a first DC scan and the AC table in an
+// AC scan. The frame's components name quantisation tables defined before the scan.
+void check_jpeg_scan(std::span<const uint8_t> b, size_t pos, uint32_t len, bool progressive,
+                     unsigned dc, unsigned ac, unsigned dq, unsigned frame_dq) {
+  const auto F = ImageFormat::Jpeg;
+  const size_t ns = len >= 3 ? b[pos + 4] : 0;
+  if (ns < 1 || ns > 4 || len < 6 + 2 * ns)
+    bad(F, "scan header" + at(pos) + " gives " + std::to_string(ns) + " components in " +
+               std::to_string(len) + " bytes (corrupt)");
+  if ((frame_dq & ~dq) != 0)
+    bad(F,
+        "the frame uses a quantisation table not defined before the scan" + at(pos) + " (corrupt)");
+  const size_t tail = pos + 5 + 2 * ns;
+  const unsigned ss = b[tail], ah = b[tail + 2] >> 4;
+  for (size_t i = 0; i < ns; ++i) {
+    const unsigned td = b[pos + 6 + 2 * i] >> 4, ta = b[pos + 6 + 2 * i] & 15;
+    if (td > 3 || ta > 3)
+      bad(F, "scan" + at(pos) + " names Huffman tables " + std::to_string(td) + "/" +
+                 std::to_string(ta) + " (at most 3; corrupt)");
+    const bool need_dc = progressive ? (ss == 0 && ah == 0) : true;
+    const bool need_ac = progressive ? ss > 0 : true;
+    if ((need_dc && !(dc >> td & 1)) || (need_ac && !(ac >> ta & 1)))
+      bad(F, "scan" + at(pos) + " uses a Huffman table not defined before it (corrupt)");
   }
 }
 
@@ -98,7 +127,8 @@ ImageInfo check_jpeg(std::span<const uint8_t> b) {
   const auto F = ImageFormat::Jpeg;
   ImageInfo info{F};
   size_t pos = 2;
-  bool sof = false;
+  bool sof = false, progressive = false;
+  unsigned dc = 0, ac = 0, dq = 0, frame_dq = 0;
   for (;;) {
     if (pos + 2 > b.size()) bad(F, "a marker is expected" + at(pos) + ends(b.size()));
     if (b[pos] != 0xFF)
@@ -128,12 +158,21 @@ ImageInfo check_jpeg(std::span<const uint8_t> b) {
       if (info.channels != 1 && info.channels != 3 && info.channels != 4)
         bad(F, "the frame header gives " + std::to_string(info.channels) +
                    " components (expected 1, 3 or 4)");
+      if (len < 8 + 3 * uint32_t(info.channels))
+        bad(F, "frame header" + at(pos) + " is too short for its components (corrupt)");
+      frame_dq = 0;
+      for (size_t i = 0; i < b[pos + 9]; ++i) frame_dq |= 1u << (b[pos + 12 + 3 * i] & 15);
       if (info.channels == 4) info.channels = 3;  // CMYK / YCCK decode to RGB
+      progressive = m == 0xC2 || m == 0xC6 || m == 0xCA || m == 0xCE;
       sof = true;
     }
-    if (m == 0xC4) check_jpeg_dht(b, pos + 4, pos + 2 + len);
+    if (m == 0xC4) check_jpeg_dht(b, pos + 4, pos + 2 + len, dc, ac);
+    if (m == 0xDB)  // quantisation tables: a precision/id byte, then 64 or 128 bytes each
+      for (size_t q = pos + 4; q < pos + 2 + len; q += 1 + ((b[q] >> 4) ? 128 : 64))
+        dq |= 1u << (b[q] & 15);
     if (m == 0xDA) {  // start of scan: entropy-coded data up to the next marker
       if (!sof) bad(F, "a scan" + at(pos) + " comes before any frame header (corrupt)");
+      check_jpeg_scan(b, pos, len, progressive, dc, ac, dq, frame_dq);
       const size_t data = pos + 2 + len;
       size_t k = data;
       for (;; ++k) {

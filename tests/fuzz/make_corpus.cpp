@@ -87,8 +87,10 @@ void safetensors_seeds() {
   put("safetensors_load", "rename", "r:^model\\.=>;r:^encoder\\.=>layers.\n" + model);
   put("safetensors_load", "filters", "i:weight;e:^model\\.head;partial;unexpected\n" + model);
   put("safetensors_load", "nocast", "nocast;r:(\\w+)\\.(\\d+)=>$2.$1\n" + model);
-  // Found by fuzzing: counts libstdc++'s regex compiler would overflow or copy a million times.
-  put("safetensors_load", "regex-counts", "r:a{6666666666666666666}=>w;i:(x{1000}){1000}\n" + model);
+  // Found by fuzzing: counts libstdc++'s regex compiler overflowed, a pattern it backtracked on.
+  put("safetensors_load", "regex-counts",
+      "r:a{6666666666666666666}=>w;i:(x{1000}){1000}\n" + model);
+  put("safetensors_load", "regex-backtracking", "i:(e*)*(a|aa)*b;r:(\\w*)*\\.=>$1\n" + model);
 }
 
 void idx_seeds() {

@@ -184,6 +184,31 @@ TEST(VisionImage, CorruptAndTruncatedFilesGiveClearErrors) {
     for (int i = 0; i < 16; ++i) j[p + 5 + size_t(i)] = 20;  // 320 codes
     EXPECT_NE(error_of([&] { decode_image(j); }).find("Huffman table"), std::string::npos);
   }
+  {  // scans whose Huffman or quantisation tables were never defined (stb_image 2.27 decodes with
+     // uninitialised tables and indexes past them: found by fuzz_image)
+    auto relabel = [&](uint8_t marker, bool huffman) {
+      auto j = read_file(image_path("rgb.jpg"));
+      for (size_t p = 2; !(j[p] == 0xFF && j[p + 1] == 0xDA);
+           p += 2 + (size_t(j[p + 2]) << 8 | j[p + 3])) {
+        if (j[p + 1] != marker) continue;
+        const size_t end = p + 2 + (size_t(j[p + 2]) << 8 | j[p + 3]);
+        for (size_t q = p + 4; q < end;) {
+          const uint8_t id = j[q];
+          if (huffman ? id == 0x10 : (id & 15) == 0) j[q] = uint8_t(id | 2);  // table 0 -> 2
+          size_t n = 0;
+          if (huffman)
+            for (int i = 1; i <= 16; ++i) n += j[q + size_t(i)];
+          q += huffman ? 17 + n : 1 + ((id >> 4) ? 128 : 64);
+        }
+      }
+      return j;
+    };
+    EXPECT_NE(
+        error_of([&] { decode_image(relabel(0xC4, true)); }).find("Huffman table not defined"),
+        std::string::npos);
+    EXPECT_NE(error_of([&] { decode_image(relabel(0xDB, false)); }).find("quantisation table"),
+              std::string::npos);
+  }
   auto jpg = read_file(image_path("rgb.jpg"));
   jpg.resize(jpg.size() - 2);
   EXPECT_NE(error_of([&] { decode_image(jpg); }).find("truncated"), std::string::npos);
