@@ -167,6 +167,15 @@ def case(op, fn, inputs, attrs=None, name=None, rtol=None, atol=None, dtype=None
     return c
 
 
+def grad_case(name, f, inputs):
+    """A loss of `inputs` and torch's gradients of it: {"grad", "inputs", "loss", "grads"}."""
+    ts = [i.detach().clone().requires_grad_(True) for i in inputs]
+    loss = f(*ts)
+    loss.backward()
+    return {"grad": name, "inputs": [spec_of(i) for i in inputs], "loss": loss.item(),
+            "grads": [tensor_spec(t.grad) for t in ts]}
+
+
 def error(op, inputs, kind, attrs=None, name=None):
     """A case that must raise ember's `kind` (ShapeError, DTypeError, IndexError, ValueError)."""
     return {"op": op, "name": name or (op + "_error"), "inputs": [spec_of(i) for i in inputs],

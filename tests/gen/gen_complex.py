@@ -14,7 +14,7 @@ import zlib
 
 import torch
 
-from common import DATA, In, Scalar, case, error, spec_of, tensor_spec, write
+from common import DATA, In, Scalar, case, error, grad_case, spec_of, tensor_spec, write
 
 warnings.simplefilter("ignore")  # complex -> real casts warn in torch; ember documents it
 C64, C128 = torch.complex64, torch.complex128
@@ -193,14 +193,6 @@ for t in [torch.tensor([1 + 2j, 3 - 4j]), torch.tensor([0.5 + 1.25j, -1 - 0.125j
           # real columns are sized as torch sizes them: by the finite non-zero values
           torch.tensor([float("nan"), 1.0]), torch.tensor([float("-inf"), 1.5, 0.0])]:
     prints.append({"input": spec_of(t), "str": str(t).replace("torch.", "")})
-
-
-def grad_case(name, f, inputs):
-    ts = [i.detach().clone().requires_grad_(True) for i in inputs]
-    loss = f(*ts)
-    loss.backward()
-    return {"grad": name, "inputs": [spec_of(i) for i in inputs], "loss": loss.item(),
-            "grads": [tensor_spec(t.grad) for t in ts]}
 
 
 grads = [
