@@ -1,6 +1,8 @@
 // Ops on complex operands, run on their real and imaginary parts (see complex_route.h).
 #include "ember/ops/complex_route.h"
 
+#include <numbers>
+
 #include "ember/backends/backend.h"
 #include "ember/ember.h"
 #include "ember/tensor_impl.h"
@@ -32,7 +34,8 @@ Route route_of(OpId op) {
     case OpId::ones_like: case OpId::full_like:
     case OpId::neg: case OpId::abs: case OpId::exp: case OpId::log: case OpId::sqrt:
     case OpId::square: case OpId::reciprocal: case OpId::isnan: case OpId::isinf:
-    case OpId::isfinite:
+    case OpId::isfinite: case OpId::sin: case OpId::cos: case OpId::sinh: case OpId::cosh:
+    case OpId::log2: case OpId::log10: case OpId::rsqrt: case OpId::pow: case OpId::cumsum:
     case OpId::add: case OpId::sub: case OpId::mul: case OpId::div: case OpId::eq: case OpId::ne:
     case OpId::where:
     case OpId::sum: case OpId::mean:
@@ -118,6 +121,9 @@ Tensor unary(OpId op, const Tensor& x, const Shape& shape) {
   if (op == OpId::neg) return as_complex(neg(view_as_real(x)));
   if (op == OpId::square) return mul(x, x);
   if (op == OpId::reciprocal) return div(1, x);
+  if (op == OpId::rsqrt) return div(1, sqrt(x));
+  if (op == OpId::log2) return log(x) / std::numbers::ln2;
+  if (op == OpId::log10) return log(x) / std::numbers::ln10;
   auto [re, im] = parts(x, part);
   switch (op) {
     case OpId::abs: return magnitude(re, im);
@@ -129,6 +135,10 @@ Tensor unary(OpId op, const Tensor& x, const Shape& shape) {
       return join(e * cos(im), e * sin(im), shape);
     }
     case OpId::log: return join(log(magnitude(re, im)), atan2(im, re), shape);
+    case OpId::sin: return join(sin(re) * cosh(im), cos(re) * sinh(im), shape);
+    case OpId::cos: return join(cos(re) * cosh(im), neg(sin(re) * sinh(im)), shape);
+    case OpId::sinh: return join(sinh(re) * cos(im), cosh(re) * sin(im), shape);
+    case OpId::cosh: return join(cosh(re) * cos(im), sinh(re) * sin(im), shape);
     case OpId::sqrt: {  // principal root, from the polar form
       Tensor r = sqrt(magnitude(re, im)), t = atan2(im, re) * 0.5;
       return join(r * cos(t), r * sin(t), shape);
@@ -171,6 +181,30 @@ Tensor binary(OpId op, const Attrs& a, const Tensor& x, const Tensor& y, DType c
     }
     default: refuse(op, c);
   }
+}
+
+// x ** y = exp(y log x) on the principal branch; the common real exponents exactly.
+Tensor power(const Tensor& x, const Tensor& y, DType c) {
+  if (is_constant(y) && !is_complex(y.dtype())) {
+    const double p = y.impl()->constant.to_double();
+    if (p == 1) return cast_complex(clone(x), c);
+    if (p == 2) return mul(x, x);
+    if (p == 0.5) return sqrt(cast_complex(x, c));
+  }
+  return exp(mul(y, log(cast_complex(x, c))));
+}
+
+// cumsum: each part on its own (the sum is linear); dims count in x's dims.
+Tensor cumulate(const Attrs& a, const Tensor& input) {
+  Tensor x = input;
+  if (a.has_dtype) {
+    if (!is_complex(a.dtype))
+      throw_dtype("cumsum", "cannot accumulate " + std::string(dtype_name(x.dtype())) +
+                                " into dtype " + std::string(dtype_name(a.dtype)));
+    x = cast_complex(x, a.dtype);
+  }
+  if (x.dim() == 0) return clone(x);
+  return as_complex(cumsum(view_as_real(x), wrap_dim(a.i[0], x.dim(), "cumsum")));
 }
 
 Tensor reduce(OpId op, const Attrs& a, const Tensor& input) {
@@ -233,6 +267,12 @@ bool route_complex(OpId op, const Attrs& a, std::span<const Tensor> in, const Me
       return true;
     case OpId::sum: case OpId::mean:
       out = {reduce(op, a, in[0])};
+      return true;
+    case OpId::cumsum:
+      out = {cumulate(a, in[0])};
+      return true;
+    case OpId::pow:
+      out = {power(in[0], in[1], meta.compute)};
       return true;
     case OpId::pad: {  // each part on its own: the fill value is real (value + 0j)
       auto [re, im] = parts(in[0], complex_part_dtype(in[0].dtype()));

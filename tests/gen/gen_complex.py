@@ -76,7 +76,9 @@ add("mul", torch.mul, [crnd([2, 3]), Scalar(3)], "cx_mul_int_scalar")
 add("div", torch.div, [Scalar(2.0), crnd([3], C128)], "cx_div_scalar_tensor")
 
 for op, fn in [("neg", torch.neg), ("abs", torch.abs), ("exp", torch.exp), ("log", torch.log),
-               ("sqrt", torch.sqrt), ("square", torch.square), ("reciprocal", torch.reciprocal)]:
+               ("sqrt", torch.sqrt), ("square", torch.square), ("reciprocal", torch.reciprocal),
+               ("sin", torch.sin), ("cos", torch.cos), ("sinh", torch.sinh), ("cosh", torch.cosh),
+               ("log2", torch.log2), ("log10", torch.log10), ("rsqrt", torch.rsqrt)]:
     add(op, fn, [crnd([2, 3])], "cx_%s_c64" % op, rtol=1e-5, atol=2e-6)
     add(op, fn, [In(crnd([3, 2], C128), [["transpose", 0, 1]])], "cx_%s_c128_noncontig" % op)
     add(op, fn, [crnd([])], "cx_%s_0d" % op, rtol=1e-5, atol=2e-6)
@@ -96,6 +98,16 @@ for op, fn in [("eq", torch.eq), ("ne", torch.ne)]:
 nan = torch.tensor([complex(float("nan"), 1), complex(1, float("inf")), 1 + 1j], dtype=C64)
 for op, fn in [("isnan", torch.isnan), ("isinf", torch.isinf), ("isfinite", torch.isfinite)]:
     add(op, fn, [nan], "cx_%s" % op)
+
+for p in [2.0, 0.5, 3.0, -1.5, 1.0]:
+    add("pow", torch.pow, [crnd([2, 3]), Scalar(p)], "cx_pow_%s" % str(p).replace(".", "_").replace("-", "m"))
+add("pow", torch.pow, [crnd([3], C128), Scalar(0.5 + 1j)], "cx_pow_complex_scalar")
+add("pow", torch.pow, [crnd([2, 3], C128), crnd([3], C128)], "cx_pow_tensor")
+add("pow", torch.pow, [rrnd([3], lo=0.5, hi=2), Scalar(1 - 0.5j)], "cx_pow_real_base")
+add("cumsum", lambda t: t.cumsum(1), [crnd([2, 3])], "cx_cumsum", {"dim": 1})
+add("cumsum", lambda t: t.cumsum(-2), [In(crnd([3, 2], C128), [["transpose", 0, 1]])],
+    "cx_cumsum_noncontig", {"dim": -2})
+add("cumsum", lambda t: t.cumsum(0), [crnd([])], "cx_cumsum_0d", {"dim": 0})
 
 cond = torch.tensor([[True, False, True], [False, False, True]])
 add("where", torch.where, [cond, crnd([2, 3]), crnd([3])], "cx_where")
@@ -153,10 +165,10 @@ add("index_select", lambda t, i: t.index_select(0, i), [crnd([4, 2], C128), torc
     "cx_index_select", {"dim": 0})
 
 # --- ops without complex support: refused by name ---
-for op, inputs in [("relu", [crnd([3])]), ("lt", [crnd([3]), crnd([3])]), ("sin", [crnd([3])]),
-                   ("maximum", [crnd([3]), crnd([3])]), ("cumsum", [crnd([3])]),
-                   ("prod", [crnd([3])]), ("sort", [crnd([3])]), ("pow", [crnd([3]), Scalar(2.0)])]:
-    attrs = {"dim": 0} if op in ("cumsum", "sort") else {}
+for op, inputs in [("relu", [crnd([3])]), ("lt", [crnd([3]), crnd([3])]), ("tanh", [crnd([3])]),
+                   ("maximum", [crnd([3]), crnd([3])]), ("cumprod", [crnd([3])]),
+                   ("prod", [crnd([3])]), ("sort", [crnd([3])]), ("atan2", [crnd([3]), crnd([3])])]:
+    attrs = {"dim": 0} if op in ("cumprod", "sort") else {}
     cases.append(error(op, inputs, "DTypeError", attrs, name="cx_%s_refused" % op))
 
 write("complex", cases)

@@ -264,7 +264,7 @@ TEST(Complex, UnsupportedOpsNameTheOpAndTheDtype) {
            {"softmax", [&] { nn::functional::softmax(z, 0); }},
            {"randn", [&] { randn({2}, TensorOptions{kC64}); }},
            {"max", [&] { z.max(); }},
-           {"cumsum", [&] { cumsum(z, 0); }}}) {
+           {"cumprod", [&] { cumprod(z, 0); }}}) {
     const std::string m = message(f);
     EXPECT_NE(m.find("complex64"), std::string::npos) << op << ": " << m;
     EXPECT_NE(m.find("[" + op + "]"), std::string::npos) << op << ": " << m;
