@@ -21,13 +21,20 @@ namespace ember {
   X(BF16, BFloat16, "bfloat16") \
   X(F32, float, "float32")  \
   X(F64, double, "float64")
+// Complex dtypes (interleaved real and imaginary parts, like std::complex<float/double>). They
+// are kept out of EMBER_DTYPES so that generic per-dtype code instantiates only the real types;
+// ops reach them through ember/ops/complex.cpp (docs/tensors.md, "Complex numbers").
+#define EMBER_COMPLEX_DTYPES(X) \
+  X(C64, "complex64")            \
+  X(C128, "complex128")
 
 enum class DType : uint8_t {
 #define EMBER_X(e, t, n) e,
   EMBER_DTYPES(EMBER_X)
 #undef EMBER_X
+  C64, C128
 };
-inline constexpr int kNumDTypes = 10;
+inline constexpr int kNumDTypes = 12;
 
 // Short aliases in the style of torch::kFloat32.
 inline constexpr DType kBool = DType::Bool, kU8 = DType::U8, kI8 = DType::I8, kI16 = DType::I16,
@@ -38,6 +45,9 @@ inline constexpr DType kUInt8 = kU8, kByte = kU8, kInt8 = kI8, kChar = kI8, kInt
                        kShort = kI16, kInt32 = kI32, kInt = kI32, kInt64 = kI64, kLong = kI64,
                        kFloat16 = kF16, kHalf = kF16, kBFloat16 = kBF16, kFloat32 = kF32,
                        kFloat = kF32, kFloat64 = kF64, kDouble = kF64;
+inline constexpr DType kC64 = DType::C64, kC128 = DType::C128, kComplexFloat = kC64,
+                       kComplexDouble = kC128, kComplex64 = kC64, kComplex128 = kC128,
+                       kCFloat = kC64, kCDouble = kC128;
 
 /// Bytes per element.
 size_t itemsize(DType d);
@@ -54,11 +64,25 @@ inline constexpr bool is_integral(DType d, bool include_bool = false) {
   return (d >= DType::U8 && d <= DType::I64) || (include_bool && d == DType::Bool);
 }
 inline constexpr bool is_signed(DType d) { return d != DType::Bool && d != DType::U8; }
+inline constexpr bool is_complex(DType d) { return d == DType::C64 || d == DType::C128; }
+/// Floating or complex: the dtypes that carry gradients.
+inline constexpr bool is_differentiable(DType d) { return is_floating(d) || is_complex(d); }
+/// The real dtype of a complex one's parts (c64 -> f32, c128 -> f64); other dtypes map to
+/// themselves.
+inline constexpr DType complex_part_dtype(DType d) {
+  return d == DType::C64 ? DType::F32 : d == DType::C128 ? DType::F64 : d;
+}
+/// The complex dtype holding parts of floating dtype `d` (f64 -> c128, other floats -> c64).
+inline constexpr DType complex_dtype_for(DType d) {
+  return d == DType::F64 || d == DType::C128 ? DType::C128 : DType::C64;
+}
 
 /// A set of dtypes: bit i set = DType(i) is in it.
 using DTypeMask = uint16_t;
 inline constexpr DTypeMask mask_of(DType d) { return DTypeMask(1u << unsigned(d)); }
+/// Every real dtype (kernels registered with it refuse complex input by name).
 inline constexpr DTypeMask kAllDTypes = 0x3ff;
+inline constexpr DTypeMask kComplexDTypes = mask_of(DType::C64) | mask_of(DType::C128);
 inline constexpr DTypeMask kFloatDTypes =
     mask_of(DType::F16) | mask_of(DType::BF16) | mask_of(DType::F32) | mask_of(DType::F64);
 inline constexpr DTypeMask kIntDTypes = mask_of(DType::U8) | mask_of(DType::I8) |

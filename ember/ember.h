@@ -11,6 +11,7 @@
 #include "ember/nn/functional.h"
 #include "ember/nn/modules.h"
 #include "ember/ops/binary.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/index.h"
 #include "ember/ops/layout.h"

@@ -20,6 +20,7 @@ void register_index_ops();
 void register_layout_ops();
 void register_nn_ops();
 void register_vision_ops();
+void register_complex_ops();
 }  // namespace ember::ops
 namespace ember::kl::detail {
 void register_user_op_family();
@@ -44,6 +45,7 @@ void init() {
     ops::register_layout_ops();
     ops::register_nn_ops();
     ops::register_vision_ops();
+    ops::register_complex_ops();
     autodiff::register_rules_elementwise();
     autodiff::register_rules_shape();
     autodiff::register_rules_reduce();

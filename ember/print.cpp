@@ -15,8 +15,9 @@ namespace {
 constexpr int64_t kThreshold = 1000, kEdge = 3;
 
 struct Formatter {
-  enum Mode { Int, Bool, FloatInt, Fixed, Sci } mode = Fixed;
+  enum Mode { Int, Bool, FloatInt, Fixed, Sci, Cell } mode = Fixed;
   size_t width = 1;
+  std::vector<std::string> cells;  // Cell mode: the text of each element (complex tensors)
 
   std::string fmt(double v) const {
     char buf[64];
@@ -38,6 +39,7 @@ struct Formatter {
         if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
         std::snprintf(buf, sizeof buf, "%.4e", v);
         break;
+      case Cell: return "";  // cells are formatted by complex_cells
     }
     return buf;
   }
@@ -64,7 +66,8 @@ void shown(const Shape& s, bool summarise, std::vector<int64_t>& out, size_t d =
 void emit(std::ostream& os, const std::vector<double>& v, const Shape& s, const Formatter& f,
           bool summarise, size_t d, int64_t base, size_t indent) {
   if (d == s.size()) {
-    os << f.pad(v[size_t(base)]);
+    if (f.mode == Formatter::Cell) os << f.cells[size_t(base)];
+    else os << f.pad(v[size_t(base)]);
     return;
   }
   int64_t stride = 1;
@@ -88,17 +91,8 @@ void emit(std::ostream& os, const std::vector<double>& v, const Shape& s, const 
   os << ']';
 }
 
-}  // namespace
-
-std::ostream& operator<<(std::ostream& os, const Tensor& t) {
-  if (!t.defined()) return os << "tensor(undefined)";
-  const Shape& s = t.shape();
-  DType dt = t.dtype();
-  std::vector<double> v = t.numel() ? t.to_vector<double>() : std::vector<double>{};
-  bool summarise = t.numel() > kThreshold;
-  std::vector<int64_t> idx;
-  if (t.numel()) shown(s, summarise, idx);
-
+// torch's _Formatter: integer mode, fixed 4 decimals or scientific, chosen from the shown values.
+Formatter make_formatter(const std::vector<double>& v, const std::vector<int64_t>& idx, DType dt) {
   Formatter f;
   if (dt == DType::Bool) f.mode = Formatter::Bool;
   else if (!is_floating(dt)) f.mode = Formatter::Int;
@@ -115,17 +109,62 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
       if (x != 0) min_abs = std::min(min_abs, std::fabs(x));
     }
     if (!any_finite) f.mode = Formatter::FloatInt;
-    else if (all_int) f.mode = max_abs > 1e8 ? Formatter::Sci : Formatter::FloatInt;
+    else if (all_int)  // torch: integer values too go scientific over a 1000x range
+      f.mode = (min_abs != INFINITY && max_abs / min_abs > 1000) || max_abs > 1e8
+                   ? Formatter::Sci
+                   : Formatter::FloatInt;
     else if ((min_abs != INFINITY && max_abs / min_abs > 1000) || max_abs > 1e8 ||
              (min_abs != INFINITY && min_abs < 1e-4))
       f.mode = Formatter::Sci;
     else f.mode = Formatter::Fixed;
   }
-  for (int64_t i : idx) f.width = std::max(f.width, f.fmt(v[size_t(i)]).size());
+  // torch sizes float columns by the finite non-zero values only (tensor([nan, 1.]) pads
+  // nothing); integer columns by every value.
+  for (int64_t i : idx) {
+    const double x = v[size_t(i)];
+    if (is_floating(dt) && (!std::isfinite(x) || x == 0)) continue;
+    f.width = std::max(f.width, f.fmt(x).size());
+  }
+  return f;
+}
+
+// A complex element as torch prints it: the real part padded, the imaginary part with its sign
+// and a "j" (1.+2.j, 0.5000-1.2500j); each part has a formatter of its own.
+std::vector<std::string> complex_cells(const Tensor& t, const std::vector<int64_t>& idx) {
+  const DType part = complex_part_dtype(t.dtype());
+  std::vector<double> re = real(t).to_vector<double>(), im = imag(t).to_vector<double>();
+  Formatter fr = make_formatter(re, idx, part), fi = make_formatter(im, idx, part);
+  std::vector<std::string> cells(re.size());
+  for (int64_t i : idx) {
+    std::string b = fi.fmt(im[size_t(i)]);
+    if (b[0] != '-' && b[0] != '+') b = "+" + b;
+    cells[size_t(i)] = fr.pad(re[size_t(i)]) + b + "j";
+  }
+  return cells;
+}
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  if (!t.defined()) return os << "tensor(undefined)";
+  const Shape& s = t.shape();
+  DType dt = t.dtype();
+  bool summarise = t.numel() > kThreshold;
+  std::vector<int64_t> idx;
+  if (t.numel()) shown(s, summarise, idx);
+  std::vector<double> v;
+  Formatter f;
+  if (is_complex(dt)) {
+    f.mode = Formatter::Cell;
+    f.cells = complex_cells(t, idx);
+  } else {
+    v = t.numel() ? t.to_vector<double>() : std::vector<double>{};
+    f = make_formatter(v, idx, dt);
+  }
 
   std::ostringstream body;
   const std::string prefix = "tensor(";
-  if (s.empty()) body << f.fmt(v[0]);
+  if (s.empty()) body << (f.mode == Formatter::Cell ? f.cells[0] : f.fmt(v[0]));
   else if (t.numel() == 0) body << "[]";
   else emit(body, v, s, f, summarise, 0, 0, prefix.size());
   os << prefix << body.str();
@@ -134,7 +173,11 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
     os << (s.size() == 1 ? ",)" : ")");
   }
-  if (dt != DType::F32 && dt != DType::I64 && dt != DType::Bool) os << ", dtype=" << dtype_name(dt);
+  // c64 is the default complex dtype, shown like f32 only where there are values to show it
+  // (torch prints tensor([], dtype=complex64)).
+  if ((dt != DType::F32 && dt != DType::I64 && dt != DType::Bool && dt != DType::C64) ||
+      (dt == DType::C64 && t.numel() == 0))
+    os << ", dtype=" << dtype_name(dt);
   if (t.device().backend() != Backend::Flex) os << ", device='" << t.device().str() << "'";
   return os << ')';
 }

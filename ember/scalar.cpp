@@ -24,8 +24,10 @@ bool int_fits(int64_t v) {
 }  // namespace
 
 bool Scalar::fits(DType d) const {
-  if (d == DType::Bool) return true;
-  if (kind_ != Kind::Float) {
+  if (d == DType::Bool || ember::is_complex(d)) return true;
+  // A complex value fits a real dtype only when it is real (item<float>() of 1+2j is refused).
+  if (kind_ == Kind::Complex && im_ != 0) return false;
+  if (kind_ != Kind::Float && kind_ != Kind::Complex) {
     switch (d) {
       case DType::U8:
         return int_fits<uint8_t>(i_);

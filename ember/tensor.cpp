@@ -85,6 +85,16 @@ Scalar scalar_at(const void* p, DType d) {
   }
     EMBER_DTYPES(EMBER_X)
 #undef EMBER_X
+    case DType::C64: {
+      float v[2];
+      std::memcpy(v, p, sizeof v);
+      return Scalar(detail::ComplexParts<float>{v[0], v[1]});
+    }
+    case DType::C128: {
+      double v[2];
+      std::memcpy(v, p, sizeof v);
+      return Scalar(detail::ComplexParts<double>{v[0], v[1]});
+    }
   }
   return {};
 }
@@ -98,9 +108,25 @@ void store_scalar(void* p, DType d, Scalar s) {
   }
     EMBER_DTYPES(EMBER_X)
 #undef EMBER_X
+    case DType::C64: {
+      const float v[2] = {float(s.to_double()), float(s.imag())};
+      std::memcpy(p, v, sizeof v);
+      return;
+    }
+    case DType::C128: {
+      const double v[2] = {s.to_double(), s.imag()};
+      std::memcpy(p, v, sizeof v);
+      return;
+    }
   }
 }
 std::string scalar_str(Scalar s) {
+  if (s.is_complex()) {
+    std::ostringstream os;
+    os.precision(17);
+    os << s.to_double() << (s.imag() < 0 ? "" : "+") << s.imag() << "j";
+    return os.str();
+  }
   if (s.is_floating()) {
     std::ostringstream os;
     os.precision(17);
@@ -120,7 +146,7 @@ void Tensor::copy_elements_to(void* dst, DType dst_dtype, int64_t expect, const 
                                 " elements)");
   if (item && dst_dtype != i.dtype) {
     // item<T>() is checked like libtorch's: a value T cannot hold is an error, not a wrap.
-    alignas(8) unsigned char raw[8];
+    alignas(8) unsigned char raw[16];
     copy_elements_to(raw, i.dtype, 1, op);
     Scalar v = scalar_at(raw, i.dtype);
     if (!v.fits(dst_dtype))
@@ -148,6 +174,11 @@ Scalar Tensor::item() const {
     case DType::Bool: return item<bool>();
     case DType::U8: case DType::I8: case DType::I16: case DType::I32: case DType::I64:
       return item<int64_t>();
+    case DType::C64: case DType::C128: {
+      double v[2];
+      copy_elements_to(v, DType::C128, 1, "item");
+      return Scalar(detail::ComplexParts<double>{v[0], v[1]});
+    }
     default: return item<double>();
   }
 }
@@ -325,6 +356,11 @@ Tensor constant_tensor(Scalar v, DType dtype, Device device, bool wrapped) {
   }
     EMBER_DTYPES(EMBER_X)
 #undef EMBER_X
+    case DType::C64:
+    case DType::C128:
+      store_scalar(st->inline_bytes, dtype, v);
+      impl->constant = scalar_at(st->inline_bytes, dtype);
+      break;
   }
   impl->storage = std::move(st);
   return Tensor(std::move(impl));

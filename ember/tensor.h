@@ -120,6 +120,7 @@ class Tensor {
   size_t element_size() const { return itemsize(); }
   DType scalar_type() const { return dtype(); }
   bool is_floating_point() const { return is_floating(dtype()); }
+  bool is_complex() const { return ember::is_complex(dtype()); }
   bool is_cuda() const { return device().backend() == Backend::Cuda; }
   /// to(Device::cuda(index)).
   Tensor cuda(int index = 0) const;

@@ -50,7 +50,7 @@ struct Storage {
   /// backends free in stream order after it.
   Stream* last_use = nullptr;
   /// Graph constants keep their value here (`data` points at it): no device buffer.
-  alignas(8) unsigned char inline_bytes[8] = {};
+  alignas(8) unsigned char inline_bytes[16] = {};  // a c128 is 16 bytes
 
   Storage() = default;
   Storage(const Storage&) = delete;

@@ -9,7 +9,8 @@ namespace ember {
 namespace {
 // torch.can_cast: no float -> integer, no non-bool -> bool.
 bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to)) return false;
+  if (is_complex(from) && !is_complex(to)) return false;
+  if (is_floating(from) && !is_floating(to) && !is_complex(to)) return false;
   if (from != DType::Bool && to == DType::Bool) return false;
   return true;
 }

@@ -105,6 +105,13 @@ EMBER_INPLACE(addcmul_, (const Tensor& t1, const Tensor& t2, Scalar value EMBER_
 EMBER_INPLACE(addcdiv_, (const Tensor& t1, const Tensor& t2, Scalar value EMBER_D(1)),
               (ember::addcdiv(*this, t1, t2, value)))
 
+// --- complex numbers (ember/ops/complex.h) ---
+EMBER_METHOD(Tensor, real, (), (ember::real(*this)))
+EMBER_METHOD(Tensor, imag, (), (ember::imag(*this)))
+EMBER_METHOD(Tensor, conj, (), (ember::conj(*this)))
+EMBER_METHOD(Tensor, conj_physical, (), (ember::conj_physical(*this)))
+EMBER_METHOD(Tensor, angle, (), (ember::angle(*this)))
+
 // --- reductions ---
 EMBER_METHOD(Tensor, sum, (const Shape& dim EMBER_D({}), bool keepdim EMBER_D(false),
                            std::optional<DType> dtype EMBER_D({})),

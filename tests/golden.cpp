@@ -3,6 +3,7 @@
 #include "ember/tensor_impl.h"
 
 #include <cmath>
+#include <complex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -27,7 +28,8 @@ double num(const json& v) {
 Scalar scalar_of(const json& spec) {
   const json& v = spec.at("scalar");
   if (v.is_boolean()) return Scalar(v.get<bool>());
-  if (v.is_number_integer()) return Scalar(v.get<int64_t>());
+  if (v.is_number_integer() && !spec.contains("imag")) return Scalar(v.get<int64_t>());
+  if (spec.contains("imag")) return Scalar(std::complex<double>(num(v), num(spec["imag"])));
   return Scalar(num(v));
 }
 
@@ -38,7 +40,13 @@ Tensor make_tensor(const json& spec, Device device) {
   Shape shape = spec.at("shape").get<std::vector<int64_t>>();
   const json& data = spec.at("data");
   Tensor t;
-  if (dt == DType::I64 || dt == DType::I32 || dt == DType::I16 || dt == DType::I8 ||
+  if (is_complex(dt)) {  // data: interleaved (real, imaginary) pairs
+    std::vector<double> v;
+    for (const auto& x : data) v.push_back(num(x));
+    Shape pairs = shape;
+    pairs.push_back(2);
+    t = view_as_complex(tensor(v, pairs, complex_part_dtype(dt), device));
+  } else if (dt == DType::I64 || dt == DType::I32 || dt == DType::I16 || dt == DType::I8 ||
       dt == DType::U8) {
     std::vector<int64_t> v;
     for (const auto& x : data) v.push_back(x.get<int64_t>());
@@ -135,10 +143,11 @@ std::string compare(const Tensor& got, const json& want, double rtol, double ato
     return "dtype " + std::string(dtype_name(got.dtype())) + " != expected " + std::string(dtype_name(wd));
   Shape ws = want.at("shape").get<std::vector<int64_t>>();
   if (got.shape() != ws) return "shape " + shape_str(got.shape()) + " != expected " + shape_str(ws);
-  std::vector<double> g = got.to_vector<double>();
+  // complex: the (real, imaginary) pairs, as the golden data holds them
+  std::vector<double> g = (is_complex(wd) ? view_as_real(got) : got).to_vector<double>();
   const json& data = want.at("data");
   if (g.size() != data.size()) return "element count differs";
-  bool exact = !is_floating(wd);
+  bool exact = !is_floating(wd) && !is_complex(wd);
   for (size_t i = 0; i < g.size(); ++i) {
     double w = num(data[i]);
     double v = g[i];

@@ -238,8 +238,8 @@ Tensor& Tensor::requires_grad_(bool r) {
   AutogradMeta& m = autodiff::ensure_meta(*this);
   if (m.grad_fn && !r)
     detail::throw_value("requires_grad_", "only leaf tensors can stop requiring grad (use detach())");
-  if (r && !is_floating(dtype()))
-    detail::throw_dtype("requires_grad_", "only floating tensors can require gradients, found " +
+  if (r && !is_differentiable(dtype()))
+    detail::throw_dtype("requires_grad_", "only floating and complex tensors can require gradients, found " +
                                               std::string(dtype_name(dtype())));
   m.requires_grad = r;
   if (r && !impl()->device.has_autodiff()) impl()->device = impl()->device.autodiff();

@@ -106,7 +106,7 @@ class AutodiffLayer final : public Layer {
       node->inputs.push_back(save_input(t));
       Edge e;
       AutogradMeta* m = meta_of(t);
-      bool need = m && m->requires_grad && is_floating(t.dtype());
+      bool need = m && m->requires_grad && is_differentiable(t.dtype());
       if (need) {
         if (m->grad_fn) {
           e.fn = m->grad_fn;
@@ -130,7 +130,7 @@ class AutodiffLayer final : public Layer {
       node->outputs.push_back(std::move(s));
     }
     for (size_t i = 0; i < outs.size(); ++i) {
-      if (!is_floating(outs[i].dtype())) continue;  // indices never carry gradients
+      if (!is_differentiable(outs[i].dtype())) continue;  // indices never carry gradients
       AutogradMeta& m = ensure_meta(outs[i]);
       m.requires_grad = true;
       m.grad_fn = node;
@@ -163,7 +163,7 @@ class AutodiffLayer final : public Layer {
     node->needs = {0, 0};
     const Tensor& src = c.inputs[1];
     AutogradMeta* sm = meta_of(src);
-    if (sm && sm->requires_grad && is_floating(src.dtype())) {
+    if (sm && sm->requires_grad && is_differentiable(src.dtype())) {
       node->needs[1] = 1;
       if (sm->grad_fn) node->next[1] = Edge{sm->grad_fn, sm->output_nr, nullptr};
       else node->next[1].leaf = meta_ptr_of(src);

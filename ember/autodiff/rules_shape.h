@@ -4,10 +4,10 @@
 
 namespace ember::autodiff::shape_rules {
 
-/// Input i takes a gradient: it was asked for and the input is floating.
+/// Input i takes a gradient: it was asked for and the input is floating or complex.
 inline bool wants(const VjpCtx& c, size_t i) {
   return c.needs_grad(i) && i < c.inputs.size() && c.input(i).defined() &&
-         is_floating(c.input(i).dtype());
+         is_differentiable(c.input(i).dtype());
 }
 /// g in x's dtype (rules may compute in the output's dtype, e.g. after type promotion).
 inline Tensor like(const Tensor& g, const Tensor& x) { return g.to(x.dtype()); }

@@ -7,6 +7,7 @@
 #include "ember/backends/fallback.h"
 #include "ember/fusion/executor.h"
 #include "ember/fusion/queue.h"
+#include "ember/ops/complex_route.h"
 
 namespace ember::fusion {
 namespace {
@@ -35,6 +36,10 @@ class FusionLayer final : public Layer {
       return def.decompose(c.attrs, c.inputs);
     }
     if ((!inplace && !queued_op(c.op)) || !c.out.empty() || c.stream || c.meta.variadic)
+      return next(c);
+    // Complex elements never enter a fused kernel: the kernel language has no complex type.
+    // Only data movement sees them (arithmetic runs on the parts), and it runs eagerly.
+    if (detail::call_is_complex(c)) [[unlikely]]
       return next(c);
     // bernoulli with tensor probabilities checks them before it draws: eagerly, as before.
     if (c.op == OpId::bernoulli && !c.attrs.b[0]) return next(c);

@@ -4,6 +4,7 @@
 
 #include "ember/backends/backend.h"
 #include "ember/ops/common.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/modes.h"
 #include "ember/ops/reduce.h"
@@ -13,12 +14,15 @@ namespace ember {
 namespace {
 
 // torch's combine_categories: the higher priority class wins unless the lower one is of a
-// higher category (bool < int < float).
+// higher category (bool < int < float < complex).
+int category(DType d) {
+  return d == DType::Bool ? 0 : is_complex(d) ? 3 : is_floating(d) ? 2 : 1;
+}
 std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
   if (!higher) return lower;
   if (!lower) return higher;
-  if (is_floating(*higher)) return higher;
-  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+  // f64 tensor + 1j -> complex128: the wrapped complex counts as complex64 (under f32).
+  if (category(*lower) > category(*higher)) return promote_types(*higher, *lower);
   return higher;
 }
 
@@ -26,7 +30,8 @@ std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> l
 // buffer is made or copied, and a lazy device passes it to kernels as a parameter.
 Tensor wrap(Scalar s, const Tensor& like) {
   ops::require_defined(like, "binary op", "tensor operand");
-  return detail::constant_tensor(s, s.is_floating() ? DType::F64 : s.dtype(), like.device(), true);
+  const DType d = s.is_floating() ? DType::F64 : s.is_complex() ? DType::C128 : s.dtype();
+  return detail::constant_tensor(s, d, like.device(), true);
 }
 
 DType result_type_of(std::span<const Tensor> ts) {
@@ -36,7 +41,9 @@ DType result_type_of(std::span<const Tensor> ts) {
     if (!t.defined()) continue;
     if (t.impl()->wrapped_number) {
       DType d = t.dtype();
-      upd(wrapped, is_floating(d) ? default_dtype() : d);
+      upd(wrapped, is_floating(d)  ? default_dtype()
+                   : is_complex(d) ? complex_dtype_for(default_dtype())
+                                   : d);
     } else if (t.dim() == 0) {
       upd(zero, t.dtype());
     } else {
@@ -232,6 +239,9 @@ Tensor operator-(const Tensor& a) { return neg(a); }
 Tensor operator~(const Tensor& a) { return bitwise_not(a); }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  if (is_complex(a.dtype()) || is_complex(b.dtype()))  // both parts, each within tolerance
+    return allclose(view_as_real(a.to(DType::C128)), view_as_real(b.to(DType::C128)), rtol, atol,
+                    equal_nan);
   Tensor x = a.to(DType::F64), y = b.to(DType::F64);
   broadcast_shapes(x.shape(), y.shape(), "allclose");
   Tensor diff = abs(x - y);

@@ -16,6 +16,8 @@ Shape reduce_dims(std::span<const int64_t> dims, int64_t ndim, const char* op);
 /// Output shape of reducing `shape` over `dims` (already wrapped).
 Shape reduced_shape(const Shape& shape, const Shape& dims, bool keepdim);
 /// Float result dtype for an input of dtype d: d if floating, else the default dtype.
-inline DType float_result(DType d) { return is_floating(d) ? d : default_dtype(); }
+inline DType float_result(DType d) {
+  return is_floating(d) || is_complex(d) ? d : default_dtype();
+}
 
 }  // namespace ember::ops

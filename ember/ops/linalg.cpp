@@ -60,7 +60,8 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
   ops::require_defined(a, op, "the first operand");
   ops::require_defined(b, op, "the second operand");
   require_same_dtype(op, a, b, "both operands");
-  ops::require_dtype(op, a.dtype(), kNumericDTypes, "a numeric dtype (bool is not supported)");
+  ops::require_dtype(op, a.dtype(), kNumericDTypes | kComplexDTypes,
+                     "a numeric dtype (bool is not supported)");
 }
 
 void inner_mismatch(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {

@@ -67,7 +67,7 @@
   X(copy, Layout) X(cat, Layout) X(stack, Layout) X(split, Layout) X(chunk, Layout)           \
   X(unbind, Layout) X(repeat, Layout) X(tile, Layout) X(repeat_interleave, Layout)            \
   X(flip, Layout) X(roll, Layout) X(tril, Layout) X(triu, Layout) X(diagonal, Layout)         \
-  X(pad, Layout) X(meshgrid, Layout)                                                          \
+  X(pad, Layout) X(meshgrid, Layout) X(view_as_real, Layout) X(view_as_complex, Layout)      \
   /* convolution */                                                                           \
   X(conv1d, Conv) X(conv2d, Conv) X(conv3d, Conv) X(conv_transpose1d, Conv)                   \
   X(conv_transpose2d, Conv) X(unfold, Conv) X(fold, Conv)                                     \

@@ -65,7 +65,7 @@ void infer_reduce(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
     }
     case OpId::mean: {
       DType r = a.has_dtype ? a.dtype : d;
-      if (!is_floating(r))
+      if (!is_floating(r) && !is_complex(r))
         detail::throw_dtype(name, "could not infer output dtype: expected a floating input or "
                                   "dtype, found " + std::string(dtype_name(r)));
       out.add(shape, r);

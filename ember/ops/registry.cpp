@@ -1,4 +1,5 @@
 #include "ember/ops/registry.h"
+#include "ember/ops/complex_route.h"
 
 #include <mutex>
 
@@ -170,8 +171,13 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
       dev = dev.with_layers_of(t.device());  // through every layer any input asks for
     }
   }
+  // Complex operands: ops without a complex form are refused by name before inference (and
+  // mixed precision leaves complex alone, as torch's autocast does).
+  const bool cplx = detail::touches_complex(attrs, inputs);
+  if (cplx) [[unlikely]]
+    detail::check_complex_op(op, attrs, inputs, dev);
   // A leading layer (mixed precision) may cast the inputs first: inference then sees them cast.
-  if (t_bypass_layers == 0 && !t_floor && dev.has_layers()) {
+  if (t_bypass_layers == 0 && !t_floor && dev.has_layers() && !cplx) {
     Layer* lead = dev.layers().front();
     TensorList cast;
     if (lead->leads() && amp::detail::autocast(*lead, op, attrs, inputs, cast)) return cast;
@@ -185,6 +191,10 @@ TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs)
   // Every result shape, views included, is checked here under the op's name: no tensor ever
   // gets a shape whose sizes or strides overflow (see check_shape).
   for (int i = 0; i < meta.n; ++i) check_shape(meta.m[i].shape, def.name, /*unknown_ok=*/true);
+  if (cplx) [[unlikely]] {
+    TensorList parts;
+    if (detail::route_complex(op, attrs, inputs, meta, dev, parts)) return parts;
+  }
   OpCall call{op, attrs, inputs, meta, dev};
   // Inside ember::capture: the tensors the step reads, so a replay after one is gone fails.
   if (detail::active_capture()) [[unlikely]]

@@ -38,7 +38,8 @@ void infer_unary(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList& 
     case Rule::Float: r = ops::float_result(d); break;
     case Rule::Same: break;
     case Rule::SameNoBool:
-      ops::require_dtype(name, d, kNumericDTypes, "a numeric dtype (not bool)");
+      ops::require_dtype(name, d, kNumericDTypes | kComplexDTypes, "a numeric dtype (not bool)");
+      if (op == OpId::abs) r = complex_part_dtype(d);  // |z| is real
       break;
     case Rule::IntToI64: r = d == DType::Bool ? DType::I64 : d; break;
     case Rule::Bool: r = DType::Bool; break;

@@ -15,7 +15,9 @@ struct Names {
 };
 constexpr Names kNames[] = {{kBool, "BOOL"}, {kU8, "U8"},     {kI8, "I8"},   {kI16, "I16"},
                             {kI32, "I32"},   {kI64, "I64"},   {kF16, "F16"}, {kBF16, "BF16"},
-                            {kF32, "F32"},   {kF64, "F64"}};
+                            {kF32, "F32"},   {kF64, "F64"},   {kC64, "C64"},
+                            // not in the safetensors spec (it has C64 only): ember's own name
+                            {kC128, "C128"}};
 
 }  // namespace
 

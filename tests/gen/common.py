@@ -16,7 +16,8 @@ import torch
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
 NAMES = {torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16",
          torch.int32: "int32", torch.int64: "int64", torch.float16: "float16",
-         torch.bfloat16: "bfloat16", torch.float32: "float32", torch.float64: "float64"}
+         torch.bfloat16: "bfloat16", torch.float32: "float32", torch.float64: "float64",
+         torch.complex64: "complex64", torch.complex128: "complex128"}
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 ALL = [torch.bool] + INTS + FLOATS
@@ -73,11 +74,16 @@ class Scalar:
         return self.v
 
     def spec(self):
+        if isinstance(self.v, complex):
+            return {"scalar": num(self.v.real), "imag": num(self.v.imag)}
         return {"scalar": num(self.v)}
 
 
 def tensor_spec(t):
     t = t.detach().contiguous()
+    if t.is_complex():  # data: the interleaved (real, imaginary) pairs of view_as_real
+        data = [num(x) for x in torch.view_as_real(t).reshape(-1).tolist()]
+        return {"dtype": NAMES[t.dtype], "shape": list(t.shape), "data": data}
     flat = t.reshape(-1)
     if t.dtype in (torch.float16, torch.bfloat16):
         flat = flat.double()
@@ -131,7 +137,8 @@ def via_f32(fn, dtypes=None):
 
 def tol_for(dtype):
     return {torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2),
-            torch.float32: (1e-5, 1e-5), torch.float64: (1e-10, 1e-12)}.get(dtype, (0, 0))
+            torch.float32: (1e-5, 1e-5), torch.float64: (1e-10, 1e-12),
+            torch.complex64: (1e-5, 1e-5), torch.complex128: (1e-10, 1e-12)}.get(dtype, (0, 0))
 
 
 def case(op, fn, inputs, attrs=None, name=None, rtol=None, atol=None, dtype=None):
@@ -158,6 +165,15 @@ def case(op, fn, inputs, attrs=None, name=None, rtol=None, atol=None, dtype=None
     c["rtol"] = rtol if rtol is not None else r
     c["atol"] = atol if atol is not None else a
     return c
+
+
+def grad_case(name, f, inputs):
+    """A loss of `inputs` and torch's gradients of it: {"grad", "inputs", "loss", "grads"}."""
+    ts = [i.detach().clone().requires_grad_(True) for i in inputs]
+    loss = f(*ts)
+    loss.backward()
+    return {"grad": name, "inputs": [spec_of(i) for i in inputs], "loss": loss.item(),
+            "grads": [tensor_spec(t.grad) for t in ts]}
 
 
 def error(op, inputs, kind, attrs=None, name=None):

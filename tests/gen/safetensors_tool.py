@@ -20,6 +20,8 @@ DTYPES = {
     torch.bool: "BOOL", torch.uint8: "U8", torch.int8: "I8", torch.int16: "I16",
     torch.int32: "I32", torch.int64: "I64", torch.float16: "F16", torch.bfloat16: "BF16",
     torch.float32: "F32", torch.float64: "F64",
+    # C64 is in the spec; C128 is ember's own name (the spec has no 128-bit complex)
+    torch.complex64: "C64", torch.complex128: "C128",
 }
 FROM_NAME = {v: k for k, v in DTYPES.items()}
 

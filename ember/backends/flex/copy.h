@@ -29,12 +29,20 @@ Tensor as_1d_if_scalar(const Tensor& t);
 
 }  // namespace ember::flex
 
-// Width dispatch: data movement needs only an element's size, so it instantiates four unsigned
-// types instead of ten dtypes. Binds `W` to the unsigned type as wide as `dt`'s elements.
+namespace ember::flex {
+/// A 16-byte element (a complex128) for width dispatch.
+struct alignas(8) Bytes16 {
+  uint64_t lo, hi;
+};
+}  // namespace ember::flex
+
+// Width dispatch: data movement needs only an element's size, so it instantiates five unsigned
+// types instead of twelve dtypes. Binds `W` to the type as wide as `dt`'s elements.
 #define EMBER_DISPATCH_WIDTH(dt, ...)           \
   switch (::ember::itemsize(dt)) {              \
     case 1: { using W = uint8_t; __VA_ARGS__; break; }  \
     case 2: { using W = uint16_t; __VA_ARGS__; break; } \
     case 4: { using W = uint32_t; __VA_ARGS__; break; } \
+    case 16: { using W = ::ember::flex::Bytes16; __VA_ARGS__; break; } \
     default: { using W = uint64_t; __VA_ARGS__; break; } \
   }

@@ -179,7 +179,7 @@ TensorList k_bernoulli(const OpCall& c) {
 }  // namespace
 
 void register_flex_creation(BackendImpl& b) {
-  b.set_kernel(OpId::empty, k_empty, kAllDTypes);
+  b.set_kernel(OpId::empty, k_empty, kAllDTypes | kComplexDTypes);
   b.set_kernel(OpId::full, k_full, kAllDTypes);
   b.set_kernel(OpId::arange, k_arange, kNumericDTypes);
   b.set_kernel(OpId::linspace, k_linspace, kNumericDTypes);

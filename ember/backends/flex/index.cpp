@@ -306,9 +306,9 @@ TensorList k_index_add(const OpCall& c) {
 }  // namespace
 
 void register_flex_index(BackendImpl& b) {
-  b.set_kernel(OpId::index_select, k_index_select, kAllDTypes);
-  b.set_kernel(OpId::take, k_take, kAllDTypes);
-  b.set_kernel(OpId::gather, k_gather, kAllDTypes);
+  b.set_kernel(OpId::index_select, k_index_select, kAllDTypes | kComplexDTypes);
+  b.set_kernel(OpId::take, k_take, kAllDTypes | kComplexDTypes);
+  b.set_kernel(OpId::gather, k_gather, kAllDTypes | kComplexDTypes);
   b.set_kernel(OpId::scatter, k_scatter, kAllDTypes);
   b.set_kernel(OpId::scatter_add, k_scatter_add, kAllDTypes);
   b.set_kernel(OpId::scatter_reduce, k_scatter_reduce, kAllDTypes);

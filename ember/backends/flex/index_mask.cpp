@@ -290,7 +290,7 @@ TensorList k_one_hot(const OpCall& c) {
 void register_flex_masked(BackendImpl& b) {
   b.set_kernel(OpId::index_put, k_index_put, kAllDTypes);
   b.set_kernel(OpId::masked_fill, k_masked_fill, kAllDTypes);
-  b.set_kernel(OpId::masked_select, k_masked_select, kAllDTypes);
+  b.set_kernel(OpId::masked_select, k_masked_select, kAllDTypes | kComplexDTypes);
   b.set_kernel(OpId::nonzero, k_nonzero, kAllDTypes);
   b.set_kernel(OpId::one_hot, k_one_hot, mask_of(DType::I64));
 }

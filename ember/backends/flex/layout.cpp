@@ -115,11 +115,11 @@ TensorList k_triangle(const OpCall& c) {
 }  // namespace
 
 void register_flex_layout(BackendImpl& b) {
-  b.set_kernel(OpId::cat, k_cat, kAllDTypes);
-  b.set_kernel(OpId::stack, k_stack, kAllDTypes);
-  b.set_kernel(OpId::repeat, k_repeat, kAllDTypes);
-  b.set_kernel(OpId::flip, k_flip, kAllDTypes);
-  b.set_kernel(OpId::roll, k_roll, kAllDTypes);
+  b.set_kernel(OpId::cat, k_cat, kAllDTypes | kComplexDTypes);
+  b.set_kernel(OpId::stack, k_stack, kAllDTypes | kComplexDTypes);
+  b.set_kernel(OpId::repeat, k_repeat, kAllDTypes | kComplexDTypes);
+  b.set_kernel(OpId::flip, k_flip, kAllDTypes | kComplexDTypes);
+  b.set_kernel(OpId::roll, k_roll, kAllDTypes | kComplexDTypes);
   b.set_kernel(OpId::tril, k_triangle<true>, kAllDTypes);
   b.set_kernel(OpId::triu, k_triangle<false>, kAllDTypes);
   register_flex_pad(b);

@@ -270,9 +270,10 @@ TensorList k_bitwise_not(const OpCall& c) {
 }  // namespace
 
 void register_flex_unary(BackendImpl& b) {
-  b.set_kernel(OpId::cast, k_cast, kAllDTypes);
-  b.set_kernel(OpId::copy, k_copy, kAllDTypes);
-  b.set_kernel(OpId::contiguous, k_contiguous, kAllDTypes);
+  // Complex elements only ever arrive here to be copied as they are (same dtype).
+  b.set_kernel(OpId::cast, k_cast, kAllDTypes | kComplexDTypes);
+  b.set_kernel(OpId::copy, k_copy, kAllDTypes | kComplexDTypes);
+  b.set_kernel(OpId::contiguous, k_contiguous, kAllDTypes | kComplexDTypes);
 #define EMBER_REG(name) b.set_kernel(OpId::name, k_##name, kAllDTypes);
   EMBER_REG(exp) EMBER_REG(exp2) EMBER_REG(expm1) EMBER_REG(log) EMBER_REG(log2)
   EMBER_REG(log10) EMBER_REG(log1p) EMBER_REG(sqrt) EMBER_REG(rsqrt) EMBER_REG(reciprocal)
