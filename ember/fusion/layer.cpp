@@ -6,6 +6,7 @@
 #include "ember/backends/backend.h"
 #include "ember/backends/fallback.h"
 #include "ember/fusion/executor.h"
+#include "ember/fusion/library.h"
 #include "ember/fusion/queue.h"
 
 namespace ember::fusion {
@@ -34,7 +35,8 @@ class FusionLayer final : public Layer {
       OriginScope origin(op_name(c.op));
       return def.decompose(c.attrs, c.inputs);
     }
-    if ((!inplace && !queued_op(c.op)) || !c.out.empty() || c.stream || c.meta.variadic)
+    if ((!inplace && !queued_op(c.op) && !queued_library_call(c)) || !c.out.empty() || c.stream ||
+        c.meta.variadic)
       return next(c);
     // bernoulli with tensor probabilities checks them before it draws: eagerly, as before.
     if (c.op == OpId::bernoulli && !c.attrs.b[0]) return next(c);

@@ -565,9 +565,9 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
       copies[size_t(open)].push_back(int32_t(i));
       continue;
     }
-    if (on && open < 0 && !plan->steps.empty() && n.inputs.size() == 1 && n.inputs[0].value >= 0) {
-      // An activation right after the library call that makes its only input, which nothing
-      // else reads: the call's epilogue.
+    if (on && open < 0 && !plan->steps.empty() && !n.inputs.empty() && n.inputs[0].value >= 0) {
+      // An activation right after the library call that makes its only tensor input (clamp's
+      // bounds are constants), which nothing else reads: the call's epilogue.
       Step& prev = plan->steps.back();
       const int32_t v = n.inputs[0].value;
       if (prev.node >= 0 && prev.group < 0 && prev.row < 0 && prev.epi < 0 &&

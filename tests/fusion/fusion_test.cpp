@@ -311,5 +311,39 @@ TEST(Fusion, AnActivationAfterALinearIsItsEpilogue) {
   }
 }
 
+// Convolutions queue on cpu (with oneDNN) the same way: a ReLU or a clamp with constant bounds
+// (relu6, ONNX's Clip) that only reads a convolution's value is its oneDNN post-op.
+TEST(Fusion, AnActivationAfterAConvolutionIsItsEpilogue) {
+  WaitForKernels wait;
+  namespace F = nn::functional;
+  Tensor xf = randn({1, 8, 14, 14}), wf = randn({16, 8, 3, 3}), bf = randn({16});
+  Tensor w2f = randn({16, 1, 3, 3});
+  Tensor x = xf.to(Device::cpu()), w = wf.to(Device::cpu()), b = bf.to(Device::cpu());
+  Tensor w2 = w2f.to(Device::cpu());
+  synchronize(Device::cpu());
+  auto net = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& w2) {
+    Tensor h = relu(F::conv2d(x, w, b, {.padding = {1}}));
+    h = clamp(F::conv2d(h, w2, Tensor(), {.padding = {1}, .groups = 16}), 0.0, 6.0);
+    return clamp(F::conv2d(h, w2, Tensor(), {.stride = {2}, .groups = 16}), -0.5, 0.5);
+  };
+  fusion::reset_stats();
+  Tensor y = net(x, w, b, w2);
+  synchronize(Device::cpu());
+  Tensor want = net(xf, wf, bf, w2f);
+  EXPECT_TRUE(allclose(y.to(Device::flex()), want, 1e-4, 1e-5));
+  if (cpu::dnnl_available()) {
+    EXPECT_EQ(fusion::stats().fused_kernels, 3);  // three conv + activation pairs
+    EXPECT_EQ(fusion::stats().fused_ops, 6);
+    EXPECT_EQ(fusion::stats().eager_ops, 0);
+  }
+  // A convolution whose value is also read elsewhere keeps it: the activation runs on its own.
+  Tensor c = F::conv2d(x, w, b, {.padding = {1}});
+  Tensor r = relu(c) + c;
+  EXPECT_TRUE(allclose(r.to(Device::flex()),
+                       relu(F::conv2d(xf, wf, bf, {.padding = {1}})) +
+                           F::conv2d(xf, wf, bf, {.padding = {1}}),
+                       1e-4, 1e-5));
+}
+
 }  // namespace
 }  // namespace ember
