@@ -64,10 +64,25 @@ bool epilogue_pair(const Node& lib, const Node& act) {
   return activation_of(act, ep);
 }
 
-bool run_with_epilogue(const Node& lib, const Node& act, const std::vector<Tensor>& vals,
-                       const Tensor& out) {
+bool residual_pair(const Node& lib, const Node& add) {
+  if (lib.device.backend() != Backend::Cpu || !cpu::dnnl_available()) return false;
+  if (!conv_library_op(lib.op) || lib.meta.n != 1 || lib.meta.m[0].dtype != DType::F32)
+    return false;
+  return add.op == OpId::add && add.inputs.size() == 2 && add.inputs[0].defined &&
+         add.inputs[1].defined && add.meta.m[0].dtype == DType::F32 &&
+         add.meta.m[0].shape == lib.meta.m[0].shape;
+}
+
+bool run_with_epilogue(const Node& lib, const Node* act, const Node* res,
+                       const std::vector<Tensor>& vals, const Tensor& out) {
   cpu::Epilogue ep;
-  activation_of(act, ep);
+  if (act) activation_of(*act, ep);
+  if (res) {  // the add's other operand (the first that the convolution did not make)
+    const int32_t mine = lib.outputs[0];
+    const size_t other = res->inputs[0].value == mine ? 1 : 0;
+    ep.residual = input(*res, other, vals);
+    ep.residual_first = true;
+  }
   const Tensor a = input(lib, 0, vals), b = input(lib, 1, vals);
   if (conv_library_op(lib.op)) {
     const Tensor bias = lib.inputs.size() > 2 ? input(lib, 2, vals) : Tensor();
@@ -75,6 +90,7 @@ bool run_with_epilogue(const Node& lib, const Node& act, const std::vector<Tenso
     cpu::conv(lib.op, lib.attrs, a, b, bias, ep, out);
     return true;
   }
+  if (res) return false;  // products take no residual here
   if (lib.op == OpId::linear) {
     const Tensor bias = lib.inputs.size() > 2 ? input(lib, 2, vals) : Tensor();
     if (!cpu::can_linear(a, b, bias, ep)) return false;

@@ -18,9 +18,13 @@ bool conv_library_op(OpId op);
 bool queued_library_call(const OpCall& c);
 /// Whether `act` (reading the product `lib` makes) can be `lib`'s epilogue.
 bool epilogue_pair(const Node& lib, const Node& act);
-/// Runs `lib` with `act` as its epilogue into `out` (the activation's value); false when oneDNN
-/// does not serve these operands (the caller then runs both nodes on their own).
-bool run_with_epilogue(const Node& lib, const Node& act, const std::vector<Tensor>& vals,
-                       const Tensor& out);
+/// Whether `add` (reading the convolution `lib` makes and one other value) can be `lib`'s
+/// residual, summed into its output before any activation epilogue.
+bool residual_pair(const Node& lib, const Node& add);
+/// Runs `lib` with the residual `res` (or null) and then `act` (or null) as its epilogue into
+/// `out` (the last one's value); false when oneDNN does not serve these operands (the caller
+/// then runs the nodes on their own).
+bool run_with_epilogue(const Node& lib, const Node* act, const Node* res,
+                       const std::vector<Tensor>& vals, const Tensor& out);
 
 }  // namespace ember::fusion

@@ -336,6 +336,20 @@ TEST(Fusion, AnActivationAfterAConvolutionIsItsEpilogue) {
     EXPECT_EQ(fusion::stats().fused_ops, 6);
     EXPECT_EQ(fusion::stats().eager_ops, 0);
   }
+  // A residual add after a convolution (with a ReLU after it, as in ResNet, or without, as in
+  // MobileNetV2) is its sum post-op; an add of the convolution's value to itself is not.
+  auto res_net = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& w2) {
+    Tensor s = x * 0.5;
+    Tensor h = relu(F::conv2d(x, w, b, {.padding = {1}}) + s.repeat({1, 2, 1, 1}));
+    Tensor c = F::conv2d(h, w2, Tensor(), {.padding = {1}, .groups = 16});
+    Tensor z = F::conv2d(h, w2, Tensor(), {.padding = {1}, .groups = 16});
+    return (h + c) * 2 + (z + z);
+  };
+  fusion::reset_stats();
+  Tensor yr = res_net(x, w, b, w2);
+  synchronize(Device::cpu());
+  EXPECT_TRUE(allclose(yr.to(Device::flex()), res_net(xf, wf, bf, w2f), 1e-4, 1e-5));
+  if (cpu::dnnl_available()) EXPECT_GE(fusion::stats().fused_ops, 5);  // conv+add+relu, conv+add
   // A convolution whose value is also read elsewhere keeps it: the activation runs on its own.
   Tensor c = F::conv2d(x, w, b, {.padding = {1}});
   Tensor r = relu(c) + c;
