@@ -7,6 +7,7 @@
 
 #include "ember/ember.h"
 #include "ember/backends/cpu/dnnl_ops.h"
+#include "ember/backends/flex/thread_pool.h"
 #include "ember/fusion.h"
 #include "ember/nn/functional.h"
 #include "ember/tensor_impl.h"
@@ -348,8 +349,49 @@ TEST(Fusion, AnActivationAfterAConvolutionIsItsEpilogue) {
   fusion::reset_stats();
   Tensor yr = res_net(x, w, b, w2);
   synchronize(Device::cpu());
-  EXPECT_TRUE(allclose(yr.to(Device::flex()), res_net(xf, wf, bf, w2f), 1e-4, 1e-5));
+  // Values reach a few hundred: oneDNN's and flex's sums round differently by a few ulp of those.
+  EXPECT_TRUE(allclose(yr.to(Device::flex()), res_net(xf, wf, bf, w2f), 1e-4, 1e-3));
   if (cpu::dnnl_available()) EXPECT_GE(fusion::stats().fused_ops, 5);  // conv+add+relu, conv+add
+  // Weights written in place in the same queue (an optimizer step), and a convolution split over
+  // two threads whose output the program holds (a placed output, its storage pending while the
+  // queue runs): the pool's threads never ask the queue for a pending storage (they hung).
+  {
+    const int threads = flex::num_threads();
+    flex::set_num_threads(2);
+    Tensor wq = w.clone();
+    synchronize(Device::cpu());
+    wq.mul_(0.5);
+    // The input a view into a queued value (its storage pending while the queue runs).
+    Tensor x2 = (x.repeat({2, 2, 2, 2}) * 2.0).narrow(1, 8, 8);  // big enough to split
+    Tensor q = F::conv2d(x2, wq, b, {.padding = {1}});
+    Tensor q1 = F::conv2d(x, wq, b, {.padding = {1}});
+    synchronize(Device::cpu());
+    flex::set_num_threads(threads);
+    EXPECT_TRUE(allclose(q.to(Device::flex()),
+                         F::conv2d(xf.repeat({2, 1, 2, 2}) * 2.0, wf * 0.5, bf, {.padding = {1}}),
+                         1e-4, 1e-4));
+    EXPECT_TRUE(allclose(q1.to(Device::flex()), F::conv2d(xf, wf * 0.5, bf, {.padding = {1}}),
+                         1e-4, 1e-4));
+  }
+  // A training step on two threads (the weights' in-place update queued before the next step's
+  // convolutions): it hung when the pool's threads read operands inside the queue's run.
+  {
+    const int threads = flex::num_threads();
+    flex::set_num_threads(2);
+    const Device dev = Device::cpu().autodiff();
+    nn::Conv2d conv({.in = 8, .out = 32, .kernel = 3, .padding = 1});
+    conv.to(dev);
+    optim::SGD opt(conv.parameters(), {.lr = 0.01});
+    Tensor xb = randn({4, 8, 14, 14}).to(dev);
+    for (int step = 0; step < 3; ++step) {
+      Tensor loss = relu(conv(xb)).mean();
+      Gradients g = loss.backward();
+      opt.step(g);
+    }
+    synchronize(Device::cpu());
+    flex::set_num_threads(threads);
+    EXPECT_TRUE(std::isfinite(relu(conv(xb)).mean().item<float>()));
+  }
   // A convolution whose value is also read elsewhere keeps it: the activation runs on its own.
   Tensor c = F::conv2d(x, w, b, {.padding = {1}});
   Tensor r = relu(c) + c;

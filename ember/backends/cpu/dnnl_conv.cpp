@@ -277,10 +277,10 @@ Prepared prepare(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, 
   return r;
 }
 
-// Element (image, channel) of a batched tensor.
-char* at(const Tensor& t, int64_t image, int64_t channel = 0) {
-  return static_cast<char*>(t.raw_data()) +
-         (image * t.stride(0) + channel * t.stride(1)) * int64_t(sizeof(float));
+// Element (image, channel) of a batched tensor whose first element is at `base`.
+template <class C>
+C* at(C* base, const Tensor& t, int64_t image, int64_t channel = 0) {
+  return base + (image * t.stride(0) + channel * t.stride(1)) * int64_t(sizeof(float));
 }
 
 // What every piece of one call shares. A piece is a range of images and of output channels,
@@ -296,6 +296,11 @@ struct Job {
   const ConvEntry* shared = nullptr;  // full-channel chunks: weights reordered once, up front
   const void* shared_wei = nullptr;
   const void* shared_src = nullptr;  // one image split by channels: its input, reordered once
+  // The operands' first elements, read on the calling thread: inside a fused queue's run an
+  // operand's storage may still be marked pending, and a pool thread asking for it would wait
+  // on the queue that this call is part of.
+  const char *x = nullptr, *wd = nullptr, *bd = nullptr, *res = nullptr;
+  char* out = nullptr;
 };
 
 // Scratch for one blocked copy (ember's caching allocator keeps it between calls).
@@ -314,10 +319,8 @@ bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
   const int64_t og = g.c_out / g.groups, ig = g.c_in / g.groups, i0 = o0 / og * ig;
   if (sliced && g.groups > 1) g.groups = (o1 - o0) / og, g.c_in = g.groups * ig;
   g.c_out = o1 - o0;
-  const char* w = static_cast<const char*>(j.w->raw_data()) +
-                  o0 * j.w->stride(transposed ? 1 : 0) * int64_t(sizeof(float));
-  const char* bias =
-      j.bias->defined() ? static_cast<const char*>(j.bias->raw_data()) + o0 * 4 : nullptr;
+  const char* w = j.wd + o0 * j.w->stride(transposed ? 1 : 0) * int64_t(sizeof(float));
+  const char* bias = j.bd ? j.bd + o0 * 4 : nullptr;
   Tensor wbuf, sbuf, dbuf;
   std::shared_ptr<const void> packed;   // frozen weights: the cache's copy (else in wbuf)
   const ConvEntry* wei_held = nullptr;  // the entry whose layout the weights are held in
@@ -342,7 +345,7 @@ bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
         wp = packed ? packed.get() : wbuf.raw_data();
       }
     }
-    const void* src = at(j.pr->x, n, g.groups == j.pr->g.groups ? 0 : i0);
+    const void* src = at(j.x, j.pr->x, n, g.groups == j.pr->g.groups ? 0 : i0);
     if (c->src_in && j.shared_src && dnnl_memory_desc_equal(&c->src, &j.shared->src)) {
       src = j.shared_src;
     } else if (c->src_in) {
@@ -350,11 +353,11 @@ bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
       execute(c->src_in, {{DNNL_ARG_FROM, &c->x, src}, {DNNL_ARG_TO, &c->src, to}});
       src = to;
     }
-    void* out = at(j.outb, n, o0);
+    void* out = at(j.out, j.outb, n, o0);
     void* dst = c->dst_out ? room(dbuf, c->dst, j.device) : out;
     if (c->res_in)
       execute(c->res_in,
-              {{DNNL_ARG_FROM, &c->res, at(j.pr->res, n, o0)}, {DNNL_ARG_TO, &c->dst, dst}});
+              {{DNNL_ARG_FROM, &c->res, at(j.res, j.pr->res, n, o0)}, {DNNL_ARG_TO, &c->dst, dst}});
     if (bias)
       execute(c->conv,
               {{DNNL_ARG_SRC, &c->src, src},
@@ -429,12 +432,17 @@ Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w,
   j.bias = &b;
   Tensor out = output_tensor(placed, pr.out, device, op_name(op));
   j.outb = g.batched ? out : out.unsqueeze(0);
+  j.x = static_cast<const char*>(pr.x.raw_data());
+  j.wd = static_cast<const char*>(w.raw_data());
+  j.bd = b.defined() ? static_cast<const char*>(b.raw_data()) : nullptr;
+  j.res = pr.res.defined() ? static_cast<const char*>(pr.res.raw_data()) : nullptr;
+  j.out = static_cast<char*>(j.outb.raw_data());
   Tensor wbuf;
   std::shared_ptr<const void> packed;
   if (plan.channels == 1 && first->wei_in) {
-    packed = packed_weights(w, w.raw_data(), first->w, first->wei, first->wei_in);
+    packed = packed_weights(w, j.wd, first->w, first->wei, first->wei_in);
     if (!packed)
-      execute(first->wei_in, {{DNNL_ARG_FROM, &first->w, w.raw_data()},
+      execute(first->wei_in, {{DNNL_ARG_FROM, &first->w, j.wd},
                               {DNNL_ARG_TO, &first->wei, room(wbuf, first->wei, device)}});
     j.shared = first, j.shared_wei = packed ? packed.get() : wbuf.raw_data();
   }
@@ -443,7 +451,7 @@ Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w,
   Tensor sbuf;
   if (plan.channels > 1 && g.groups == 1 && g.n == 1 && first->src_half[0] && first->src_half[1]) {
     void* to = room(sbuf, first->src, device);
-    const void* from = at(pr.x, 0);
+    const void* from = j.x;
     for_each_piece(2, [&](int64_t k) {
       execute(first->src_half[k], {{DNNL_ARG_FROM, &first->x_half[k], from},
                                    {DNNL_ARG_TO, &first->src_half_md[k], to}});
