@@ -365,8 +365,8 @@ void merge_losses(Plan& plan, const std::vector<std::vector<int32_t>>& readers,
     if (!plan.live[si] || plan.steps[si].row < 0) continue;
     const size_t pj = next_live(plan, si);
     if (pj >= plan.steps.size() || plan.steps[pj].node < 0 || plan.steps[pj].epi >= 0 ||
-        plan.steps[pj].res >= 0 ||
-        plan.steps[pj].group >= 0 || plan.steps[pj].row >= 0 || plan.steps[pj].multi >= 0)
+        plan.steps[pj].res >= 0 || plan.steps[pj].group >= 0 || plan.steps[pj].row >= 0 ||
+        plan.steps[pj].multi >= 0)
       continue;
     RowGroup& r = *plan.rows[size_t(plan.steps[si].row)];
     const int32_t nll = plan.steps[pj].node;
@@ -894,20 +894,19 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
     if (!plan->live[si] || (st.group >= 0 && plan->groups[size_t(st.group)]->stores.empty() &&
                             plan->groups[size_t(st.group)]->targets.empty())) {
       // dead: nothing it makes is stored or read
-    } else if ((st.epi >= 0 || st.res >= 0) &&
-               [&] {
+    } else if ((st.epi >= 0 || st.res >= 0) && [&] {
                  const Node* act = st.epi >= 0 ? &nodes[size_t(st.epi)] : nullptr;
                  const Node* res = st.res >= 0 ? &nodes[size_t(st.res)] : nullptr;
                  const Node& last = act ? *act : *res;
                  const int32_t v = last.outputs[0];
                  Tensor out = value_tensor(values[size_t(v)], last, b);
-                 if (!run_with_epilogue(nodes[size_t(st.node)], act, res, vals, out))
-                   return false;
+                 if (!run_with_epilogue(nodes[size_t(st.node)], act, res, vals, out)) return false;
                  vals[size_t(v)] = out;
                  return true;
                }()) {
       stats_kernel(1 + (st.epi >= 0) + (st.res >= 0));
-    } else if (code && (st.row >= 0 ? plan->rows[size_t(st.row)]->ready(wait) : code->ready(wait))) {
+    } else if (code &&
+               (st.row >= 0 ? plan->rows[size_t(st.row)]->ready(wait) : code->ready(wait))) {
       for (int32_t v : plan->stores_of(st))
         vals[size_t(v)] = value_tensor(values[size_t(v)], nodes[size_t(values[size_t(v)].node)], b);
       if (st.multi >= 0) {

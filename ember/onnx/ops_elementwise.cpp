@@ -65,8 +65,8 @@ TensorList clip(const OpArgs& a) {
   auto host_scalar = [&](size_t i) {
     const Tensor& t = a[i];
     const Backend b = t.device().backend();
-    return (b == Backend::Flex || b == Backend::Cpu) && t.numel() == 1 &&
-           t.dtype() == x.dtype() && !ember::detail::is_pending(t);
+    return (b == Backend::Flex || b == Backend::Cpu) && t.numel() == 1 && t.dtype() == x.dtype() &&
+           !ember::detail::is_pending(t);
   };
   if (a.has(1) && a.has(2) && is_floating(x.dtype()) && host_scalar(1) && host_scalar(2))
     return {clamp(x, Scalar(a[1].item<double>()), Scalar(a[2].item<double>()))};

@@ -239,11 +239,14 @@ TEST(FlexPool, ValuesWithoutIndicesMatchTheWindowedKernel) {
           for (bool ceil : {false, true}) {
             SCOPED_TRACE(std::to_string(k) + " " + std::to_string(st) + " " + std::to_string(pad) +
                          " " + std::to_string(dil) + " " + std::to_string(ceil));
-            const PoolOptions o{.kernel_size = {k}, .stride = {st}, .padding = {pad},
-                                .dilation = {dil}, .ceil_mode = ceil};
-            EXPECT_EQ(mismatch(F::max_pool2d(x, o), std::get<0>(F::max_pool2d_with_indices(x, o)),
-                               0, 0),
-                      "");
+            const PoolOptions o{.kernel_size = {k},
+                                .stride = {st},
+                                .padding = {pad},
+                                .dilation = {dil},
+                                .ceil_mode = ceil};
+            EXPECT_EQ(
+                mismatch(F::max_pool2d(x, o), std::get<0>(F::max_pool2d_with_indices(x, o)), 0, 0),
+                "");
           }
 }
 

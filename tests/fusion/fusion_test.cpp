@@ -1,14 +1,15 @@
 // The fusion layer on Device::cpu(): ops queue and run at a sync point, elementwise chains become
 // one generated kernel whose results equal the eager kernels', intermediates nobody holds are
 // never stored, and program order holds across in-place writes, errors and threads.
+#include "ember/fusion.h"
+
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "ember/ember.h"
 #include "ember/backends/cpu/dnnl_ops.h"
 #include "ember/backends/flex/thread_pool.h"
-#include "ember/fusion.h"
+#include "ember/ember.h"
 #include "ember/nn/functional.h"
 #include "ember/tensor_impl.h"
 
@@ -370,8 +371,8 @@ TEST(Fusion, AnActivationAfterAConvolutionIsItsEpilogue) {
     EXPECT_TRUE(allclose(q.to(Device::flex()),
                          F::conv2d(xf.repeat({2, 1, 2, 2}) * 2.0, wf * 0.5, bf, {.padding = {1}}),
                          1e-4, 1e-4));
-    EXPECT_TRUE(allclose(q1.to(Device::flex()), F::conv2d(xf, wf * 0.5, bf, {.padding = {1}}),
-                         1e-4, 1e-4));
+    EXPECT_TRUE(
+        allclose(q1.to(Device::flex()), F::conv2d(xf, wf * 0.5, bf, {.padding = {1}}), 1e-4, 1e-4));
   }
   // A training step on two threads (the weights' in-place update queued before the next step's
   // convolutions): it hung when the pool's threads read operands inside the queue's run.
@@ -395,10 +396,10 @@ TEST(Fusion, AnActivationAfterAConvolutionIsItsEpilogue) {
   // A convolution whose value is also read elsewhere keeps it: the activation runs on its own.
   Tensor c = F::conv2d(x, w, b, {.padding = {1}});
   Tensor r = relu(c) + c;
-  EXPECT_TRUE(allclose(r.to(Device::flex()),
-                       relu(F::conv2d(xf, wf, bf, {.padding = {1}})) +
-                           F::conv2d(xf, wf, bf, {.padding = {1}}),
-                       1e-4, 1e-5));
+  EXPECT_TRUE(allclose(
+      r.to(Device::flex()),
+      relu(F::conv2d(xf, wf, bf, {.padding = {1}})) + F::conv2d(xf, wf, bf, {.padding = {1}}), 1e-4,
+      1e-5));
 }
 
 }  // namespace

@@ -400,7 +400,8 @@ Plan plan_of(OpId op, const Geo& g) {
   }
   // A multiple of 16 output channels, and of whole groups: 16 groups' worth when grouped.
   const int64_t step = g.groups == 1 ? 16 : 16 * (g.c_out / g.groups);
-  p.per_c = p.channels == 1 ? g.c_out : ((g.c_out + p.channels - 1) / p.channels + step - 1) / step * step;
+  p.per_c = p.channels == 1 ? g.c_out
+                            : ((g.c_out + p.channels - 1) / p.channels + step - 1) / step * step;
   p.channels = (g.c_out + p.per_c - 1) / p.per_c;
   p.nb = std::min(chunk_images(g), (g.n + p.images - 1) / p.images);
   p.first = g;
