@@ -76,6 +76,31 @@ TEST_F(DnnlWeightCache, InPlaceWritesAreSeen) {
   EXPECT_EQ(check(x, w, b), "");
 }
 
+TEST_F(DnnlWeightCache, AQueuedWriteIsSeenByTheCallsAfterIt) {
+  // On the lazy device copy_ bumps the version when it is recorded and writes when the queue
+  // runs; a convolution queued before it runs first (with the old weights) and must not keep
+  // them under the new version for the one queued after it.
+  const Device lazy = Device::cpu();
+  const Tensor xf = rnd({1, 8, 10, 10}), bf = rnd({16});
+  const Tensor w1 = rnd({16, 8, 3, 3}), w2 = rnd({16, 8, 3, 3});
+  Tensor w = w1.to(lazy);
+  ember::detail::freeze(w);
+  const Tensor x = xf.to(lazy), b = bf.to(lazy), w2l = w2.to(lazy);
+  (void)F::conv2d(x, w, b, {.padding = {1}});
+  synchronize(lazy);
+  Tensor y1 = F::conv2d(x, w, b, {.padding = {1}});
+  w.copy_(w2l);
+  Tensor y2 = F::conv2d(x, w, b, {.padding = {1}});
+  synchronize(lazy);
+  EXPECT_EQ(mismatch(y1, F::conv2d(xf, w1, bf, {.padding = {1}}), 1e-4, 1e-4), "");
+  EXPECT_EQ(mismatch(y2, F::conv2d(xf, w2, bf, {.padding = {1}}), 1e-4, 1e-4), "");
+  // Once the queue has run the weights are kept again, at their new version.
+  const int64_t hits = cpu::dnnl_weight_cache_stats().hits;
+  EXPECT_EQ(check(xf, w, bf), "");
+  EXPECT_EQ(check(xf, w, bf), "");
+  EXPECT_GT(cpu::dnnl_weight_cache_stats().hits, hits);
+}
+
 TEST_F(DnnlWeightCache, FreedWeightsNeverHitWhenTheirMemoryIsReused) {
   const Tensor x = rnd({1, 8, 10, 10}), b = rnd({16});
   // Same shape each time: the allocators hand the same blocks back, so a cache keyed on
