@@ -136,7 +136,8 @@ std::shared_ptr<const void> packed_weights(const Tensor& w, const void* data,
   // A storage a queue will write (a queued copy_ into it, whose version was bumped when it was
   // recorded) is reordered per call until that queue has run: a call running before the write
   // would otherwise keep the old weights under the new version.
-  if (!s || !s->frozen || !c.enabled() || s->pending.load(std::memory_order_acquire)) return nullptr;
+  if (!s || !s->frozen || !c.enabled() || s->pending.load(std::memory_order_acquire))
+    return nullptr;
   const int64_t offset = static_cast<const char*>(data) - static_cast<const char*>(s->data);
   const uint64_t version = s->version.load();
   if (auto hit = c.find(s.get(), version, offset, from, to)) return hit;
