@@ -44,6 +44,12 @@ struct Storage {
   void* free_ctx = nullptr;
   /// Bumped by every in-place write; autodiff compares it to catch edits of saved tensors.
   std::atomic<uint64_t> version{0};
+  /// Set (once, before the storage is shared across threads) on storages that only writes
+  /// bumping `version` may change: a loaded model's weights (ONNX initializers and folded
+  /// constants). Backends may then keep derived forms of the contents (the cpu backend's
+  /// oneDNN-blocked conv weights) keyed on `version`. Writing such a storage through a raw
+  /// pointer (raw_data, data_ptr) is not seen by those caches.
+  bool frozen = false;
   /// Non-null while queued work will write this storage (see PendingWrite).
   std::atomic<PendingWrite*> pending{nullptr};
   /// The stream that last used the block (null: none, or a synchronous backend). Asynchronous
@@ -125,6 +131,10 @@ Tensor constant_tensor(Scalar v, DType dtype, Device device, bool wrapped);
 inline bool is_constant(const Tensor& t) { return t.defined() && t.impl()->is_constant; }
 /// A view of `base`'s storage with the given geometry.
 Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset);
+/// Marks `t`'s storage frozen (see Storage::frozen); no-op for an undefined tensor.
+inline void freeze(const Tensor& t) {
+  if (t.defined() && t.impl()->storage) t.impl()->storage->frozen = true;
+}
 /// Same storage/geometry, different device tag (e.g. stripping layers).
 Tensor retag(const Tensor& t, Device d);
 }  // namespace detail

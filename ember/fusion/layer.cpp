@@ -6,6 +6,7 @@
 #include "ember/backends/backend.h"
 #include "ember/backends/fallback.h"
 #include "ember/fusion/executor.h"
+#include "ember/fusion/library.h"
 #include "ember/fusion/queue.h"
 #include "ember/ops/complex_route.h"
 
@@ -35,7 +36,8 @@ class FusionLayer final : public Layer {
       OriginScope origin(op_name(c.op));
       return def.decompose(c.attrs, c.inputs);
     }
-    if ((!inplace && !queued_op(c.op)) || !c.out.empty() || c.stream || c.meta.variadic)
+    if ((!inplace && !queued_op(c.op) && !queued_library_call(c)) || !c.out.empty() || c.stream ||
+        c.meta.variadic)
       return next(c);
     // Complex elements never enter a fused kernel: the kernel language has no complex type.
     // Only data movement sees them (arithmetic runs on the parts), and it runs eagerly.

@@ -77,6 +77,8 @@ struct Step {
   int32_t group = -1;  // a pointwise group, or
   int32_t row = -1;    // a row group
   int32_t epi = -1;    // the activation node a library call `node` applies as its epilogue
+  int32_t res = -1;    // an add of the call's value and another (a convolution's residual),
+                       // applied before `epi`
   int32_t multi = -1;  // a multi-tensor group (pointwise groups sharing one body)
 };
 
@@ -104,8 +106,10 @@ struct Plan {
         n.insert(n.end(), g->chain.nodes.begin(), g->chain.nodes.end());
       return n;
     }
-    if (st.epi >= 0) return {st.node, st.epi};
-    return {st.node};
+    std::vector<int32_t> n = {st.node};
+    if (st.res >= 0) n.push_back(st.res);
+    if (st.epi >= 0) n.push_back(st.epi);
+    return n;
   }
   // The values a kernel step writes.
   std::vector<int32_t> stores_of(const Step& st) const {
@@ -361,7 +365,8 @@ void merge_losses(Plan& plan, const std::vector<std::vector<int32_t>>& readers,
     if (!plan.live[si] || plan.steps[si].row < 0) continue;
     const size_t pj = next_live(plan, si);
     if (pj >= plan.steps.size() || plan.steps[pj].node < 0 || plan.steps[pj].epi >= 0 ||
-        plan.steps[pj].group >= 0 || plan.steps[pj].row >= 0 || plan.steps[pj].multi >= 0)
+        plan.steps[pj].res >= 0 || plan.steps[pj].group >= 0 || plan.steps[pj].row >= 0 ||
+        plan.steps[pj].multi >= 0)
       continue;
     RowGroup& r = *plan.rows[size_t(plan.steps[si].row)];
     const int32_t nll = plan.steps[pj].node;
@@ -565,17 +570,34 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
       copies[size_t(open)].push_back(int32_t(i));
       continue;
     }
-    if (on && open < 0 && !plan->steps.empty() && n.inputs.size() == 1 && n.inputs[0].value >= 0) {
-      // An activation right after the library call that makes its only input, which nothing
-      // else reads: the call's epilogue.
+    if (on && open < 0 && !plan->steps.empty() && !n.inputs.empty() && n.inputs[0].value >= 0) {
+      // An activation right after the library call that makes its only tensor input (clamp's
+      // bounds are constants), which nothing else reads: the call's epilogue.
       Step& prev = plan->steps.back();
       const int32_t v = n.inputs[0].value;
+      const int32_t tail = prev.res >= 0 ? prev.res : prev.node;
       if (prev.node >= 0 && prev.group < 0 && prev.row < 0 && prev.epi < 0 &&
-          values[size_t(v)].node == prev.node && values[size_t(v)].storage.expired() &&
+          values[size_t(v)].node == tail && values[size_t(v)].storage.expired() &&
           readers[size_t(v)].size() == 1 && epilogue_pair(nodes[size_t(prev.node)], n)) {
         prev.epi = int32_t(i);
         mark(n);
         continue;
+      }
+      // An add of a convolution's value (read by nothing else) and a value made before it or
+      // a tensor: the convolution's residual, summed into its output by oneDNN.
+      if (prev.node >= 0 && prev.group < 0 && prev.row < 0 && prev.epi < 0 && prev.res < 0 &&
+          n.inputs.size() == 2) {
+        const NodeInput* mine = nullptr;
+        int from_prev = 0;
+        for (const NodeInput& in : n.inputs)
+          if (in.value >= 0 && values[size_t(in.value)].node == prev.node) mine = &in, ++from_prev;
+        if (from_prev == 1 && residual_pair(nodes[size_t(prev.node)], n) &&
+            values[size_t(mine->value)].storage.expired() &&
+            readers[size_t(mine->value)].size() == 1) {
+          prev.res = int32_t(i);
+          mark(n);
+          continue;
+        }
       }
     }
     if (on && pointwise_node(n)) {
@@ -685,9 +707,12 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     const int32_t st = step_of_value[v];
     plan->stored[v] = !values[v].storage.expired() || plan->steps[size_t(st)].group < 0;
   }
-  for (const Step& st : plan->steps)
-    if (st.epi >= 0)  // the product goes straight into its epilogue
+  for (const Step& st : plan->steps) {
+    if (st.epi >= 0 || st.res >= 0)  // the product goes straight into its epilogue
       for (int32_t v : nodes[size_t(st.node)].outputs) plan->stored[size_t(v)] = 0;
+    if (st.epi >= 0 && st.res >= 0)
+      for (int32_t v : nodes[size_t(st.res)].outputs) plan->stored[size_t(v)] = 0;
+  }
   for (const Step& st : plan->steps)
     if (st.row >= 0) {  // a prologue's values stay in registers, but for those it writes
       const RowGroup& r = *plan->rows[size_t(st.row)];
@@ -869,17 +894,19 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
     if (!plan->live[si] || (st.group >= 0 && plan->groups[size_t(st.group)]->stores.empty() &&
                             plan->groups[size_t(st.group)]->targets.empty())) {
       // dead: nothing it makes is stored or read
-    } else if (st.epi >= 0 &&
-               [&] {
-                 const Node& act = nodes[size_t(st.epi)];
-                 const int32_t v = act.outputs[0];
-                 Tensor out = value_tensor(values[size_t(v)], act, b);
-                 if (!run_with_epilogue(nodes[size_t(st.node)], act, vals, out)) return false;
+    } else if ((st.epi >= 0 || st.res >= 0) && [&] {
+                 const Node* act = st.epi >= 0 ? &nodes[size_t(st.epi)] : nullptr;
+                 const Node* res = st.res >= 0 ? &nodes[size_t(st.res)] : nullptr;
+                 const Node& last = act ? *act : *res;
+                 const int32_t v = last.outputs[0];
+                 Tensor out = value_tensor(values[size_t(v)], last, b);
+                 if (!run_with_epilogue(nodes[size_t(st.node)], act, res, vals, out)) return false;
                  vals[size_t(v)] = out;
                  return true;
                }()) {
-      stats_kernel(2);
-    } else if (code && (st.row >= 0 ? plan->rows[size_t(st.row)]->ready(wait) : code->ready(wait))) {
+      stats_kernel(1 + (st.epi >= 0) + (st.res >= 0));
+    } else if (code &&
+               (st.row >= 0 ? plan->rows[size_t(st.row)]->ready(wait) : code->ready(wait))) {
       for (int32_t v : plan->stores_of(st))
         vals[size_t(v)] = value_tensor(values[size_t(v)], nodes[size_t(values[size_t(v)].node)], b);
       if (st.multi >= 0) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ember/detail/text.h"
+#include "ember/tensor_impl.h"
 
 namespace ember::onnx::detail {
 
@@ -189,8 +190,12 @@ void plan(Graph& g) {
   }
   std::reverse(live.begin(), live.end());
   g.nodes = std::move(live);
-  for (size_t id = 0; id < g.constants.size(); ++id)
+  // What stays is read-only for the model's life: the cpu backend may keep oneDNN's blocked
+  // copies of the conv weights among them (ember::detail::freeze).
+  for (size_t id = 0; id < g.constants.size(); ++id) {
     if (!needed[id]) g.constants[id] = Tensor();
+    ember::detail::freeze(g.constants[id]);
+  }
 
   // Each value is freed after the last node that reads it (outputs are kept).
   std::vector<int> last(g.names.size(), -1);
@@ -213,11 +218,33 @@ void prepare(Graph& g, const std::string& model) {
   plan(g);
 }
 
+std::shared_ptr<const std::vector<Tensor>> Graph::constants_on(Device device) const {
+  std::lock_guard lock(placed->mu);
+  for (const auto& p : placed->places) {
+    for (const Tensor& t : *p)
+      if (t.defined()) {
+        if (t.device().same_place(device)) return p;
+        break;
+      }
+  }
+  auto p = std::make_shared<std::vector<Tensor>>(constants.size());
+  bool any = false;
+  for (size_t id = 0; id < constants.size(); ++id)
+    if (constants[id].defined()) {
+      (*p)[id] = constants[id].to(device);
+      ember::detail::freeze((*p)[id]);
+      any = true;
+    }
+  if (any) placed->places.push_back(p);
+  return p;
+}
+
 std::vector<Value> run_graph(const Graph& g, std::span<const Value> inputs,
                              std::span<const Value> captures, Device device) {
   std::vector<Value> slots(g.names.size());
-  for (size_t id = 0; id < g.constants.size(); ++id)
-    if (g.constants[id].defined()) slots[id] = g.constants[id].to(device);
+  const auto constants = g.constants_on(device);
+  for (size_t id = 0; id < constants->size(); ++id)
+    if ((*constants)[id].defined()) slots[id] = (*constants)[id].to(device);
   for (size_t k = 0; k < g.inputs.size(); ++k) {
     bool given = k < inputs.size() && !inputs[k].is_none();
     if (given) slots[g.inputs[k]] = inputs[k];

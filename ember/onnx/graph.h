@@ -4,6 +4,7 @@
 // files compile without ONNX's headers. Private to ember::onnx.
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -86,6 +87,13 @@ struct Node {
   std::string where() const;
 };
 
+/// A graph's constants copied to the devices it ran on, made at the first run on each place
+/// (the weights would otherwise be copied from flex's memory to cpu's on every run).
+struct PlacedConstants {
+  std::mutex mu;
+  std::vector<std::shared_ptr<const std::vector<Tensor>>> places;  // one per device place
+};
+
 struct Graph {
   std::vector<std::string> names;       // per value id
   std::vector<Tensor> constants;        // per value id: defined for initializers and folded values
@@ -95,6 +103,9 @@ struct Graph {
   std::vector<Node> nodes;              // topological order, after folding
   std::vector<std::vector<int>> frees;  // per node: values whose last use it is
   std::vector<int> captures;            // a subgraph's values that come from an outer graph
+  std::shared_ptr<PlacedConstants> placed = std::make_shared<PlacedConstants>();
+  /// `constants` on `device`'s place (flex's are `constants` themselves), kept for later runs.
+  std::shared_ptr<const std::vector<Tensor>> constants_on(Device device) const;
   /// The subgraph named `name` of node n; ModelError when it has none.
   static const Subgraph& of(const Node& n, std::string_view name);
 };

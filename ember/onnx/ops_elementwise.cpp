@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ember/onnx/ops.h"
+#include "ember/tensor_impl.h"
 
 namespace ember::onnx::detail {
 namespace {
@@ -59,6 +60,16 @@ TensorList clip(const OpArgs& a) {
   if (a.node.opset < 11) {
     return {clamp(x, Scalar(a.node.f("min", -INFINITY)), Scalar(a.node.f("max", INFINITY)))};
   }
+  // Bounds the host holds (constants, as in relu6) become one clamp, which the cpu device fuses
+  // into the convolution before it; reading them elsewhere would be a device sync.
+  auto host_scalar = [&](size_t i) {
+    const Tensor& t = a[i];
+    const Backend b = t.device().backend();
+    return (b == Backend::Flex || b == Backend::Cpu) && t.numel() == 1 && t.dtype() == x.dtype() &&
+           !ember::detail::is_pending(t);
+  };
+  if (a.has(1) && a.has(2) && is_floating(x.dtype()) && host_scalar(1) && host_scalar(2))
+    return {clamp(x, Scalar(a[1].item<double>()), Scalar(a[2].item<double>()))};
   Tensor y = x;
   if (a.has(1)) y = maximum(y, a[1]);
   if (a.has(2)) y = minimum(y, a[2]);

@@ -225,5 +225,30 @@ TEST(CpuPool, PartialChunkAndLargeInput) {
               {rnd({20, 64, 56, 56})}, true, 1e-6, 1e-6);
 }
 
+// flex's max pooling without indices (taps outermost, columns innermost) against its windowed
+// kernel with indices, over strides, padding, dilation and ceil_mode, NaN and infinities included.
+TEST(FlexPool, ValuesWithoutIndicesMatchTheWindowedKernel) {
+  Tensor x = rnd({2, 3, 9, 11});
+  std::vector<float> v = x.to_vector<float>();
+  v[5] = NAN, v[40] = -INFINITY, v[41] = -INFINITY, v[120] = INFINITY, v[300] = NAN;
+  x = tensor(v, x.shape());
+  for (int64_t k : {2, 3, 4})
+    for (int64_t st : {1, 2, 3})
+      for (int64_t pad = 0; pad <= k / 2; ++pad)
+        for (int64_t dil : {1, 2})
+          for (bool ceil : {false, true}) {
+            SCOPED_TRACE(std::to_string(k) + " " + std::to_string(st) + " " + std::to_string(pad) +
+                         " " + std::to_string(dil) + " " + std::to_string(ceil));
+            const PoolOptions o{.kernel_size = {k},
+                                .stride = {st},
+                                .padding = {pad},
+                                .dilation = {dil},
+                                .ceil_mode = ceil};
+            EXPECT_EQ(
+                mismatch(F::max_pool2d(x, o), std::get<0>(F::max_pool2d_with_indices(x, o)), 0, 0),
+                "");
+          }
+}
+
 }  // namespace
 }  // namespace ember::test

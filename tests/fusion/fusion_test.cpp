@@ -1,13 +1,15 @@
 // The fusion layer on Device::cpu(): ops queue and run at a sync point, elementwise chains become
 // one generated kernel whose results equal the eager kernels', intermediates nobody holds are
 // never stored, and program order holds across in-place writes, errors and threads.
+#include "ember/fusion.h"
+
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "ember/ember.h"
 #include "ember/backends/cpu/dnnl_ops.h"
-#include "ember/fusion.h"
+#include "ember/backends/flex/thread_pool.h"
+#include "ember/ember.h"
 #include "ember/nn/functional.h"
 #include "ember/tensor_impl.h"
 
@@ -309,6 +311,95 @@ TEST(Fusion, AnActivationAfterALinearIsItsEpilogue) {
   } else {  // a build without oneDNN: the products and activations run on their own
     EXPECT_EQ(fusion::stats().eager_ops, 4);
   }
+}
+
+// Convolutions queue on cpu (with oneDNN) the same way: a ReLU or a clamp with constant bounds
+// (relu6, ONNX's Clip) that only reads a convolution's value is its oneDNN post-op.
+TEST(Fusion, AnActivationAfterAConvolutionIsItsEpilogue) {
+  WaitForKernels wait;
+  namespace F = nn::functional;
+  Tensor xf = randn({1, 8, 14, 14}), wf = randn({16, 8, 3, 3}), bf = randn({16});
+  Tensor w2f = randn({16, 1, 3, 3});
+  Tensor x = xf.to(Device::cpu()), w = wf.to(Device::cpu()), b = bf.to(Device::cpu());
+  Tensor w2 = w2f.to(Device::cpu());
+  synchronize(Device::cpu());
+  auto net = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& w2) {
+    Tensor h = relu(F::conv2d(x, w, b, {.padding = {1}}));
+    h = clamp(F::conv2d(h, w2, Tensor(), {.padding = {1}, .groups = 16}), 0.0, 6.0);
+    return clamp(F::conv2d(h, w2, Tensor(), {.stride = {2}, .groups = 16}), -0.5, 0.5);
+  };
+  fusion::reset_stats();
+  Tensor y = net(x, w, b, w2);
+  synchronize(Device::cpu());
+  Tensor want = net(xf, wf, bf, w2f);
+  EXPECT_TRUE(allclose(y.to(Device::flex()), want, 1e-4, 1e-5));
+  if (cpu::dnnl_available()) {
+    EXPECT_EQ(fusion::stats().fused_kernels, 3);  // three conv + activation pairs
+    EXPECT_EQ(fusion::stats().fused_ops, 6);
+    EXPECT_EQ(fusion::stats().eager_ops, 0);
+  }
+  // A residual add after a convolution (with a ReLU after it, as in ResNet, or without, as in
+  // MobileNetV2) is its sum post-op; an add of the convolution's value to itself is not.
+  auto res_net = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& w2) {
+    Tensor s = x * 0.5;
+    Tensor h = relu(F::conv2d(x, w, b, {.padding = {1}}) + s.repeat({1, 2, 1, 1}));
+    Tensor c = F::conv2d(h, w2, Tensor(), {.padding = {1}, .groups = 16});
+    Tensor z = F::conv2d(h, w2, Tensor(), {.padding = {1}, .groups = 16});
+    return (h + c) * 2 + (z + z);
+  };
+  fusion::reset_stats();
+  Tensor yr = res_net(x, w, b, w2);
+  synchronize(Device::cpu());
+  // Values reach a few hundred: oneDNN's and flex's sums round differently by a few ulp of those.
+  EXPECT_TRUE(allclose(yr.to(Device::flex()), res_net(xf, wf, bf, w2f), 1e-4, 1e-3));
+  if (cpu::dnnl_available()) EXPECT_GE(fusion::stats().fused_ops, 5);  // conv+add+relu, conv+add
+  // Weights written in place in the same queue (an optimizer step), and a convolution split over
+  // two threads whose output the program holds (a placed output, its storage pending while the
+  // queue runs): the pool's threads never ask the queue for a pending storage (they hung).
+  {
+    const int threads = flex::num_threads();
+    flex::set_num_threads(2);
+    Tensor wq = w.clone();
+    synchronize(Device::cpu());
+    wq.mul_(0.5);
+    // The input a view into a queued value (its storage pending while the queue runs).
+    Tensor x2 = (x.repeat({2, 2, 2, 2}) * 2.0).narrow(1, 8, 8);  // big enough to split
+    Tensor q = F::conv2d(x2, wq, b, {.padding = {1}});
+    Tensor q1 = F::conv2d(x, wq, b, {.padding = {1}});
+    synchronize(Device::cpu());
+    flex::set_num_threads(threads);
+    EXPECT_TRUE(allclose(q.to(Device::flex()),
+                         F::conv2d(xf.repeat({2, 1, 2, 2}) * 2.0, wf * 0.5, bf, {.padding = {1}}),
+                         1e-4, 1e-4));
+    EXPECT_TRUE(
+        allclose(q1.to(Device::flex()), F::conv2d(xf, wf * 0.5, bf, {.padding = {1}}), 1e-4, 1e-4));
+  }
+  // A training step on two threads (the weights' in-place update queued before the next step's
+  // convolutions): it hung when the pool's threads read operands inside the queue's run.
+  {
+    const int threads = flex::num_threads();
+    flex::set_num_threads(2);
+    const Device dev = Device::cpu().autodiff();
+    nn::Conv2d conv({.in = 8, .out = 32, .kernel = 3, .padding = 1});
+    conv.to(dev);
+    optim::SGD opt(conv.parameters(), {.lr = 0.01});
+    Tensor xb = randn({4, 8, 14, 14}).to(dev);
+    for (int step = 0; step < 3; ++step) {
+      Tensor loss = relu(conv(xb)).mean();
+      Gradients g = loss.backward();
+      opt.step(g);
+    }
+    synchronize(Device::cpu());
+    flex::set_num_threads(threads);
+    EXPECT_TRUE(std::isfinite(relu(conv(xb)).mean().item<float>()));
+  }
+  // A convolution whose value is also read elsewhere keeps it: the activation runs on its own.
+  Tensor c = F::conv2d(x, w, b, {.padding = {1}});
+  Tensor r = relu(c) + c;
+  EXPECT_TRUE(allclose(
+      r.to(Device::flex()),
+      relu(F::conv2d(xf, wf, bf, {.padding = {1}})) + F::conv2d(xf, wf, bf, {.padding = {1}}), 1e-4,
+      1e-5));
 }
 
 }  // namespace

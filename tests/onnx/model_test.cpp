@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "ember/backends/cpu/dnnl_ops.h"
 #include "ember/ember.h"
 #include "ember/onnx.h"
 
@@ -47,5 +48,27 @@ TEST(OnnxModels, MatchTorch) {
         EXPECT_LE(worst, 0.0) << set.filename() << " output " << k;
       }
     }
+  }
+}
+
+// On cpu the weights are copied from flex's memory once per model, not per run, and the convs
+// keep them in oneDNN's layout between runs (they are frozen: dnnl_weights.cpp).
+TEST(OnnxModels, RepeatedRunsOnCpuReuseTheWeights) {
+  const fs::path dir = fs::path(EMBER_TEST_DATA) / "onnx_models" / "tiny_cnn_op17";
+  onnx::Model m = onnx::load((dir / "model.onnx").string());
+  const fs::path set = dir / "test_data_set_0";
+  const Tensor x = onnx::load_tensor((set / "input_0.pb").string()).to(Device::cpu());
+  const Tensor want = onnx::load_tensor((set / "output_0.pb").string());
+  cpu::WeightCacheStats last;
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE(run);
+    const Tensor got = m.run(TensorList{x})[0];
+    EXPECT_TRUE(allclose(got.to(Device::flex()), want, 1e-3, 1e-4));
+    const cpu::WeightCacheStats s = cpu::dnnl_weight_cache_stats();
+    if (run > 0 && cpu::dnnl_available()) {
+      EXPECT_EQ(s.misses, last.misses);
+      EXPECT_GT(s.hits, last.hits);
+    }
+    last = s;
   }
 }

@@ -76,6 +76,8 @@ Tensor conv(OpId op, const Attrs&, const Tensor&, const Tensor&, const Tensor&, 
 }
 DnnlStats dnnl_stats() { return {}; }
 void set_dnnl_cache_capacity(int64_t) {}
+WeightCacheStats dnnl_weight_cache_stats() { return {}; }
+void set_dnnl_weight_cache_bytes(int64_t) {}
 int dnnl_threads() { return 0; }
 #endif
 

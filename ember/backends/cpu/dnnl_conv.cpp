@@ -6,6 +6,8 @@
 // cost little next to the convolution. f32 only; anything else runs flex's kernel.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string>
 
 #include "ember/backends/cpu/cpu.h"
 #include "ember/backends/cpu/dnnl_runtime.h"
@@ -20,6 +22,15 @@ using Geo = ops::ConvGeometry;
 
 bool transposed_op(OpId op) { return op == OpId::conv_transpose1d || op == OpId::conv_transpose2d; }
 
+// EMBER_DNNL_PLAIN_1X1=0 runs 1x1 convolutions on blocked layouts too (see pointwise()).
+bool plain_layers() {
+  static const bool on = [] {
+    const char* e = std::getenv("EMBER_DNNL_PLAIN_1X1");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
 // One convolution of `n` images as the primitive sees it (the key, and what build() needs).
 struct Problem {
   bool transposed = false;
@@ -30,6 +41,7 @@ struct Problem {
   int64_t x_strides[5]{}, w_dims[6]{}, w_strides[6]{}, res_strides[5]{};
   int w_nd = 4;
   bool has_bias = false, has_res = false;
+  bool plain = false;  // src and dst in their own (NCHW) layouts: see pointwise()
   Epilogue ep;
   int nd() const { return nsp + 2; }
   std::span<const int64_t> sp(const Geo::Dims& d) const {
@@ -44,12 +56,27 @@ struct Problem {
 
 struct ConvEntry : Entry {
   Primitive conv, src_in, wei_in, dst_out, res_in;  // reorders are null when not needed
+  // src_in as two halves of the rows, for two threads to share (one image, 2-d only).
+  Primitive src_half[2];
+  dnnl_memory_desc_t x_half[2], src_half_md[2];
   dnnl_memory_desc_t x, src, w, wei, bias, dst, out, res;
   size_t scratch = 0;
 };
 
 dnnl_memory_desc_t md_of(const int64_t* d, const int64_t* s, int nd) {
   return plain_md({d, size_t(nd)}, {s, size_t(nd)}, dnnl_f32);
+}
+
+// Replaces `md` by the dense row-major descriptor of `dims` when it describes the same layout.
+bool plain_tag(dnnl_memory_desc_t& md, const int64_t* dims, int nd) {
+  const dnnl_format_tag_t tag = nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
+  dnnl_dims_t d{};
+  for (int i = 0; i < nd; ++i) d[i] = dims[i];
+  dnnl_memory_desc_t t;
+  check(dnnl_memory_desc_init_by_tag(&t, nd, d, dnnl_f32, tag), "conv", "memory descriptor");
+  if (!dnnl_memory_desc_equal(&t, &md)) return false;
+  md = t;
+  return true;
 }
 
 EntryPtr build(const Problem& p) {
@@ -63,8 +90,11 @@ EntryPtr build(const Problem& p) {
   e->out = md_of(od, os, nd);
   e->w = md_of(p.w_dims, p.w_strides, p.w_nd);
   if (p.has_res) e->res = md_of(od, p.res_strides, nd);
-  dnnl_memory_desc_t src = any_md({xd, size_t(nd)}, dnnl_f32);
-  dnnl_memory_desc_t dst = any_md({od, size_t(nd)}, dnnl_f32);
+  // The plain layouts by their tag (ncw, nchw, ncdhw): oneDNN's GEMM convolution matches the
+  // tag exactly, and the canonical strides of a batch of one differ from its.
+  const bool plain = p.plain && !p.has_res && plain_tag(e->x, xd, nd) && plain_tag(e->out, od, nd);
+  dnnl_memory_desc_t src = plain ? e->x : any_md({xd, size_t(nd)}, dnnl_f32);
+  dnnl_memory_desc_t dst = plain ? e->out : any_md({od, size_t(nd)}, dnnl_f32);
   dnnl_memory_desc_t wei = any_md({p.w_dims, size_t(p.w_nd)}, dnnl_f32);
   const int64_t c_bias = p.g.c_out, unit = 1;
   if (p.has_bias) e->bias = plain_md({&c_bias, 1}, {&unit, 1}, dnnl_f32);
@@ -92,14 +122,31 @@ EntryPtr build(const Problem& p) {
   append_activation(po.get(), p.ep);
   check(dnnl_primitive_attr_set_post_ops(attr.get(), po.get()), "conv", "post-ops");
   PrimitiveDesc pd;
-  if (dnnl_primitive_desc_create(pd.out(), &d, attr.get(), engine(), nullptr) != dnnl_success)
-    return e;
+  if (dnnl_primitive_desc_create(pd.out(), &d, attr.get(), engine(), nullptr) != dnnl_success ||
+      is_reference(pd)) {
+    if (!plain) return e;
+    Problem q = p;  // no implementation on the plain layouts: the blocked ones, reordered
+    q.plain = false;
+    return build(q);
+  }
   e->src = query_md(pd, dnnl_query_src_md);
   e->wei = query_md(pd, dnnl_query_weights_md);
   e->dst = query_md(pd, dnnl_query_dst_md);
   if (!make_primitive(pd, e->conv)) return e;
   e->scratch = scratch_size(pd);
   e->src_in = make_reorder(e->x, e->src);
+  if (e->src_in && p.nsp == 2 && p.n == 1 && xd[2] >= 2) {
+    for (int k = 0; k < 2; ++k) {
+      const int64_t h0 = k * (xd[2] / 2), h1 = k ? xd[2] : xd[2] / 2;
+      const dnnl_dims_t dims = {1, xd[1], h1 - h0, xd[3]}, off = {0, 0, h0, 0};
+      if (dnnl_memory_desc_init_submemory(&e->x_half[k], &e->x, dims, off) != dnnl_success ||
+          dnnl_memory_desc_init_submemory(&e->src_half_md[k], &e->src, dims, off) != dnnl_success) {
+        e->src_half[0].reset();
+        break;
+      }
+      e->src_half[k] = make_reorder(e->x_half[k], e->src_half_md[k], /*even_if_equal=*/true);
+    }
+  }
   e->wei_in = make_reorder(e->w, e->wei);
   e->dst_out = make_reorder(e->dst, e->out);
   if (p.has_res) e->res_in = make_reorder(e->res, e->dst, /*even_if_equal=*/true);
@@ -118,6 +165,7 @@ Key key_of(const Problem& p) {
   k.add({p.x_strides, size_t(p.nd())});
   k.add({p.w_strides, size_t(p.w_nd)});
   k.add(p.has_bias);
+  k.add(p.plain);
   if (p.has_res) k.add({p.res_strides, size_t(p.nd())});
   k.add_epilogue(p.ep);
   return k;
@@ -130,6 +178,26 @@ int64_t chunk_images(const Geo& g) {
   return std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_image, 1), 1, g.n);
 }
 
+// A 1x1 convolution with unit strides and no padding over images whose spatial dims are packed
+// is a product, w[O, I] @ x[n][I, HW]: oneDNN's GEMM convolution runs it on the plain layouts,
+// without the blocked copies of input and output around its direct kernels, which cost more
+// than the product at batch 1 (MobileNetV2: half of oneDNN's time). Not with an activation:
+// the GEMM convolution applies one in a slow loop of its own (5-10 GFLOP/s against its 70-120
+// without, measured on MobileNetV2's expansions), so those keep the blocked kernels.
+bool pointwise(OpId op, const Geo& g, const Tensor& x) {
+  if (transposed_op(op) || g.groups != 1 || !plain_layers()) return false;
+  for (int s = 3 - g.nsp; s < 3; ++s) {
+    const size_t j = size_t(s);
+    if (g.kernel[j] != 1 || g.stride[j] != 1 || g.pad[j] != 0) return false;
+  }
+  int64_t packed = 1;
+  for (int64_t i = x.dim() - 1; i >= 2; --i) {
+    if (x.size(i) != 1 && x.stride(i) != packed) return false;
+    packed *= x.size(i);
+  }
+  return true;
+}
+
 // The call's problem for chunks of `n` images (`residual` and `x` already batched).
 Problem problem(OpId op, const Geo& g, const Tensor& x, const Tensor& w, bool bias,
                 const Epilogue& ep, const Tensor& residual, int64_t n) {
@@ -140,6 +208,7 @@ Problem problem(OpId op, const Geo& g, const Tensor& x, const Tensor& w, bool bi
   p.g = g;
   p.has_bias = bias;
   p.ep = ep;
+  p.plain = ep.act == Activation::None && pointwise(op, g, x);
   for (int s = 3 - g.nsp; s < 3; ++s) {
     const size_t j = size_t(s);
     const int64_t span = (g.kernel[j] - 1) * g.dilation[j] + 1;
@@ -208,10 +277,10 @@ Prepared prepare(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, 
   return r;
 }
 
-// Element (image, channel) of a batched tensor.
-char* at(const Tensor& t, int64_t image, int64_t channel = 0) {
-  return static_cast<char*>(t.raw_data()) +
-         (image * t.stride(0) + channel * t.stride(1)) * int64_t(sizeof(float));
+// Element (image, channel) of a batched tensor whose first element is at `base`.
+template <class C>
+C* at(C* base, const Tensor& t, int64_t image, int64_t channel = 0) {
+  return base + (image * t.stride(0) + channel * t.stride(1)) * int64_t(sizeof(float));
 }
 
 // What every piece of one call shares. A piece is a range of images and of output channels,
@@ -226,6 +295,12 @@ struct Job {
   int64_t nb = 1;
   const ConvEntry* shared = nullptr;  // full-channel chunks: weights reordered once, up front
   const void* shared_wei = nullptr;
+  const void* shared_src = nullptr;  // one image split by channels: its input, reordered once
+  // The operands' first elements, read on the calling thread: inside a fused queue's run an
+  // operand's storage may still be marked pending, and a pool thread asking for it would wait
+  // on the queue that this call is part of.
+  const char *x = nullptr, *wd = nullptr, *bd = nullptr, *res = nullptr;
+  char* out = nullptr;
 };
 
 // Scratch for one blocked copy (ember's caching allocator keeps it between calls).
@@ -240,13 +315,15 @@ bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
   Geo g = j.pr->g;
   const bool transposed = transposed_op(j.op);
   const bool sliced = o1 - o0 != g.c_out;
+  // A slice of a grouped convolution is whole groups (plan_of): their input channels too.
+  const int64_t og = g.c_out / g.groups, ig = g.c_in / g.groups, i0 = o0 / og * ig;
+  if (sliced && g.groups > 1) g.groups = (o1 - o0) / og, g.c_in = g.groups * ig;
   g.c_out = o1 - o0;
-  const char* w = static_cast<const char*>(j.w->raw_data()) +
-                  o0 * j.w->stride(transposed ? 1 : 0) * int64_t(sizeof(float));
-  const char* bias =
-      j.bias->defined() ? static_cast<const char*>(j.bias->raw_data()) + o0 * 4 : nullptr;
+  const char* w = j.wd + o0 * j.w->stride(transposed ? 1 : 0) * int64_t(sizeof(float));
+  const char* bias = j.bd ? j.bd + o0 * 4 : nullptr;
   Tensor wbuf, sbuf, dbuf;
-  const ConvEntry* wei_held = nullptr;  // the entry whose layout wbuf holds the weights in
+  std::shared_ptr<const void> packed;   // frozen weights: the cache's copy (else in wbuf)
+  const ConvEntry* wei_held = nullptr;  // the entry whose layout the weights are held in
   for (int64_t n = n0; n < n1; n += j.nb) {
     const int64_t len = std::min(j.nb, n1 - n);
     EntryPtr hold;
@@ -259,24 +336,28 @@ bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
         wp = j.shared_wei;
       } else {
         if (!wei_held || !dnnl_memory_desc_equal(&wei_held->wei, &c->wei)) {
-          execute(c->wei_in, {{DNNL_ARG_FROM, &c->w, w},
-                              {DNNL_ARG_TO, &c->wei, room(wbuf, c->wei, j.device)}});
+          packed = packed_weights(*j.w, w, c->w, c->wei, c->wei_in);
+          if (!packed)
+            execute(c->wei_in, {{DNNL_ARG_FROM, &c->w, w},
+                                {DNNL_ARG_TO, &c->wei, room(wbuf, c->wei, j.device)}});
           wei_held = c;
         }
-        wp = wbuf.raw_data();
+        wp = packed ? packed.get() : wbuf.raw_data();
       }
     }
-    const void* src = at(j.pr->x, n);
-    if (c->src_in) {
+    const void* src = at(j.x, j.pr->x, n, g.groups == j.pr->g.groups ? 0 : i0);
+    if (c->src_in && j.shared_src && dnnl_memory_desc_equal(&c->src, &j.shared->src)) {
+      src = j.shared_src;
+    } else if (c->src_in) {
       void* to = room(sbuf, c->src, j.device);
       execute(c->src_in, {{DNNL_ARG_FROM, &c->x, src}, {DNNL_ARG_TO, &c->src, to}});
       src = to;
     }
-    void* out = at(j.outb, n, o0);
+    void* out = at(j.out, j.outb, n, o0);
     void* dst = c->dst_out ? room(dbuf, c->dst, j.device) : out;
     if (c->res_in)
       execute(c->res_in,
-              {{DNNL_ARG_FROM, &c->res, at(j.pr->res, n, o0)}, {DNNL_ARG_TO, &c->dst, dst}});
+              {{DNNL_ARG_FROM, &c->res, at(j.res, j.pr->res, n, o0)}, {DNNL_ARG_TO, &c->dst, dst}});
     if (bias)
       execute(c->conv,
               {{DNNL_ARG_SRC, &c->src, src},
@@ -297,7 +378,8 @@ bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
 }
 
 // How a call splits over ember's pool: by images, or, for fewer images than threads, by output
-// channels (in multiples of 16, oneDNN's widest channel block); chunks of nb images each.
+// channels (in multiples of 16, oneDNN's widest channel block; whole groups of a grouped
+// convolution, such as a depthwise one); chunks of nb images each.
 struct Plan {
   int64_t images = 1, channels = 1, per_c = 0, nb = 1;
   Geo first;  // the geometry of the first piece (its channel count)
@@ -313,14 +395,21 @@ Plan plan_of(OpId op, const Geo& g) {
   if (threads > 1 && flops >= double(1 << 21)) {
     if (g.n >= 2)
       p.images = std::min<int64_t>(threads, g.n);
-    else if (g.groups == 1 && g.c_out >= 32)
+    else if (g.c_out >= 32 && (g.groups == 1 || (!transposed_op(op) && g.groups % 16 == 0)))
       p.channels = threads;
   }
-  p.per_c = p.channels == 1 ? g.c_out : ((g.c_out + p.channels - 1) / p.channels + 15) / 16 * 16;
+  // A multiple of 16 output channels, and of whole groups: 16 groups' worth when grouped.
+  const int64_t step = g.groups == 1 ? 16 : 16 * (g.c_out / g.groups);
+  p.per_c = p.channels == 1 ? g.c_out
+                            : ((g.c_out + p.channels - 1) / p.channels + step - 1) / step * step;
   p.channels = (g.c_out + p.per_c - 1) / p.per_c;
   p.nb = std::min(chunk_images(g), (g.n + p.images - 1) / p.images);
   p.first = g;
   p.first.c_out = std::min(p.per_c, g.c_out);
+  if (g.groups > 1 && p.channels > 1) {
+    p.first.groups = p.first.c_out / (g.c_out / g.groups);
+    p.first.c_in = p.first.groups * (g.c_in / g.groups);
+  }
   return p;
 }
 
@@ -344,11 +433,31 @@ Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w,
   j.bias = &b;
   Tensor out = output_tensor(placed, pr.out, device, op_name(op));
   j.outb = g.batched ? out : out.unsqueeze(0);
+  j.x = static_cast<const char*>(pr.x.raw_data());
+  j.wd = static_cast<const char*>(w.raw_data());
+  j.bd = b.defined() ? static_cast<const char*>(b.raw_data()) : nullptr;
+  j.res = pr.res.defined() ? static_cast<const char*>(pr.res.raw_data()) : nullptr;
+  j.out = static_cast<char*>(j.outb.raw_data());
   Tensor wbuf;
+  std::shared_ptr<const void> packed;
   if (plan.channels == 1 && first->wei_in) {
-    execute(first->wei_in, {{DNNL_ARG_FROM, &first->w, w.raw_data()},
-                            {DNNL_ARG_TO, &first->wei, room(wbuf, first->wei, device)}});
-    j.shared = first, j.shared_wei = wbuf.raw_data();
+    packed = packed_weights(w, j.wd, first->w, first->wei, first->wei_in);
+    if (!packed)
+      execute(first->wei_in, {{DNNL_ARG_FROM, &first->w, j.wd},
+                              {DNNL_ARG_TO, &first->wei, room(wbuf, first->wei, device)}});
+    j.shared = first, j.shared_wei = packed ? packed.get() : wbuf.raw_data();
+  }
+  // One image split by output channels: every piece reads all of it, so its blocked copy is made
+  // once, by two threads (half the rows each), rather than by each piece whole.
+  Tensor sbuf;
+  if (plan.channels > 1 && g.groups == 1 && g.n == 1 && first->src_half[0] && first->src_half[1]) {
+    void* to = room(sbuf, first->src, device);
+    const void* from = j.x;
+    for_each_piece(2, [&](int64_t k) {
+      execute(first->src_half[k], {{DNNL_ARG_FROM, &first->x_half[k], from},
+                                   {DNNL_ARG_TO, &first->src_half_md[k], to}});
+    });
+    j.shared = first, j.shared_src = to;
   }
   std::atomic<bool> ok{true};
   for_each_piece(plan.images * plan.channels, [&](int64_t i) {

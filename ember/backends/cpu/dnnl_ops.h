@@ -78,6 +78,15 @@ struct DnnlStats {
   int64_t served = 0;  // calls oneDNN ran (the others fell back to flex's kernels)
 };
 DnnlStats dnnl_stats();
+/// The cache of convolution weights reordered into oneDNN's layouts, for frozen storages (a
+/// loaded ONNX model's weights: Storage::frozen).
+struct WeightCacheStats {
+  int64_t hits = 0, misses = 0, entries = 0, bytes = 0, budget = 0;
+};
+WeightCacheStats dnnl_weight_cache_stats();
+/// Bytes of reordered weights the cache keeps (EMBER_DNNL_WEIGHT_CACHE_MB, default 512 MiB;
+/// least recently used are dropped first); 0 turns it off.
+void set_dnnl_weight_cache_bytes(int64_t bytes);
 /// Entries the primitive cache keeps (least recently used are evicted first); 0 empties it.
 void set_dnnl_cache_capacity(int64_t entries);
 /// Threads a oneDNN call splits its work over: ember's pool size, or 1 inside a parallel region

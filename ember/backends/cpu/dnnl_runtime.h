@@ -167,6 +167,14 @@ EntryPtr lookup(const Key& key, const F& build) {
       key, [](const void* c) { return (*static_cast<const F*>(c))(); }, &build);
 }
 
+/// The weights at `data` (inside `w`'s storage, in plain layout `from`) in the primitive's
+/// layout `to`, made by `reorder`: for a frozen storage (Storage::frozen), a copy kept between
+/// calls until a write bumps the storage's version or the weights are freed (dnnl_weights.cpp);
+/// null otherwise, and the caller reorders into scratch of its own.
+std::shared_ptr<const void> packed_weights(const Tensor& w, const void* data,
+                                           const dnnl_memory_desc_t& from,
+                                           const dnnl_memory_desc_t& to, const Primitive& reorder);
+
 void note_primitive_created();
 /// Counts an operand copied because oneDNN cannot read its layout (dnnl_stats().operand_copies).
 void note_operand_copy();
