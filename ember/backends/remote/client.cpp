@@ -241,8 +241,9 @@ class Connection {
         dead_ = true;
         why_ = e.what();
       }
+      // Under the lock: a waiter that sees its reply must also see the errors sent before it.
+      if (async) ember::detail::defer_error(device_, async);
     }
-    if (async) ember::detail::defer_error(device_, async);
     cv_.notify_all();
   }
   void on_close(const std::string& why) {
@@ -395,7 +396,12 @@ class RemoteBackend final : public BackendImpl {
       ember::detail::throw_device(op, "remote:" + std::to_string(index) + " is not a connection");
   }
   std::shared_ptr<Storage> allocate(size_t nbytes, Device place) override {
-    return conn_of(place, "empty").new_storage(nbytes, place);
+    Connection& c = conn_of(place, "empty");
+    auto s = c.new_storage(nbytes, place);
+    // An empty tensor is never written (nothing is uploaded or computed into it): the server
+    // learns of its storage here.
+    if (nbytes == 0) c.upload(static_cast<Block*>(s->free_ctx)->handle, 0, 0, nullptr, 0);
+    return s;
   }
   void copy_from_host(Storage& dst, size_t off, const void* src, size_t n) override {
     if (is_inline(dst)) {
@@ -429,6 +435,9 @@ std::unique_ptr<BackendImpl> make_remote_backend() {
   for (int i = 0; i < kNumOps; ++i)
     if (op_def(OpId(i)).category != OpCategory::User) b->set_kernel(OpId(i), k_remote, kAllDTypes);
   flex::register_flex_views(*b);  // geometry only: valid for remote storage
+  // Ops that return views of their inputs run their decompositions (view ops) here, so the
+  // results share the inputs' storage as on every device.
+  for (OpId op : {OpId::split, OpId::chunk, OpId::unbind, OpId::meshgrid}) b->set_kernel(op, nullptr, 0);
   return b;
 }
 

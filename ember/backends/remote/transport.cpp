@@ -132,8 +132,12 @@ class WsClient final : public ClientTransport {
       req.set(http::field::user_agent, "ember-remote");
       if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
     }));
+    // Asynchronous, run here: Beast 1.74's synchronous handshake drops a refusal's response (its
+    // 401), and the stream's deadline applies to asynchronous operations only.
     websocket::response_type res;
-    ws_.handshake(res, u.host + ":" + u.port, u.path, ec);
+    ws_.async_handshake(res, u.host + ":" + u.port, u.path, [&ec](beast::error_code e) { ec = e; });
+    ioc_.run();
+    ioc_.restart();
     if (ec) {
       if (res.result_int() == 401 || res.result_int() == 403)
         fail("the server refused the client (HTTP " + std::to_string(res.result_int()) + ": " +
