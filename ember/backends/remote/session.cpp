@@ -188,17 +188,49 @@ void Session::bind(uint64_t handle, Tensor t) {
   handles_[handle] = Entry{t.impl()->storage, n};
 }
 
+// The results' sizes, from the op's inference, against the limits before anything is allocated
+// (a client could ask for a huge `full`).
+void Session::check_outputs(OpId op, const Attrs& a, std::span<const Tensor> in) const {
+  const OpDef& def = op_def(op);
+  if (!def.infer) return;  // dispatch names the missing rule
+  MetaList meta;
+  def.infer(op, a, in, meta);
+  size_t total = 0;
+  for (int i = 0; i < meta.n; ++i) {
+    check_shape(meta.m[i].shape, def.name, /*unknown_ok=*/true);
+    int64_t n = 1;
+    for (int64_t d : meta.m[i].shape) n *= d < 0 ? 1 : d;  // check_shape bounds the product
+    const size_t bytes = size_t(n) * itemsize(meta.m[i].dtype);
+    if (bytes > limits_.max_tensor_bytes)
+      throw OutOfMemory(std::string("[") + def.name + "] a result of " + std::to_string(bytes) +
+                        " bytes is over the server's limit of " +
+                        std::to_string(limits_.max_tensor_bytes) + " bytes per tensor");
+    total += bytes;
+  }
+  if (held_ + total > limits_.max_session_bytes)
+    throw OutOfMemory(std::string("[") + def.name + "] this session would hold " +
+                      std::to_string(held_ + total) + " bytes, over the server's limit of " +
+                      std::to_string(limits_.max_session_bytes) + " bytes per client");
+}
+
 void Session::call(const Message& m, Encoder& out) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     if (op_def(m.op).category == OpCategory::User)
       throw NotImplementedError(std::string("[") + op_name(m.op) +
                                 "] user ops run on a remote device through the host fallback");
-    std::vector<Tensor> in;
-    in.reserve(m.inputs.size());
-    for (const TensorRef& r : m.inputs) in.push_back(input(r));
+    // Inference rules trust the front end for the input count and may read in[k] past a short
+    // list: undefined tensors after the real inputs turn such a read into the rule's "expected a
+    // tensor" error instead of a read past the vector (the span passed on keeps the real count).
+    constexpr size_t kGuard = 8;
+    std::vector<Tensor> held;
+    held.reserve(m.inputs.size() + kGuard);
+    for (const TensorRef& r : m.inputs) held.push_back(input(r));
+    held.resize(m.inputs.size() + kGuard);
+    const std::span<const Tensor> in(held.data(), m.inputs.size());
     Attrs a = m.attrs;
     a.device = m.attrs_on_device ? device_ : Device();
+    check_outputs(m.op, a, in);
     TensorList outs = dispatch(m.op, a, in);
     if (m.req) {  // the client waits for the output metas: handles outs[0], outs[0] + 1, ...
       if (m.outs.size() != 1 || outs.size() > kMaxCallTensors)

@@ -59,6 +59,7 @@ class Session {
   void call(const Message& m, Encoder& out);
   void download(const Message& m, std::vector<uint8_t>& buf, Send send, void* ctx);
   Tensor input(const TensorRef& r) const;
+  void check_outputs(OpId op, const Attrs& a, std::span<const Tensor> in) const;
   void bind(uint64_t handle, Tensor t);
   void account(size_t add, size_t remove);
   void release(uint64_t handle);
