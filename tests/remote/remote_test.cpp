@@ -3,8 +3,14 @@
 // their tensors, TLS and token refusals, size caps, and a dropped connection.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "ember/backends/remote/protocol.h"
 #include "ember/ember.h"
@@ -321,6 +327,75 @@ TEST(RemoteFaults, DroppedConnectionGivesDeviceErrorAndReconnects) {
   EXPECT_NE(d2.index(), d.index());
   EXPECT_EQ(ones({4}, {kF32, d2}).sum().item<float>(), 4.0f);
 }
+
+TEST(RemoteConcurrency, SixteenClientsStayApartAndLeakNothing) {
+  LoopbackServer s;
+  constexpr int kClients = 16;
+  std::atomic<int> wrong{0};
+  std::vector<Device> devices(kClients);
+  for (int c = 0; c < kClients; ++c) devices[c] = remote::connect(s.url("/c" + std::to_string(c)));
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c)
+    threads.emplace_back([&, c] {
+      const Device d = devices[c];
+      Tensor acc = zeros({64}, {kF32, d});
+      for (int i = 0; i < 100; ++i) acc = acc + full({64}, float(c), {kF32, d});
+      if (acc.sum().item<float>() != 64.0f * 100 * float(c)) wrong++;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  // Tensors of one connection are another device to every other connection.
+  Tensor a = ones({2}, {kF32, devices[0]}), b = ones({2}, {kF32, devices[1]});
+  EXPECT_THROW(a + b, DeviceError);
+  a = b = Tensor();
+  for (const Device& d : devices) synchronize(d);  // every Free has reached the server
+  EXPECT_EQ(server_bytes(*s.server), 0);
+  for (const Device& d : devices) remote::disconnect(d);
+  for (int i = 0; i < 100 && s.server->sessions() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(s.server->sessions(), 0u);
+  EXPECT_THROW(ones({2}, {kF32, devices[2]}), DeviceError);
+}
+
+#ifdef EMBER_SERVER_TOOL
+TEST(RemoteServerTool, ServesHealthAndStopsOnSigterm) {
+  // The tool prints "ember-server: serving flex on ws://127.0.0.1:PORT" once it listens.
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out[1], 1);
+    close(out[0]);
+    execl(EMBER_SERVER_TOOL, EMBER_SERVER_TOOL, "--port", "0", "--quiet", (char*)nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  struct Reap {  // the child never outlives the test, whatever fails
+    pid_t pid;
+    ~Reap() {
+      if (pid > 0) kill(pid, SIGKILL), waitpid(pid, nullptr, 0);
+    }
+  } reap{pid};
+  FILE* f = fdopen(out[0], "r");
+  char line[256] = {};
+  ASSERT_NE(fgets(line, sizeof line, f), nullptr);
+  const std::string l = line;
+  const size_t colon = l.rfind(':');
+  ASSERT_NE(colon, std::string::npos) << l;
+  const uint16_t port = uint16_t(std::stoi(l.substr(colon + 1)));
+  EXPECT_NE(http_get(port, "/health/ready").find("200 OK"), std::string::npos);
+  Device d = remote::connect("ws://127.0.0.1:" + std::to_string(port));
+  EXPECT_EQ((arange(5, {kF32, d}) + 1).sum().item<float>(), 15.0f);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  reap.pid = 0;
+  fclose(f);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_THROW(ones({2}, {kF32, d}).sum().item<float>(), DeviceError);  // the server is gone
+}
+#endif
 
 }  // namespace
 }  // namespace ember::test

@@ -277,7 +277,9 @@ void free_block(void* ctx, const Storage&) {
 
 // Connections are never destroyed (storages may outlive every user of them, until exit). Ops
 // find theirs without a lock (the dispatch path); connecting takes the lock only to pick a slot.
-constexpr int kMaxConnections = 16;  // deferred errors and generators are kept per index mod 16
+// Deferred errors and random generators are kept per device index mod 16: connections 16 apart
+// share them (one process's own connections; reconnects take fresh indices).
+constexpr int kMaxConnections = 256;
 struct Registry {
   std::mutex mu;
   std::atomic<Connection*> conns[kMaxConnections] = {};
