@@ -45,7 +45,7 @@ class Connection {
   Connection(int index, std::string url, const Url& u, const ConnectOptions& opts)
       : index_(index), url_(std::move(url)), opts_(opts) {
     ClientCallbacks cb;
-    cb.on_frame = [this](std::vector<uint8_t>&& f) { on_frame(f); };
+    cb.on_frame = [this](std::span<const uint8_t> f) { on_frame(f); };
     cb.on_close = [this](const std::string& why) { on_close(why); };
     transport_ = connect_transport(u, opts, std::move(cb));
     std::unique_lock lock(mu_);
@@ -189,7 +189,7 @@ class Connection {
   }
 
   // On the transport's thread.
-  void on_frame(const std::vector<uint8_t>& frame) {
+  void on_frame(std::span<const uint8_t> frame) {
     std::exception_ptr async;
     {
       std::lock_guard lock(mu_);

@@ -242,6 +242,17 @@ void Encoder::data(uint64_t req, uint64_t offset, const void* p, size_t n, bool 
   put<uint8_t>(buf_, last);
   end(at);
 }
+uint8_t* Encoder::data_in_place(uint64_t req, uint64_t offset, size_t n, bool last) {
+  const size_t at = begin(MsgType::Data);
+  put<uint64_t>(buf_, req);
+  put<uint64_t>(buf_, offset);
+  put<uint64_t>(buf_, n);
+  const size_t bytes_at = buf_.size();
+  buf_.resize(bytes_at + n);
+  put<uint8_t>(buf_, last);
+  end(at);
+  return buf_.data() + bytes_at;
+}
 void Encoder::sync(uint64_t req) {
   const size_t at = begin(MsgType::Sync);
   put<uint64_t>(buf_, req);

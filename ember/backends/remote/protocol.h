@@ -17,8 +17,9 @@ namespace ember::remote {
 
 /// Bumped whenever a message changes; the server refuses another version in Hello.
 inline constexpr uint16_t kProtocolVersion = 1;
-/// Uploads and downloads travel in chunks of at most this many bytes.
-inline constexpr size_t kChunkBytes = size_t(1) << 20;
+/// Uploads and downloads travel in chunks of at most this many bytes (one WebSocket message
+/// each).
+inline constexpr size_t kChunkBytes = size_t(4) << 20;
 /// The most inputs or outputs one call may name.
 inline constexpr size_t kMaxCallTensors = 256;
 
@@ -92,6 +93,9 @@ class Encoder {
   void free(uint64_t handle);
   void download(uint64_t req, uint64_t handle, uint64_t offset, uint64_t n);
   void data(uint64_t req, uint64_t offset, const void* p, size_t n, bool last);
+  /// A Data message whose `n` bytes the caller writes at the returned pointer (valid until the
+  /// next append).
+  uint8_t* data_in_place(uint64_t req, uint64_t offset, size_t n, bool last);
   void sync(uint64_t req);
   void sync_done(uint64_t req);
   void error(uint64_t req, ErrorKind k, const std::string& msg);

@@ -282,14 +282,12 @@ void Session::download(const Message& m, std::vector<uint8_t>& buf, Send send, v
   try {
     detail::ready(s);
     BackendImpl* b = backend_for(device_.backend());
-    std::vector<uint8_t> chunk;
     uint64_t done = 0;
-    do {
+    do {  // each chunk is copied from the storage straight into the reply
       const size_t n = size_t(std::min<uint64_t>(kChunkBytes, m.nbytes - done));
-      chunk.resize(n);
-      if (n) b->copy_to_host(chunk.data(), s, size_t(m.offset + done), n);
+      uint8_t* p = out.data_in_place(m.req, done, n, done + n == m.nbytes);
+      if (n) b->copy_to_host(p, s, size_t(m.offset + done), n);
       done += n;
-      out.data(m.req, done - n, chunk.data(), n, done == m.nbytes);
       if (buf.size() > kFlushBytes) flush(buf, send, ctx);
     } while (done < m.nbytes);
   } catch (const std::exception& e) {

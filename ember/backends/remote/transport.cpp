@@ -114,6 +114,9 @@ class WsClient final : public ClientTransport {
     low.expires_after(timeout);
     low.connect(found, ec);
     if (ec) fail("cannot connect (" + ec.message() + ")");
+    // Small frames (a read request, a sync) go out at once: Nagle's wait for the ACK that the
+    // peer delays would cost each round trip tens of milliseconds.
+    low.socket().set_option(tcp::no_delay(true), ec);
     if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
       SSL* s = ws_.next_layer().native_handle();
       if (!is_ip(u.host)) SSL_set_tlsext_host_name(s, u.host.c_str());
@@ -188,10 +191,8 @@ class WsClient final : public ClientTransport {
       if (ec) return end(ec == websocket::error::closed ? "the server closed the connection"
                                                         : "the connection dropped (" + ec.message() + ")");
       auto d = rbuf_.cdata();
-      std::vector<uint8_t> f(static_cast<const uint8_t*>(d.data()),
-                             static_cast<const uint8_t*>(d.data()) + d.size());
+      cb_.on_frame({static_cast<const uint8_t*>(d.data()), d.size()});
       rbuf_.consume(rbuf_.size());
-      cb_.on_frame(std::move(f));
       read();
     });
   }
@@ -352,6 +353,7 @@ struct Server::Impl {
       return !ec && ep.address().is_loopback();
     }();
     set_recv_timeout(sock.native_handle(), 10);  // the TLS and HTTP handshakes; not the session
+    sock.set_option(tcp::no_delay(true), ec);     // replies go out at once (see the client's)
     try {
       if (use_tls) {
         beast::ssl_stream<beast::tcp_stream> s(std::move(sock), tls);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,10 @@ class ClientTransport {
   virtual void close() = 0;
 };
 
-/// Called on the transport's thread: every message received, then once, when the connection
-/// ends for any reason, the reason.
+/// Called on the transport's thread: every message received (the bytes are valid during the
+/// call), then once, when the connection ends for any reason, the reason.
 struct ClientCallbacks {
-  std::function<void(std::vector<uint8_t>&&)> on_frame;
+  std::function<void(std::span<const uint8_t>)> on_frame;
   std::function<void(const std::string&)> on_close;
 };
 /// Connects and upgrades to a WebSocket (blocking); throws DeviceError naming what failed (the
