@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "ember/backends/remote/protocol.h"
@@ -278,6 +280,15 @@ TEST(RemoteSecurity, TlsWithTokenAndRefusals) {
   // Plain ws:// to the TLS server fails; plain ws:// to another machine is refused outright.
   EXPECT_NE(refusal(good, "ws://127.0.0.1:" + std::to_string(s.server->port())), "connected");
   EXPECT_THROW(remote::connect("ws://192.0.2.1:7070"), DeviceError);
+  // Device::remote takes the token and the CA file from the environment.
+  const std::string ca = ::testing::TempDir() + "ember_remote_ca.pem";
+  std::ofstream(ca) << cert.cert_pem;
+  setenv("EMBER_REMOTE_TOKEN", "s3cret", 1);
+  setenv("EMBER_REMOTE_CA", ca.c_str(), 1);
+  Device e = Device::remote(s.url("/env"));
+  unsetenv("EMBER_REMOTE_TOKEN");
+  unsetenv("EMBER_REMOTE_CA");
+  EXPECT_EQ(ones({3}, {kF32, e}).sum().item<float>(), 3.0f);
   EXPECT_THROW(remote::Server({.host = "0.0.0.0"}), DeviceError);
 }
 
