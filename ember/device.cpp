@@ -11,6 +11,9 @@
 #include "ember/backends/backend.h"
 #include "ember/error.h"
 #include "ember/fusion/layer.h"
+#ifdef EMBER_REMOTE
+#include "ember/backends/remote/remote_backend.h"
+#endif
 
 namespace ember {
 
@@ -92,11 +95,17 @@ Device Device::cuda(int index) {
 
 Device Device::remote(const std::string& url) {
   detail::init();
-  if (!backend_for(Backend::Remote))
-    detail::throw_device("Device::remote", "'" + url +
-                                               "' requested, but this build of ember has no "
-                                               "remote backend");
-  return Device(Backend::Remote, 0, 0);
+#ifdef EMBER_REMOTE
+  const int index = remote::detail::open(url);  // connects, or reuses the url's connection
+  const Device d(Backend::Remote, int16_t(index), 0);
+  remote::detail::opened(index, d);
+  return d;
+#else
+  detail::throw_device("Device::remote", "'" + url +
+                                             "' requested, but this build of ember has no "
+                                             "remote backend (configure with EMBER_REMOTE=ON, "
+                                             "with Boost.Beast and OpenSSL installed)");
+#endif
 }
 
 Device Device::with_layer(std::shared_ptr<Layer> layer, bool outermost) const {
@@ -194,7 +203,7 @@ std::string Device::str() const {
   // A lazy device prints as its backend; the eager form of a backend that is lazy by default
   // says so.
   std::string s = backend_name(backend_);
-  if (backend_ == Backend::Cuda) s += ":" + std::to_string(index_);
+  if (backend_ == Backend::Cuda || backend_ == Backend::Remote) s += ":" + std::to_string(index_);
   for (Layer* l : layers())
     if (!l->defers()) s += std::string("+") + l->name();
   if (backend_ == Backend::Cpu && !is_lazy() && Device::cpu().is_lazy()) s += "(eager)";

@@ -8,6 +8,9 @@
 #ifdef EMBER_CUDA
 #include "ember/backends/cuda/runtime.h"
 #endif
+#ifdef EMBER_REMOTE
+#include "ember/backends/remote/remote_backend.h"
+#endif
 
 namespace ember::ops {
 void register_creation_ops();
@@ -55,6 +58,9 @@ void init() {
 #ifdef EMBER_CUDA
     // Registered even without a GPU: Device::cuda(i) then explains what is missing.
     register_backend(Backend::Cuda, cuda::make_cuda_backend());
+#endif
+#ifdef EMBER_REMOTE
+    register_backend(Backend::Remote, remote::make_remote_backend());
 #endif
     kl::detail::register_user_op_family();  // after the backends: it sets their kernels
     done.store(true, std::memory_order_release);

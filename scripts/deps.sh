@@ -14,6 +14,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       libre2-dev  # load_into's rename/include/exclude rules (ember/store/load.cpp)
       libsqlite3-dev  # data::SqliteDataset; ember-bench's history (tools/ember-bench)
       python3-torchvision python3-opencv python3-scipy python3-skimage  # tests/gen/gen_vision_ops.py
+      libboost-dev libssl-dev  # the remote backend and ember-server: Boost.Beast WebSocket, TLS 1.3
       liblapacke-dev libopenblas-dev  # LAPACK in the cpu backend's linalg ops (optional)
       chromium)  # headless browser: ember-plot's report is rendered and checked in it
 missing=()

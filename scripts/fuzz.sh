@@ -12,7 +12,7 @@
 # written to build-fuzz/findings/ and the script exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(safetensors safetensors_header safetensors_load idx csv state checkpoint metric_log onnx pytorch image)
+targets=(safetensors safetensors_header safetensors_load idx csv state checkpoint metric_log onnx pytorch image remote)
 usage() { sed -n '2,13p' "$0"; exit 2; }
 [ $# -ge 1 ] || usage
 

@@ -1,9 +1,13 @@
 #include "golden.h"
+#ifdef EMBER_HAVE_REMOTE
+#include "remote/remote_util.h"
+#endif
 
 #include "ember/tensor_impl.h"
 
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -89,13 +93,19 @@ const std::vector<GoldenDevice>& golden_devices() {
                    : kind == Backend::Cpu ? Device::cpu()
                    : kind == Backend::Cuda ? Device::cuda(i)
                                            : Device();
-        if (kind == Backend::Remote) continue;  // needs a server: its own suite
+        if (kind == Backend::Remote) break;  // below
         std::string name = backend_name(kind);
         if (kind == Backend::Cuda) name += std::to_string(i);
         v.push_back({name, d});
         if (d.is_lazy()) v.push_back({name + "_eager", d.eager()});
       }
     }
+#ifdef EMBER_HAVE_REMOTE
+    // A remote device needs a server: with EMBER_TEST_REMOTE=1 (ctest golden_remote), a
+    // flex-backed one on loopback, started in this process.
+    if (const char* e = std::getenv("EMBER_TEST_REMOTE"); e && std::string(e) == "1")
+      v.push_back({"remote", remote_golden_device()});
+#endif
     return v;
   }();
   return devices;

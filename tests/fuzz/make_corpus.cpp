@@ -7,6 +7,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#ifdef EMBER_HAVE_REMOTE
+#include "ember/backends/remote/protocol.h"
+#endif
 #include "ember/data/idx.h"
 #include "ember/data/loader.h"
 #include "ember/ember.h"
@@ -206,6 +209,65 @@ void pytorch_seeds() {
     if (e.path().extension() == ".pt") put("pytorch", e.path().stem().string(), read(e.path()));
 }
 
+#ifdef EMBER_HAVE_REMOTE
+// fuzz_remote's seeds start with 0xEE, which the target replaces with a valid Hello.
+void remote_seeds() {
+  using remote::TensorRef;
+  auto frame = [](auto fill) {
+    std::vector<uint8_t> f;
+    remote::Encoder e(f);
+    fill(e);
+    return "\xEE" + std::string(f.begin(), f.end());
+  };
+  const float v[6] = {1, 2, 3, 4, 5, 6};
+  TensorRef view;
+  view.kind = TensorRef::View;
+  view.handle = 1;
+  view.shape = {2, 3};
+  view.strides = {3, 1};
+  TensorRef t = view;
+  t.shape = {3, 2};
+  t.strides = {1, 3};
+  TensorRef k;
+  k.kind = TensorRef::Constant;
+  k.constant = Scalar(2.5);
+  k.wrapped = true;
+  put("remote", "upload_add_read", frame([&](remote::Encoder& e) {
+        e.upload(1, sizeof v, 0, v, sizeof v);
+        TensorRef in[] = {view, k};
+        const uint64_t out[] = {2};
+        e.call(0, OpId::add, {}, false, in, out);
+        e.download(1, 2, 0, sizeof v);
+        e.sync(2);
+        e.free(2);
+      }));
+  put("remote", "matmul_view", frame([&](remote::Encoder& e) {
+        e.upload(1, sizeof v, 0, v, sizeof v);
+        TensorRef in[] = {view, t};
+        const uint64_t out[] = {3};
+        e.call(0, OpId::matmul, {}, false, in, out);
+        e.download(1, 3, 0, 16);
+      }));
+  put("remote", "create_wait", frame([&](remote::Encoder& e) {
+        Attrs a;
+        a.ints = {4};
+        a.s[0] = Scalar(1.5);
+        const uint64_t out[] = {10};
+        e.call(0, OpId::full, a, true, {}, out);
+        TensorRef x = view;
+        x.handle = 10;
+        x.shape = {4};
+        x.strides = {1};
+        TensorRef in[] = {x};
+        e.call(7, OpId::nonzero, {}, false, in, out);
+        e.sync(8);
+      }));
+  std::vector<uint8_t> raw;
+  remote::Encoder(raw).hello();
+  put("remote", "hello", std::string(raw.begin(), raw.end()));
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,5 +283,8 @@ int main(int argc, char** argv) {
   state_seeds();
   checkpoint_seeds();
   pytorch_seeds();
+#ifdef EMBER_HAVE_REMOTE
+  remote_seeds();
+#endif
   std::cout << "seeds written to " << g_root.string() << "\n";
 }
