@@ -25,7 +25,9 @@ class Device {
   static Device cpu();
   /// CUDA device `index`; throws DeviceError when CUDA was not built or the GPU is absent.
   static Device cuda(int index = 0);
-  /// A remote ember server; throws DeviceError until the remote backend lands.
+  /// A remote ember server (docs/remote.md): "wss://host:port", or "ws://" on loopback only;
+  /// the token, CA and timeout come from EMBER_REMOTE_TOKEN, EMBER_REMOTE_CA and
+  /// EMBER_REMOTE_TIMEOUT (remote::connect takes them as arguments).
   static Device remote(const std::string& url);
 
   Backend backend() const { return backend_; }
