@@ -227,13 +227,29 @@ struct Cache {
   std::mutex mu;
   std::map<int64_t, std::shared_ptr<const Plan<T>>> plans;
   std::map<int64_t, std::shared_ptr<const std::vector<Cx<T>>>> real;
+  size_t bytes = 0;  // the tables of `plans` (a Bluestein plan's sub-plan counted with it)
 };
 template <class T>
 Cache<T>& cache() {
   static Cache<T> c;
   return c;
 }
-constexpr size_t kMaxCached = 64;  // distinct lengths kept; the cache restarts beyond
+// The cache restarts past this many distinct lengths or bytes of tables (plans in use live on).
+constexpr size_t kMaxCached = 64, kMaxCachedBytes = size_t(512) << 20;
+
+template <class T>
+size_t table_bytes(const Plan<T>& p) {
+  size_t n = p.tw6.size() + p.chirp.size() + p.kernel.size();
+  for (const auto& ps : p.passes) n += ps.tw.size() + ps.roots.size();
+  return n * sizeof(Cx<T>);
+}
+
+// f(j0, j1) over [0, n), split over the pool when long and not nested.
+template <class F>
+void pointwise(int64_t n, const F& f) {
+  if (n < (int64_t(1) << 16) || num_threads() < 2 || in_parallel_region()) return f(0, n);
+  parallel_for(n, 1 << 14, f);
+}
 
 }  // namespace
 
@@ -255,18 +271,24 @@ void Plan<T>::execute(Cx<T>* data, Cx<T>* work, bool inverse) const {
     // Bluestein: X_k = w_k sum_j (x_j w_j) conj(w_{k-j}); the inverse is conj(F(conj(x))).
     Cx<T>* a = work;
     Cx<T>* sw = work + m;
-    for (int64_t j = 0; j < n; ++j) {
-      const Cx<T> x = inverse ? conj(data[j]) : data[j];
-      a[j] = x * chirp[size_t(j)];
-    }
-    std::memset(static_cast<void*>(a + n), 0, size_t(m - n) * sizeof(Cx<T>));
+    pointwise(m, [&](int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < std::min(j1, n); ++j) {
+        const Cx<T> x = inverse ? conj(data[j]) : data[j];
+        a[j] = x * chirp[size_t(j)];
+      }
+      for (int64_t j = std::max(j0, n); j < j1; ++j) a[j] = {T(0), T(0)};
+    });
     sub->execute(a, sw, false);
-    for (int64_t j = 0; j < m; ++j) a[j] = conj(a[j] * kernel[size_t(j)]);
+    pointwise(m, [&](int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < j1; ++j) a[j] = conj(a[j] * kernel[size_t(j)]);
+    });
     sub->execute(a, sw, false);  // conj(F(conj(v))) is the inverse transform of v
-    for (int64_t k = 0; k < n; ++k) {
-      const Cx<T> y = conj(a[k]) * chirp[size_t(k)];
-      data[k] = inverse ? conj(y) : y;
-    }
+    pointwise(n, [&](int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) {
+        const Cx<T> y = conj(a[k]) * chirp[size_t(k)];
+        data[k] = inverse ? conj(y) : y;
+      }
+    });
     return;
   }
   Cx<T>* src = data;
@@ -290,9 +312,15 @@ std::shared_ptr<const Plan<T>> plan_for(int64_t n) {
     if (it != c.plans.end()) return it->second;
   }
   std::shared_ptr<const Plan<T>> p = make_plan<T>(n);  // unlocked: Bluestein plans recurse
+  const size_t bytes = table_bytes(*p) + (p->sub ? table_bytes(*p->sub) : 0);
   std::lock_guard<std::mutex> lock(c.mu);
-  if (c.plans.size() >= kMaxCached) c.plans.clear();
-  return c.plans.emplace(n, p).first->second;
+  if (c.plans.size() >= kMaxCached || c.bytes + bytes > kMaxCachedBytes) {
+    c.plans.clear();
+    c.bytes = 0;
+  }
+  auto [it, added] = c.plans.emplace(n, p);
+  if (added) c.bytes += bytes;
+  return it->second;
 }
 
 template <class T>
