@@ -1,7 +1,11 @@
-// FFTs as ember ops on complex tensors: Cooley-Tukey over a factorisation of the length (each
-// stage one small complex matmul per radix plus a twiddle product), and Bluestein's chirp-z
-// transform (a convolution of power-of-two length) for prime factors above kDirectMax. Tables
-// (DFT matrices, twiddles, chirps) are computed on the host in double precision.
+// torch.fft's front ends. On a host device with nothing to record (no autodiff history, no
+// deferred work) the transforms run natively: ember/backends/flex/fft_plan.h's mixed-radix
+// Stockham and six-step plans, Bluestein for large prime factors, real transforms through
+// half-length complex ones. Where a gradient is recorded, or on another device, they run as
+// ember ops on complex tensors, which autodiff differentiates: Cooley-Tukey over a
+// factorisation of the length (each stage one small complex matmul per radix plus a twiddle
+// product), and Bluestein's chirp-z transform (a convolution of power-of-two length) for prime
+// factors above kDirectMax. Tables are computed on the host in double precision.
 #include "ember/fft.h"
 
 #include <cmath>
@@ -9,6 +13,7 @@
 #include <numbers>
 #include <vector>
 
+#include "ember/backends/flex/fft_plan.h"
 #include "ember/complex.h"
 #include "ember/ember.h"
 
@@ -23,8 +28,8 @@ Norm parse_norm(const char* op, const std::string& s) {
   if (s == "backward" || s.empty()) return Norm::Backward;
   if (s == "ortho") return Norm::Ortho;
   if (s == "forward") return Norm::Forward;
-  ember::detail::throw_value(op, "norm must be \"backward\", \"ortho\" or \"forward\", found \"" +
-                                     s + "\"");
+  ember::detail::throw_value(
+      op, "norm must be \"backward\", \"ortho\" or \"forward\", found \"" + s + "\"");
 }
 
 // A host table of e^(i angle) as a complex tensor of dtype `d` on `dev`.
@@ -105,7 +110,7 @@ Tensor dft_last(const Tensor& z, double sign) {
     for (int64_t j2 = 0; j2 < n2; ++j2) ta[size_t(k1 * n2 + j2)] = turn(k1 * j2, n, sign);
   Tensor y = matmul(table(wa, {r, r}, z.dtype(), z.device()), x);  // [..., k1, j2]
   y = y * table(ta, {r, n2}, z.dtype(), z.device());
-  Tensor out = dft_last(y, sign);  // [..., k1, k2]
+  Tensor out = dft_last(y, sign);           // [..., k1, k2]
   return out.transpose(-1, -2).reshape(s);  // k = k1 + r k2
 }
 
@@ -134,6 +139,27 @@ double scale(Norm norm, int64_t n, bool inverse) {
   return 1.0;
 }
 
+// Whether x's transform may run natively: on a host device with no gradient to record (a
+// deferring device's pending input is written first when the kernel reads it).
+bool native(const Tensor& x) {
+  const Device d = x.device();
+  return (d.backend() == Backend::Flex || d.backend() == Backend::Cpu) &&
+         !(d.has_autodiff() && x.requires_grad());
+}
+
+// f(x with `dim` last) with the result's last dim moved back to `dim`.
+template <class F>
+Tensor along(const Tensor& x, int64_t dim, const F& f) {
+  if (dim == x.dim() - 1) return f(x);
+  return movedim(f(movedim(x, {dim}, {-1})), {-1}, {dim});
+}
+
+// The real dtype torch.fft computes a real input in (ints and halves -> the default dtype).
+Tensor as_real_input(const Tensor& x) {
+  const DType d = x.dtype() == DType::F32 || x.dtype() == DType::F64 ? x.dtype() : default_dtype();
+  return x.dtype() == d ? x : x.to(d);
+}
+
 Tensor transform(const char* op, const Tensor& input, std::optional<int64_t> n, int64_t dim,
                  const std::string& norm, bool inverse) {
   if (!input.defined()) ember::detail::throw_value(op, "the input is undefined");
@@ -143,8 +169,9 @@ Tensor transform(const char* op, const Tensor& input, std::optional<int64_t> n, 
   const int64_t len = n.value_or(input.size(d));
   if (len < 1) ember::detail::throw_value(op, "invalid number of points " + std::to_string(len));
   Tensor x = fit(as_complex_input(input), len, d);
-  Tensor y = dft_last(movedim(x, {d}, {-1}), inverse ? 1.0 : -1.0);
   const double s = scale(nm, len, inverse);
+  if (native(x)) return along(x, d, [&](const Tensor& t) { return flex::fft::c2c(t, inverse, s); });
+  Tensor y = dft_last(movedim(x, {d}, {-1}), inverse ? 1.0 : -1.0);
   if (s != 1.0) y = y * s;
   return movedim(y, {-1}, {d});
 }
@@ -160,8 +187,18 @@ Tensor ifft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::s
 
 Tensor rfft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::string& norm) {
   if (x.defined() && is_complex(x.dtype()))
-    ember::detail::throw_dtype("rfft", "expected a real input, found " +
-                                           std::string(dtype_name(x.dtype())));
+    ember::detail::throw_dtype(
+        "rfft", "expected a real input, found " + std::string(dtype_name(x.dtype())));
+  if (x.defined() && x.dim() > 0 && native(x)) {
+    const char* op = "rfft";
+    const Norm nm = parse_norm(op, norm);
+    const int64_t d = wrap_dim(dim, x.dim(), op);
+    const int64_t len = n.value_or(x.size(d));
+    if (len < 1) ember::detail::throw_value(op, "invalid number of points " + std::to_string(len));
+    const double s = scale(nm, len, false);
+    return along(fit(as_real_input(x), len, d), d,
+                 [&](const Tensor& t) { return flex::fft::r2c(t, false, s); });
+  }
   Tensor y = transform("rfft", x, n, dim, norm, false);
   const int64_t d = wrap_dim(dim, x.dim(), "rfft");
   return narrow(y, d, 0, y.size(d) / 2 + 1);
@@ -175,6 +212,11 @@ Tensor irfft(const Tensor& input, std::optional<int64_t> n, int64_t dim, const s
   const int64_t len = n.value_or(2 * (input.size(d) - 1));
   if (len < 1) ember::detail::throw_value(op, "invalid number of points " + std::to_string(len));
   const int64_t h = len / 2 + 1;  // the frequencies read
+  if (native(input)) {
+    const double s = scale(parse_norm(op, norm), len, true);
+    return along(fit(as_complex_input(input), h, d), d,
+                 [&](const Tensor& t) { return flex::fft::c2r(t, len, true, s); });
+  }
   Tensor x = movedim(fit(as_complex_input(input), h, d), {d}, {-1});
   // The full Hermitian spectrum: X[n - k] = conj(X[k]); the zero (and Nyquist) frequency's
   // imaginary part is dropped.
@@ -192,6 +234,26 @@ Tensor irfft(const Tensor& input, std::optional<int64_t> n, int64_t dim, const s
   const double s = scale(parse_norm(op, norm), len, true);
   if (s != 1.0) y = y * s;
   return movedim(y, {-1}, {d});
+}
+
+namespace {
+// The norm of the transform in the other direction ("backward" <-> "forward").
+std::string dual(const char* op, const std::string& norm) {
+  const Norm nm = parse_norm(op, norm);
+  return nm == Norm::Ortho ? "ortho" : nm == Norm::Backward ? "forward" : "backward";
+}
+}  // namespace
+
+Tensor hfft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::string& norm) {
+  if (!x.defined()) ember::detail::throw_value("hfft", "the input is undefined");
+  return irfft(conj(as_complex_input(x)), n, dim, dual("hfft", norm));
+}
+
+Tensor ihfft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::string& norm) {
+  if (x.defined() && is_complex(x.dtype()))
+    ember::detail::throw_dtype(
+        "ihfft", "expected a real input, found " + std::string(dtype_name(x.dtype())));
+  return conj(rfft(x, n, dim, dual("ihfft", norm)));
 }
 
 }  // namespace ember::fft
