@@ -48,8 +48,12 @@ esac
 [ $# -eq 2 ] || usage
 what=$1 seconds=$2
 if [ "$what" = all ]; then run=("${targets[@]}"); else run=("$what"); fi
+# Membership without a pipe: under pipefail, `printf | grep -q` fails when grep exits before
+# printf has written everything (SIGPIPE), which made a known target "unknown" on a busy machine.
 for t in "${run[@]}"; do
-  printf '%s\n' "${targets[@]}" | grep -qx "$t" || { echo "unknown target $t" >&2; usage; }
+  known=0
+  for k in "${targets[@]}"; do [ "$k" = "$t" ] && known=1; done
+  [ "$known" = 1 ] || { echo "unknown target $t" >&2; usage; }
 done
 build
 mkdir -p build-fuzz/findings
