@@ -109,12 +109,7 @@ Tensor r2c(const Tensor& input, bool inverse, double scale) {
     const T* in = data<T>(x);
     Cx<T>* o = data<Cx<T>>(out);
     real_rows<T>(n, rows, [&](int64_t r, const RealRow<T>& rr) {
-      // Named members, not a structured binding: clang 14 cannot capture bindings in lambdas.
-      const fft::Plan<T>& plan = rr.plan;
-      const Cx<T>* tw = rr.tw;
-      Cx<T>*z = rr.z, *work = rr.work;
-      const bool half = rr.half;
-      const int64_t len = rr.len;
+      const auto& [plan, tw, z, work, half, len] = rr;
       const T* xr = in + r * n;
       Cx<T>* y = o + r * h;
       if (half) {
@@ -152,18 +147,14 @@ Tensor c2r(const Tensor& input, int64_t n, bool inverse, double scale) {
     const Cx<T>* in = data<Cx<T>>(x);
     T* o = data<T>(out);
     real_rows<T>(n, rows, [&](int64_t r, const RealRow<T>& rr) {
-      // Named members, not a structured binding: clang 14 cannot capture bindings in lambdas.
-      const fft::Plan<T>& plan = rr.plan;
-      const Cx<T>* tw = rr.tw;
-      Cx<T>*z = rr.z, *work = rr.work;
-      const bool half = rr.half;
-      const int64_t len = rr.len;
+      const auto& [plan, tw, z, work, half, len] = rr;
       const Cx<T>* xr = in + r * h;
       T* y = o + r * n;
       // The forward sign is the inverse transform of the conjugate spectrum.
+      // rr.half, not the binding: clang 14 cannot capture a structured binding in a lambda.
       auto X = [&](int64_t k) {
         Cx<T> v = inverse ? xr[k] : conj(xr[k]);
-        if (k == 0 || (half && k == h - 1)) v.im = 0;
+        if (k == 0 || (rr.half && k == h - 1)) v.im = 0;
         return v;
       };
       if (half) {
