@@ -31,14 +31,15 @@ LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" build/_downstream/pc_demo
 # -fno-sanitize-recover, the library itself instrumented, plus libFuzzer's coverage): tests under
 # the sanitizers with leak detection on, then every fuzz target for a bounded time on its
 # committed corpus. One instrumented build serves both stages (a second instrumented library
-# would cost a 2-core machine another ~8 minutes). By default the tests are ember_sanitize_tests
-# (the hostile-input, store, data, optim, train and core tensor tests); docs/errors.md,
-# "Sanitizers and fuzzing", has what each choice costs. EMBER_SANITIZE_CI=unit runs the whole
-# unit suite (ctest's `unit`: every test but the PyTorch goldens, the JIT process tests and cuda),
-# =all the whole suite with goldens and the guide's examples, =0 skips both stages;
-# EMBER_FUZZ_SECONDS sets the time per target (default 6, at most 60). Each stage prints its time.
-EMBER_SANITIZE_CI=${EMBER_SANITIZE_CI:-subset}
-[ "$EMBER_SANITIZE_CI" = 1 ] && EMBER_SANITIZE_CI=subset
+# would cost a 2-core machine another ~8 minutes). By default the tests are the whole unit suite
+# (ctest's `unit`: every test but the PyTorch goldens, the JIT process tests and cuda, split into
+# one shard per core); docs/errors.md, "Sanitizers and fuzzing", has what each choice costs.
+# EMBER_SANITIZE_CI=subset runs only ember_sanitize_tests (the hostile-input, store, data, optim,
+# train and core tensor tests), =all the whole suite with goldens and the guide's examples, =0
+# skips both stages; EMBER_FUZZ_SECONDS sets the time per target (default 6, at most 60). Each
+# stage prints its time.
+EMBER_SANITIZE_CI=${EMBER_SANITIZE_CI:-unit}
+[ "$EMBER_SANITIZE_CI" = 1 ] && EMBER_SANITIZE_CI=unit
 if [ "$EMBER_SANITIZE_CI" != 0 ]; then
   t0=$SECONDS
   echo "== sanitizers: build (build-fuzz: clang, ASan + UBSan, the library instrumented)"

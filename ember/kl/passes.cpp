@@ -97,8 +97,9 @@ Target cpp_host_target() {
   if (__builtin_cpu_supports("avx512f")) t.name = "cpp-avx512", t.vector_bytes = 64;
   else if (__builtin_cpu_supports("avx2")) t.name = "cpp-avx2", t.vector_bytes = 32;
   else t.name = "cpp-sse2", t.vector_bytes = 16;
-#ifndef __FMA__
-  // ember's own kernels were compiled without FMA, so they never contract: neither may these.
+#if !defined(__FMA__) || defined(EMBER_NO_FP_CONTRACT)
+  // ember's own kernels were compiled without FMA or with contraction off, so they never
+  // contract: neither may these.
   t.fp_contract = false;
   t.name += "-nocontract";
 #endif

@@ -30,8 +30,9 @@ struct Target {
 
 /// The host CPU as a C++ target, chosen at run time: 64-byte vectors with AVX-512F, 32 with
 /// AVX2, else 16 (SSE2). Its name says which ("cpp-avx512", "cpp-avx2", "cpp-sse2"), with
-/// "-nocontract" appended when ember's own kernels were built without FMA (then fp_contract is
-/// off, so fused and eager results round alike).
+/// "-nocontract" appended when ember's own kernels were built without FMA or with
+/// -ffp-contract=off, as the `fuzz` preset builds them (then fp_contract is off, so fused and
+/// eager results round alike).
 Target cpp_host_target();
 
 // --- legalisation passes (each returns a verified kernel) ---
