@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <vector>
 
 #include "ember/backends/backend.h"
 #include "ember/ember.h"
@@ -101,6 +103,36 @@ TEST(Dispatch, RegistryIsEnumerableWithUniqueNames) {
     EXPECT_EQ(op_from_name(d.name), OpId(i));
   }
   EXPECT_THROW(op_from_name("no_such_op"), ValueError);
+}
+
+TEST(Dispatch, AnInputCountTheOpDoesNotTakeIsRefusedByName) {
+  Tensor x = ones({2, 3});
+  try {
+    dispatch(OpId::add, Attrs{}, {x});
+    FAIL() << "add took one input";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("[add] expected 2 input tensors"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("found 1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(dispatch(OpId::relu, Attrs{}, {x, x}), ValueError);
+  EXPECT_THROW(dispatch(OpId::zeros, Attrs{}, {x}), ValueError);
+  EXPECT_THROW(dispatch(OpId::index_put, Attrs{}, {x}), ValueError);  // at least 2
+  // Optional inputs travel as undefined tensors, so linear always takes three.
+  EXPECT_THROW(dispatch(OpId::linear, Attrs{}, {x, x}), ValueError);
+  // Every op, with any count from none to eight, and default attributes: a result or an ember
+  // error, never a read past the inputs (the sanitizer build runs this too).
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpId op = OpId(i);
+    if (op_def(op).category == OpCategory::User) continue;
+    for (size_t n = 0; n <= 8; ++n) {
+      std::vector<Tensor> in(n, x);
+      try {
+        dispatch(op, Attrs{}, std::span<const Tensor>(in.data(), in.size()));
+      } catch (const Error&) {
+      }
+    }
+  }
 }
 
 }  // namespace

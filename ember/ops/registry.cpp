@@ -1,4 +1,5 @@
 #include "ember/ops/registry.h"
+
 #include "ember/ops/complex_route.h"
 
 #include <mutex>
@@ -9,6 +10,7 @@
 #include "ember/detail/capture.h"
 #include "ember/detail/file.h"
 #include "ember/error.h"
+#include "ember/ops/arity.h"
 #include "ember/ops/profile_hook.h"
 #include "ember/store/mapped.h"
 
@@ -155,6 +157,8 @@ TensorList run_on_backend(const OpCall& call) {
 
 TensorList dispatch(OpId op, const Attrs& attrs, std::span<const Tensor> inputs) {
   detail::init();
+  // Before anything reads inputs[k]: inference rules, layers and kernels trust the count.
+  detail::check_arity(op, inputs.size());
   const OpDef& def = op_def(op);
   Device dev = attrs.device;
   const Tensor* first = nullptr;
