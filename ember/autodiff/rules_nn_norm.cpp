@@ -34,10 +34,9 @@ TensorList vjp_softmax(const VjpCtx& c) {
 TensorList vjp_log_softmax(const VjpCtx& c) {
   const Tensor y = upcast(c.output(0)), g = upcast(c.grad(0));
   const Shape dim = {c.attrs.i[0]};
-  // The sum is recorded first whatever the compiler's argument order, so the lazy device's
-  // planner sees the row sum before exp and fuses exp into its epilogue.
-  const Tensor s = sum(g, dim, true);
-  return {cast_like(g - exp(y) * s, c.input(0))};
+  // One row kernel on the lazy device either way: the planner runs the sum before a pointwise
+  // op queued ahead of it that it does not read, so exp joins the sum's epilogue.
+  return {cast_like(g - exp(y) * sum(g, dim, true), c.input(0))};
 }
 
 // x normalised over `dims` (its mean removed, scaled by rstd) has the gradient

@@ -561,6 +561,32 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
     for (int32_t v : n.outputs) out += !values[size_t(v)].storage.expired();
     return in <= max_inputs && out <= max_outputs;
   };
+  // Whether row tail t should run before the open group: the group copies into nothing, t
+  // writes into no tensor and reads no value the group makes (nor memory of one), and a
+  // pointwise op after it reads both its value and one of the group's (so that op can join the
+  // group, and the group become the row's epilogue; otherwise the order stays as queued).
+  auto independent_of_open = [&](const Node& t) {
+    if (open < 0 || !copies[size_t(open)].empty() || t.target.defined()) return false;
+    const int32_t gs = int32_t(plan->steps.size() - 1);
+    bool meets = false;
+    for (int32_t v : t.outputs)
+      for (int32_t rd : readers[size_t(v)]) {
+        const Node& m = nodes[size_t(rd)];
+        if (!pointwise_node(m)) continue;
+        for (const NodeInput& x : m.inputs)
+          meets = meets || (x.value >= 0 && step_of_value[size_t(x.value)] == gs);
+      }
+    if (!meets) return false;
+    for (const NodeInput& x : t.inputs) {
+      if (x.value >= 0) {
+        if (step_of_value[size_t(x.value)] == gs) return false;
+      } else if (x.tensor.defined() && !x.tensor.impl()->is_constant) {
+        auto vs = value_of_storage.find(x.tensor.impl()->storage.get());
+        if (vs != value_of_storage.end() && step_of_value[size_t(vs->second)] == gs) return false;
+      }
+    }
+    return true;
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     if (on && n.target.defined() && copy_joins(i) &&
@@ -666,6 +692,19 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
           members[size_t(open)].clear();
           open = -1;
           plan->steps.back() = Step{-1, -1, int32_t(plan->rows.size())};
+        } else if (independent_of_open(n)) {
+          // The open group feeds nothing in this row, and the row reads and writes nothing the
+          // group makes: the row runs first and the group stays open after it, so the pointwise
+          // ops after the row join it (and the whole group can become the row's epilogue),
+          // whatever order the ops were queued in.
+          const int32_t gs = int32_t(plan->steps.size() - 1);
+          plan->steps.insert(plan->steps.end() - 1, Step{-1, -1, int32_t(plan->rows.size())});
+          plan->rows.push_back(std::move(r));
+          for (int32_t ni : plan->nodes_of(plan->steps[size_t(gs)]))
+            for (int32_t v : nodes[size_t(ni)].outputs) step_of_value[size_t(v)] = gs;
+          for (int32_t ni : members[size_t(open)])
+            for (int32_t v : nodes[size_t(ni)].outputs) step_of_value[size_t(v)] = gs + 1;
+          continue;
         } else {
           close();
           plan->steps.push_back(Step{-1, -1, int32_t(plan->rows.size())});

@@ -35,6 +35,32 @@ TEST(RowEpilogue, ASumHeldOutsideStaysItsOwnKernel) {
   EXPECT_EQ(s.to_vector<float>(), std::vector<float>(4, 8));
 }
 
+// Pointwise ops queued before the row sum that they do not feed still join its epilogue: the
+// planner runs the row first (nothing it reads comes from them), whatever the queueing order.
+TEST(RowEpilogue, PointwiseOpsQueuedBeforeAnIndependentRowJoinItsEpilogue) {
+  WaitForKernels wait;
+  manual_seed(11);
+  Tensor yf = randn({64, 50}), gf = randn({64, 50});
+  auto f = [](const Tensor& y, const Tensor& g) {
+    Tensor e = exp(y) * 0.5;                // queued first, independent of the sum
+    Tensor s = sum(g, {1}, true);
+    return g - e * s;
+  };
+  Tensor y = yf.to(Device::cpu()), g = gf.to(Device::cpu()), got;
+  const fusion::Stats s = run_twice([&] { got = f(y, g); });
+  EXPECT_EQ(s.fused_kernels, 1);
+  EXPECT_EQ(s.eager_ops, 0);
+  EXPECT_TRUE(allclose(got.to(Device::flex()), f(yf, gf), 1e-5, 1e-6));
+  // A pointwise value the row reads keeps its place before the row (it is the row's input).
+  Tensor got2;
+  auto h = [](const Tensor& a) {
+    Tensor b = a * 2;
+    return b - sum(b, {1}, true);
+  };
+  run_twice([&] { got2 = h(y); });
+  EXPECT_TRUE(allclose(got2.to(Device::flex()), h(yf), 1e-5, 1e-5));
+}
+
 void check_backward(const char* what, Tensor (*fn)(const Tensor&)) {
   WaitForKernels wait;
   manual_seed(8);
