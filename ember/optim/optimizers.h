@@ -20,6 +20,8 @@ struct SGDOptions {
 class SGD : public OptimizerWith<SGDOptions> {
  public:
   explicit SGD(std::vector<Tensor> params, const SGDOptions& o = {});
+  /// libtorch's positional form: `SGD(params, lr)`, the other options at their defaults.
+  SGD(std::vector<Tensor> params, double lr) : SGD(std::move(params), SGDOptions{.lr = lr}) {}
 
  protected:
   void validate(const SGDOptions& o) const override;
@@ -39,6 +41,8 @@ struct AdamOptions {
 class Adam : public OptimizerWith<AdamOptions> {
  public:
   explicit Adam(std::vector<Tensor> params, const AdamOptions& o = {});
+  /// libtorch's positional form: `Adam(params, lr)`, the other options at their defaults.
+  Adam(std::vector<Tensor> params, double lr) : Adam(std::move(params), AdamOptions{.lr = lr}) {}
 
  protected:
   void validate(const AdamOptions& o) const override;
@@ -59,6 +63,8 @@ struct AdamWOptions {
 class AdamW : public OptimizerWith<AdamWOptions> {
  public:
   explicit AdamW(std::vector<Tensor> params, const AdamWOptions& o = {});
+  /// libtorch's positional form: `AdamW(params, lr)`, the other options at their defaults.
+  AdamW(std::vector<Tensor> params, double lr) : AdamW(std::move(params), AdamWOptions{.lr = lr}) {}
 
  protected:
   void validate(const AdamWOptions& o) const override;
@@ -79,6 +85,8 @@ struct RMSpropOptions {
 class RMSprop : public OptimizerWith<RMSpropOptions> {
  public:
   explicit RMSprop(std::vector<Tensor> params, const RMSpropOptions& o = {});
+  /// libtorch's positional form: `RMSprop(params, lr)`, the other options at their defaults.
+  RMSprop(std::vector<Tensor> params, double lr) : RMSprop(std::move(params), RMSpropOptions{.lr = lr}) {}
 
  protected:
   void validate(const RMSpropOptions& o) const override;
@@ -98,6 +106,8 @@ struct AdagradOptions {
 class Adagrad : public OptimizerWith<AdagradOptions> {
  public:
   explicit Adagrad(std::vector<Tensor> params, const AdagradOptions& o = {});
+  /// libtorch's positional form: `Adagrad(params, lr)`, the other options at their defaults.
+  Adagrad(std::vector<Tensor> params, double lr) : Adagrad(std::move(params), AdagradOptions{.lr = lr}) {}
 
  protected:
   void validate(const AdagradOptions& o) const override;
@@ -114,6 +124,8 @@ struct LionOptions {
 class Lion : public OptimizerWith<LionOptions> {
  public:
   explicit Lion(std::vector<Tensor> params, const LionOptions& o = {});
+  /// libtorch's positional form: `Lion(params, lr)`, the other options at their defaults.
+  Lion(std::vector<Tensor> params, double lr) : Lion(std::move(params), LionOptions{.lr = lr}) {}
 
  protected:
   void validate(const LionOptions& o) const override;

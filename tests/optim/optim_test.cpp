@@ -56,6 +56,17 @@ TEST(Optim, BadOptionsThrowValueErrorNamingTheOptimizer) {
   EXPECT_TRUE(starts(value_error([&] { opt.step(Gradients()); }), "[SGD] expected momentum"));
 }
 
+TEST(Optim, TheLearningRateMayBePositionalAsInLibtorch) {
+  Tensor w = zeros({2}).requires_grad_();
+  EXPECT_EQ(optim::SGD({w}, 0.25).lr(0), 0.25);
+  EXPECT_EQ(optim::Adam({w}, 1e-2).lr(0), 1e-2);
+  EXPECT_EQ(optim::AdamW({w}, 1e-2).options(0).weight_decay, 1e-2);  // AdamW's default kept
+  EXPECT_EQ(optim::RMSprop({w}, 0.5).lr(0), 0.5);
+  EXPECT_EQ(optim::Adagrad({w}, 0.5).lr(0), 0.5);
+  EXPECT_EQ(optim::Lion({w}, 0.5).lr(0), 0.5);
+  EXPECT_TRUE(value_error([&] { optim::SGD({w}, -1.0); }).rfind("[SGD] expected lr", 0) == 0);
+}
+
 TEST(Optim, LoadStateDictRejectsMismatchedState) {
   Tensor w = zeros({2}).requires_grad_(), v = zeros({3}).requires_grad_();
   optim::Adam a({w}), b({v});
