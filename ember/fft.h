@@ -2,9 +2,10 @@
 // Discrete Fourier transforms with torch.fft's names and arguments (docs/linalg.md, "FFT"):
 // any length (mixed radix, Bluestein for large prime factors), along any dim, with the norms
 // "backward" (default: the inverse scales by 1/n), "ortho" (1/sqrt(n) both ways) and "forward"
-// (the forward transform scales by 1/n). On flex and cpu with nothing to record they run natively
-// (mixed-radix plans with precomputed twiddles, threaded); where a gradient is recorded they run
-// as ember ops, which autodiff differentiates. Not included by <ember/ember.h>.
+// (the forward transform scales by 1/n). Each dispatches the FFT's registry ops (torch's
+// _fft_c2c / _fft_r2c / _fft_c2r), whose kernels run natively on flex and cpu (mixed-radix plans
+// with precomputed twiddles, threaded), under autodiff too: their gradients are FFTs. Not
+// included by <ember/ember.h>.
 #include <optional>
 #include <string>
 
