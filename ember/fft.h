@@ -2,9 +2,10 @@
 // Discrete Fourier transforms with torch.fft's names and arguments (docs/linalg.md, "FFT"):
 // any length (mixed radix, Bluestein for large prime factors), along any dim, with the norms
 // "backward" (default: the inverse scales by 1/n), "ortho" (1/sqrt(n) both ways) and "forward"
-// (the forward transform scales by 1/n). On flex and cpu with nothing to record they run natively
-// (mixed-radix plans with precomputed twiddles, threaded); where a gradient is recorded they run
-// as ember ops, which autodiff differentiates. Not included by <ember/ember.h>.
+// (the forward transform scales by 1/n). Each dispatches the FFT's registry ops (torch's
+// _fft_c2c / _fft_r2c / _fft_c2r), whose kernels run natively on flex and cpu (mixed-radix plans
+// with precomputed twiddles, threaded), under autodiff too: their gradients are FFTs. Not
+// included by <ember/ember.h>.
 #include <optional>
 #include <string>
 
@@ -64,6 +65,20 @@ Tensor rfftn(const Tensor& x, std::optional<Shape> s = {}, std::optional<Shape> 
 Tensor irfftn(const Tensor& x, std::optional<Shape> s = {}, std::optional<Shape> dim = {},
               const std::string& norm = "backward");
 
+/// The 2-D DFT of a Hermitian signal given by its first half along the last of `dim` (a real
+/// result, the last dim 2 * (size - 1) unless s says).
+Tensor hfft2(const Tensor& x, std::optional<Shape> s = {}, Shape dim = {-2, -1},
+             const std::string& norm = "backward");
+/// The inverse of hfft2: the last dim halved, as rfft2 (of the inverse transform).
+Tensor ihfft2(const Tensor& x, std::optional<Shape> s = {}, Shape dim = {-2, -1},
+              const std::string& norm = "backward");
+/// The n-D DFT of a Hermitian signal.
+Tensor hfftn(const Tensor& x, std::optional<Shape> s = {}, std::optional<Shape> dim = {},
+             const std::string& norm = "backward");
+/// The inverse of hfftn.
+Tensor ihfftn(const Tensor& x, std::optional<Shape> s = {}, std::optional<Shape> dim = {},
+              const std::string& norm = "backward");
+
 /// The sample frequencies of an n-point DFT with sample spacing d: [0, 1, ..., -1] / (d n).
 Tensor fftfreq(int64_t n, double d = 1.0, TensorOptions o = {});
 /// The non-negative sample frequencies of an n-point rfft: [0, ..., n / 2] / (d n).
@@ -90,7 +105,7 @@ Tensor blackman_window(int64_t window_length, bool periodic = true, TensorOption
 Tensor kaiser_window(int64_t window_length, bool periodic = true, double beta = 12.0,
                      TensorOptions o = {});
 
-/// stft's options (torch.stft's keywords; the result is always complex, as return_complex=True).
+/// stft's options (torch.stft's keywords).
 struct StftOptions {
   std::optional<int64_t> hop_length = {};  // default n_fft / 4
   std::optional<int64_t> win_length = {};  // default n_fft
@@ -99,9 +114,10 @@ struct StftOptions {
   std::string pad_mode = "reflect";        // how center pads
   bool normalized = false;                 // scale by n_fft^-1/2
   std::optional<bool> onesided = {};       // default: real input and window
+  bool return_complex = true;              // false: the real view [batch..., freq, frames, 2]
 };
 /// The short-time Fourier transform of a 1-D signal or a [batch, time] batch: complex
-/// [batch..., freq, frames].
+/// [batch..., freq, frames] (or its real view, return_complex = false).
 Tensor stft(const Tensor& x, int64_t n_fft, const StftOptions& o = {});
 
 /// istft's options (torch.istft's keywords).

@@ -1,11 +1,13 @@
-// torch.fft's n-dimensional transforms (one 1-D transform per dim, ember/fft.cpp), the sample
-// frequencies and the shifts.
+// torch.fft's n-dimensional transforms (each one registry op over all its dims, or two for the
+// Hermitian ones, as torch), the sample frequencies, the shifts and the windows.
 #include <cmath>
 #include <numbers>
 #include <vector>
 
 #include "ember/ember.h"
 #include "ember/fft.h"
+#include "ember/ops/fft_detail.h"
+#include "ember/ops/fft_ops.h"
 
 namespace ember::fft {
 namespace {
@@ -46,29 +48,74 @@ Plan plan_nd(const char* op, const Tensor& x, const std::optional<Shape>& s,
   return p;
 }
 
+// x with each transformed dim fitted to its length (the last to `last` when given).
+Tensor fit_all(const char* op, Tensor x, const Plan& p, std::optional<int64_t> last = {}) {
+  for (size_t i = 0; i < p.dims.size(); ++i) {
+    const int64_t d = p.dims[i];
+    const int64_t n = i + 1 == p.dims.size() && last ? *last : p.lens[i].value_or(x.size(d));
+    if (n < 1) ember::detail::throw_value(op, "invalid number of points " + std::to_string(n));
+    x = detail::fit(x, n, d);
+  }
+  return x;
+}
+
+Shape leading(const Shape& dims) { return Shape(std::span<const int64_t>(dims.data(), dims.size() - 1)); }
+
+void require_real(const char* op, const Tensor& x) {
+  if (is_complex(x.dtype()))
+    ember::detail::throw_dtype(op, "expected a real input, found " + std::string(dtype_name(x.dtype())));
+}
+
+// The output length of a c2r transform's last dim: s's, or 2 (size - 1).
+int64_t c2r_points(const char* op, const Tensor& x, const Plan& p) {
+  const int64_t n = p.lens.back().value_or(2 * (x.size(p.dims.back()) - 1));
+  if (n < 1) ember::detail::throw_value(op, "invalid number of points " + std::to_string(n));
+  return n;
+}
+
 Tensor c2c_nd(const char* op, const Tensor& x, const std::optional<Shape>& s,
               const std::optional<Shape>& dim, const std::string& norm, bool inverse) {
   const Plan p = plan_nd(op, x, s, dim);
-  Tensor y = x;
-  for (size_t i = p.dims.size(); i-- > 0;)
-    y = inverse ? ifft(y, p.lens[i], p.dims[i], norm) : fft(y, p.lens[i], p.dims[i], norm);
-  return y;
+  return detail::c2c(fit_all(op, detail::as_complex_input(x), p), p.dims,
+                     detail::norm_mode(op, norm, !inverse), !inverse);
 }
 
 Tensor rfft_nd(const char* op, const Tensor& x, const std::optional<Shape>& s,
                const std::optional<Shape>& dim, const std::string& norm) {
   const Plan p = plan_nd(op, x, s, dim);
-  Tensor y = rfft(x, p.lens.back(), p.dims.back(), norm);
-  for (size_t i = p.dims.size() - 1; i-- > 0;) y = fft(y, p.lens[i], p.dims[i], norm);
-  return y;
+  require_real(op, x);
+  return detail::r2c(fit_all(op, detail::as_real_input(x), p), p.dims, detail::norm_mode(op, norm, true),
+                     true);
 }
 
 Tensor irfft_nd(const char* op, const Tensor& x, const std::optional<Shape>& s,
                 const std::optional<Shape>& dim, const std::string& norm) {
   const Plan p = plan_nd(op, x, s, dim);
-  Tensor y = x;
-  for (size_t i = 0; i + 1 < p.dims.size(); ++i) y = ifft(y, p.lens[i], p.dims[i], norm);
-  return irfft(y, p.lens.back(), p.dims.back(), norm);
+  const int64_t n = c2r_points(op, x, p);
+  return detail::c2r(fit_all(op, detail::as_complex_input(x), p, n / 2 + 1), p.dims,
+                     detail::norm_mode(op, norm, false), n);
+}
+
+// torch's hfftn: c2c over the leading dims, then c2r of the conjugate over the last.
+Tensor hfft_nd(const char* op, const Tensor& x, const std::optional<Shape>& s,
+               const std::optional<Shape>& dim, const std::string& norm) {
+  const Plan p = plan_nd(op, x, s, dim);
+  const int64_t n = c2r_points(op, x, p);
+  const int mode = detail::norm_mode(op, norm, true);
+  Tensor y = fit_all(op, detail::as_complex_input(x), p, n / 2 + 1);
+  if (p.dims.size() > 1) y = detail::c2c(y, leading(p.dims), mode, true);
+  return detail::c2r(conj(y), {p.dims.back()}, mode, n);
+}
+
+// torch's ihfftn: r2c over the last dim, conjugated, then the inverse c2c over the others.
+Tensor ihfft_nd(const char* op, const Tensor& x, const std::optional<Shape>& s,
+                const std::optional<Shape>& dim, const std::string& norm) {
+  const Plan p = plan_nd(op, x, s, dim);
+  require_real(op, x);
+  const int mode = detail::norm_mode(op, norm, false);
+  Tensor y = conj(detail::r2c(fit_all(op, detail::as_real_input(x), p), {p.dims.back()}, mode, true));
+  if (p.dims.size() == 1) return y;
+  return detail::c2c(y, leading(p.dims), mode, false);
 }
 
 Tensor shift(const Tensor& x, const std::optional<Shape>& dim, bool inverse) {
@@ -121,6 +168,21 @@ Tensor rfftn(const Tensor& x, std::optional<Shape> s, std::optional<Shape> dim,
 Tensor irfftn(const Tensor& x, std::optional<Shape> s, std::optional<Shape> dim,
               const std::string& norm) {
   return irfft_nd("irfftn", x, s, dim, norm);
+}
+
+Tensor hfft2(const Tensor& x, std::optional<Shape> s, Shape dim, const std::string& norm) {
+  return hfft_nd("hfft2", x, s, dim, norm);
+}
+Tensor ihfft2(const Tensor& x, std::optional<Shape> s, Shape dim, const std::string& norm) {
+  return ihfft_nd("ihfft2", x, s, dim, norm);
+}
+Tensor hfftn(const Tensor& x, std::optional<Shape> s, std::optional<Shape> dim,
+             const std::string& norm) {
+  return hfft_nd("hfftn", x, s, dim, norm);
+}
+Tensor ihfftn(const Tensor& x, std::optional<Shape> s, std::optional<Shape> dim,
+              const std::string& norm) {
+  return ihfft_nd("ihfftn", x, s, dim, norm);
 }
 
 Tensor fftfreq(int64_t n, double d, TensorOptions o) { return freq("fftfreq", n, d, o, false); }

@@ -70,7 +70,8 @@ Tensor stft(const Tensor& input, int64_t n_fft, const StftOptions& o) {
   const std::string norm = o.normalized ? "ortho" : "backward";
   Tensor y = onesided ? fft::rfft(f, {}, -1, norm) : fft::fft(f, {}, -1, norm);
   y = y.transpose(1, 2);
-  return input.dim() == 1 ? y.squeeze(0) : y;
+  if (input.dim() == 1) y = y.squeeze(0);
+  return o.return_complex ? y : view_as_real(y);  // torch 1.13's real form: [..., 2]
 }
 
 Tensor istft(const Tensor& input, int64_t n_fft, const IstftOptions& o) {

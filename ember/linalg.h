@@ -4,8 +4,7 @@
 // Every function takes a batch: matrices are the last two dims, leading dims are the batch
 // (broadcast where torch broadcasts them). Inputs are float32 or float64. Singular input to
 // inv/solve/lu_factor and non-positive-definite input to cholesky throw ValueError naming the op
-// and the batch element. eig/eigvals are not here: their results are complex in general and
-// ember has no complex dtype yet.
+// and the batch element. eig/eigvals take real or complex input and return complex results.
 #include <optional>
 #include <string>
 #include <tuple>
@@ -38,6 +37,12 @@ Tensor svdvals(const Tensor& A);
 std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO = "L");
 /// The eigenvalues of eigh, ascending.
 Tensor eigvalsh(const Tensor& A, const std::string& UPLO = "L");
+/// (eigenvalues, eigenvectors as columns) of a general square matrix, real or complex: both
+/// complex (c64 for f32 input, c128 for f64), eigenvectors of norm 1 with LAPACK's phase, the
+/// eigenvalues in LAPACK's order (not sorted), as torch.linalg.eig.
+std::tuple<Tensor, Tensor> eig(const Tensor& A);
+/// The eigenvalues of eig.
+Tensor eigvals(const Tensor& A);
 /// Least squares min ||A X - B|| (B a matrix batch, or vectors when it has A's shape without its
 /// last dim): (solution, residuals, rank, singular_values) as torch returns
 /// them for `driver`: "gelsy" (the CPU default: rank, no residuals or singular values), "gels"

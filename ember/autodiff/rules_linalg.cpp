@@ -158,6 +158,40 @@ TensorList vjp_eigh(const VjpCtx& c) {
   return {matmul(v, matmul(inner, mT(v)))};
 }
 
+// The conjugate transpose, and diag_embed of a complex vector (on its parts).
+Tensor mH(const Tensor& t) { return conj(t).transpose(-2, -1); }
+Tensor cdiag_embed(const Tensor& d) { return complex(diag_embed(real(d)), diag_embed(imag(d))); }
+
+// eig, torch's linalg_eig_backward: gA = V^-H (diag(gL) + P / conj(E)) V^H with
+// P = V^H gV - V^H V Re(diag(V^H gV)) (gV projected onto the losses that do not depend on each
+// eigenvector's phase) and E[i][j] = L_j - L_i off the diagonal, 1 on it. A real A gets the real
+// part. eigvals recomputes the eigenvectors.
+TensorList vjp_eig(const VjpCtx& c) {
+  const bool vecs = c.attrs.b[0];
+  Tensor l, v;
+  if (vecs) {
+    l = c.output(0), v = c.output(1);
+  } else {
+    auto [l2, v2] = linalg::eig(c.input(0).detach());
+    l = l2, v = v2;
+  }
+  const Tensor& gl = c.grad(0);
+  const Tensor gv = vecs ? c.grad(1) : Tensor();
+  const Tensor vh = mH(v);
+  Tensor inner = gl.defined() ? cdiag_embed(gl) : zeros_like(v);
+  if (gv.defined()) {
+    Tensor vhgv = matmul(vh, gv);
+    Tensor d = real(diagonal(vhgv, 0, -2, -1));
+    vhgv = vhgv - matmul(vh, v * d.unsqueeze(-2));
+    Tensor lc = conj(l);
+    Tensor e = lc.unsqueeze(-2) - lc.unsqueeze(-1) + diag_embed(ones_like(real(l)));
+    inner = inner + vhgv / e;
+  }
+  Tensor ga = linalg::solve(vh, matmul(inner, vh));
+  if (!is_complex(c.input(0).dtype())) ga = real(ga).contiguous();
+  return {ga};
+}
+
 // lu_solve: gB = A^-T g (A^-1 g when adjoint); gA = -gB X^T (-X gB^T), and gLU from gA through
 // A = P L U: gL = tril(P^T gA U^T, -1), gU = triu(L^T P^T gA), with P^T gA = L U A^-1 gA.
 TensorList vjp_lu_solve(const VjpCtx& c) {
@@ -210,6 +244,7 @@ void register_rules_linalg() {
   set_vjp(OpId::linalg_qr, vjp_qr);
   set_vjp(OpId::linalg_svd, vjp_svd);
   set_vjp(OpId::linalg_eigh, vjp_eigh);
+  set_vjp(OpId::linalg_eig, vjp_eig);
   set_vjp(OpId::linalg_lu_solve, vjp_lu_solve);
   set_vjp(OpId::linalg_solve_triangular, vjp_solve_triangular);
   set_vjp(OpId::matrix_exp, vjp_matrix_exp);

@@ -1,6 +1,7 @@
 // Ops on complex operands, run on their real and imaginary parts (see complex_route.h).
 #include "ember/ops/complex_route.h"
 
+#include <algorithm>
 #include <numbers>
 
 #include "ember/backends/backend.h"
@@ -28,6 +29,7 @@ Route route_of(OpId op) {
     case OpId::index_select: case OpId::take: case OpId::gather: case OpId::masked_select:
     case OpId::view_as_real: case OpId::view_as_complex: case OpId::empty:
     case OpId::empty_like:
+    case OpId::linalg_eig: case OpId::fft_c2c: case OpId::fft_r2c: case OpId::fft_c2r:
       return Route::Kernel;
     case OpId::cast: case OpId::copy:  // same dtype: a kernel copy; else through the parts
     case OpId::full: case OpId::zeros: case OpId::ones: case OpId::zeros_like:
@@ -36,6 +38,7 @@ Route route_of(OpId op) {
     case OpId::square: case OpId::reciprocal: case OpId::isnan: case OpId::isinf:
     case OpId::isfinite: case OpId::sin: case OpId::cos: case OpId::sinh: case OpId::cosh:
     case OpId::log2: case OpId::log10: case OpId::rsqrt: case OpId::pow: case OpId::cumsum:
+    case OpId::tanh: case OpId::prod: case OpId::cumprod:
     case OpId::add: case OpId::sub: case OpId::mul: case OpId::div: case OpId::eq: case OpId::ne:
     case OpId::where:
     case OpId::sum: case OpId::mean:
@@ -139,6 +142,13 @@ Tensor unary(OpId op, const Tensor& x, const Shape& shape) {
     case OpId::cos: return join(cos(re) * cosh(im), neg(sin(re) * sinh(im)), shape);
     case OpId::sinh: return join(sinh(re) * cos(im), cosh(re) * sin(im), shape);
     case OpId::cosh: return join(cosh(re) * cos(im), sinh(re) * sin(im), shape);
+    case OpId::tanh: {
+      // With t = tanh(re), s = tan(im): ((1 + s^2) t + i s sech^2(re)) / (1 + t^2 s^2), which
+      // stays finite for large |re| (the sinh/cosh form overflows to inf / inf).
+      Tensor t = tanh(re), s = tan(im), c = cosh(re);
+      Tensor den = 1.0 + t * t * s * s;
+      return join((1.0 + s * s) * t / den, s / (c * c) / den, shape);
+    }
     case OpId::sqrt: {  // principal root, from the polar form
       Tensor r = sqrt(magnitude(re, im)), t = atan2(im, re) * 0.5;
       return join(r * cos(t), r * sin(t), shape);
@@ -195,15 +205,45 @@ Tensor power(const Tensor& x, const Tensor& y, DType c) {
 }
 
 // cumsum: each part on its own (the sum is linear); dims count in x's dims.
-Tensor cumulate(const Attrs& a, const Tensor& input) {
+// The product along `dim` as a tree of complex products (exact products, gradients through
+// zeros), ones padding odd levels.
+Tensor product(Tensor x, int64_t dim, bool keepdim) {
+  x = movedim(x, {dim}, {-1});
+  while (x.size(-1) > 1) {
+    const int64_t n = x.size(-1);
+    if (n % 2) x = cat({x, ones_like(narrow(x, -1, 0, 1))}, -1);
+    const int64_t h = x.size(-1) / 2;
+    x = narrow(x, -1, 0, h) * narrow(x, -1, h, h);
+  }
+  if (x.size(-1) == 0) {  // an empty product is 1
+    Shape s = x.shape();
+    s[s.size() - 1] = 1;
+    x = ones(s, {x.dtype(), x.device()});
+  }
+  x = movedim(x, {-1}, {dim});
+  return keepdim ? x : x.squeeze(dim);
+}
+
+// The cumulative product along `dim` by doubling (Hillis-Steele): log2(n) complex products.
+Tensor cumulative_product(Tensor x, int64_t dim) {
+  const int64_t n = x.size(dim);
+  for (int64_t k = 1; k < n; k *= 2) {
+    Tensor head = ones_like(narrow(x, dim, 0, k));
+    x = x * cat({head, narrow(x, dim, 0, n - k)}, dim);
+  }
+  return x;
+}
+
+Tensor cumulate(const Attrs& a, const Tensor& input, bool cumprod) {
   Tensor x = input;
   if (a.has_dtype) {
     if (!is_complex(a.dtype))
-      throw_dtype("cumsum", "cannot accumulate " + std::string(dtype_name(x.dtype())) +
+      throw_dtype(cumprod ? "cumprod" : "cumsum", "cannot accumulate " + std::string(dtype_name(x.dtype())) +
                                 " into dtype " + std::string(dtype_name(a.dtype)));
     x = cast_complex(x, a.dtype);
   }
   if (x.dim() == 0) return clone(x);
+  if (cumprod) return cumulative_product(x, wrap_dim(a.i[0], x.dim(), "cumprod"));
   return as_complex(cumsum(view_as_real(x), wrap_dim(a.i[0], x.dim(), "cumsum")));
 }
 
@@ -221,6 +261,11 @@ Tensor reduce(OpId op, const Attrs& a, const Tensor& input) {
   else
     for (int64_t d : a.ints) dims.push_back(wrap_dim(d, x.dim(), op_name(op)));
   if (dims.empty()) return clone(x);  // a 0-d tensor: its own sum and mean
+  if (op == OpId::prod) {
+    std::sort(dims.begin(), dims.end());
+    for (size_t i = dims.size(); i-- > 0;) x = product(x, dims[i], a.b[0]);
+    return x;
+  }
   Tensor r = view_as_real(x);
   return as_complex(op == OpId::sum ? sum(r, dims, a.b[0]) : mean(r, dims, a.b[0]));
 }
@@ -265,11 +310,11 @@ bool route_complex(OpId op, const Attrs& a, std::span<const Tensor> in, const Me
     case OpId::ones_like: case OpId::full_like:
       out = {create(op, a, in, meta.m[0], dev)};
       return true;
-    case OpId::sum: case OpId::mean:
+    case OpId::sum: case OpId::mean: case OpId::prod:
       out = {reduce(op, a, in[0])};
       return true;
-    case OpId::cumsum:
-      out = {cumulate(a, in[0])};
+    case OpId::cumsum: case OpId::cumprod:
+      out = {cumulate(a, in[0], op == OpId::cumprod)};
       return true;
     case OpId::pow:
       out = {power(in[0], in[1], meta.compute)};

@@ -12,6 +12,9 @@
 #include "ember/linalg.h"
 
 #include "ember/ops/common.h"
+#include "ember/ops/complex.h"
+#include "ember/ops/creation.h"
+#include "ember/ops/index.h"
 #include "ember/ops/layout.h"
 #include "ember/ops/linalg_detail.h"
 #include "ember/ops/binary.h"
@@ -20,6 +23,8 @@
 namespace ember {
 namespace ops {
 void register_linalg_composite_ops();
+void register_linalg_eig_ops();
+void register_fft_ops();
 
 void require_real_matrix(const char* op, const Tensor& t, const char* what) {
   require_defined(t, op, what);
@@ -159,14 +164,70 @@ std::pair<Tensor, Tensor> broadcast_batch(const Tensor& A, const Tensor& B, cons
 
 Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
 
+bool either_complex(const Tensor& a, const Tensor& b) {
+  return (a.defined() && is_complex(a.dtype())) || (b.defined() && is_complex(b.dtype()));
+}
+
+// A complex matrix A = Ar + i Ai as the real [[Ar, -Ai], [Ai, Ar]] (2n x 2n): complex solve
+// and inv run as the real ops on it, so every real kernel and VJP serves them.
+Tensor real_block(const Tensor& A, DType part) {
+  Tensor ar = real(A).to(part), ai = is_complex(A.dtype()) ? imag(A).to(part) : zeros_like(ar);
+  return cat({cat({ar, neg(ai)}, -1), cat({ai, ar}, -1)}, -2);
+}
+
+void require_complex_square(const char* op, const Tensor& A) {
+  ops::require_defined(A, op, "A");
+  if (A.dim() < 2 || A.size(-1) != A.size(-2))
+    detail::throw_shape(op, "expected A to be a batch of square matrices, found shape " +
+                                shape_str(A.shape()));
+}
+
+DType complex_of(const Tensor& a, const Tensor& b, const char* op) {
+  DType d = b.defined() ? promote_types(a.dtype(), b.dtype()) : a.dtype();
+  if (d != DType::C64 && d != DType::C128)
+    detail::throw_dtype(op, std::string("expected complex64 or complex128 operands, found ") +
+                                std::string(dtype_name(d)));
+  return d;
+}
+
+Tensor complex_inv(const Tensor& A) {
+  const char* op = "linalg_inv";
+  require_complex_square(op, A);
+  const DType c = complex_of(A, Tensor(), op);
+  const int64_t n = A.size(-1);
+  Tensor m = linalg::inv(real_block(A, complex_part_dtype(c)));
+  return complex(narrow(narrow(m, -2, 0, n), -1, 0, n).contiguous(),
+                 narrow(narrow(m, -2, n, n), -1, 0, n).contiguous());
+}
+
+Tensor complex_solve(const Tensor& A, const Tensor& B, bool left) {
+  const char* op = "linalg_solve";
+  require_complex_square(op, A);
+  ops::require_defined(B, op, "B");
+  const DType c = complex_of(A, B, op), part = complex_part_dtype(c);
+  auto [b, vec] = rhs_matrix(A, B);
+  if (!left) return vec ? complex_solve(mT(A), B, true) : mT(complex_solve(mT(A), mT(B), true));
+  const int64_t n = A.size(-1);
+  Tensor br = real(b).to(part), bi = is_complex(b.dtype()) ? imag(b).to(part) : zeros_like(br);
+  Tensor x = linalg::solve(real_block(A, part), cat({br, bi}, -2));
+  Tensor z = complex(narrow(x, -2, 0, n).contiguous(), narrow(x, -2, n, n).contiguous());
+  return vec ? z.squeeze(-1) : z;
+}
+
 }  // namespace
 
 namespace linalg {
 
-Tensor inv(const Tensor& A) { return dispatch1(OpId::linalg_inv, {}, {A}); }
+Tensor inv(const Tensor& A) {
+  if (A.defined() && is_complex(A.dtype())) [[unlikely]]
+    return complex_inv(A);
+  return dispatch1(OpId::linalg_inv, {}, {A});
+}
 
 Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   const char* op = "linalg_solve";
+  if (either_complex(A, B)) [[unlikely]]
+    return complex_solve(A, B, left);
   ops::require_square(op, A, "A");
   ops::require_defined(B, op, "B");
   auto [b, vec] = rhs_matrix(A, B);
@@ -283,6 +344,8 @@ void register_linalg_decomp_ops() {
   // The factors have no gradient (lu_solve's does, with respect to LU and B).
   op_def_mut(OpId::linalg_lu_factor).differentiable = false;
   register_linalg_composite_ops();
+  register_linalg_eig_ops();
+  register_fft_ops();
 }
 }  // namespace ops
 

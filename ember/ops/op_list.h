@@ -53,6 +53,9 @@
   X(linalg_pinv, Composite) X(linalg_matrix_rank, Composite) X(linalg_matrix_norm, Composite) \
   X(linalg_vector_norm, Composite) X(linalg_cross, Composite) X(trace, Composite)             \
   X(diag, Composite) X(diag_embed, Composite) X(matrix_power, Composite)                      \
+  X(linalg_eig, Linalg)                                                                       \
+  /* the FFT's primitives (ember/fft.h), torch's _fft_c2c / _fft_r2c / _fft_c2r */            \
+  X(fft_c2c, Linalg) X(fft_r2c, Linalg) X(fft_c2r, Linalg)                                   \
   /* weight-only quantized products (ember/ops/quant.h) */                                     \
   X(linear_int8, Matmul) X(linear_int4, Matmul)                                               \
   /* indexing */                                                                              \

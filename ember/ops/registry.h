@@ -15,7 +15,7 @@ namespace ember {
 enum class OpCategory : uint8_t {
   Creation, Random, Unary, Binary, Ternary, Reduce, Scan, Matmul, Index, Layout, Conv, Pool,
   Composite,
-  Linalg,  // matrix decompositions and functions with kernels of their own (ember/linalg.h)
+  Linalg,  // matrix decompositions and functions, FFT transforms: kernels of their own
   User  // ops registered at run time: opaque to fusion (their kernels are the user's)
 };
 const char* category_name(OpCategory c);

@@ -44,7 +44,9 @@ const std::set<std::string> kNoMethod = {
     "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
     "linalg_svd", "linalg_eigh", "linalg_lu_factor", "linalg_lu_solve", "linalg_solve_triangular",
     "linalg_svdvals", "linalg_eigvalsh", "linalg_lstsq", "linalg_pinv", "linalg_matrix_rank",
-    "linalg_matrix_norm", "linalg_vector_norm", "linalg_cross",
+    "linalg_matrix_norm", "linalg_vector_norm", "linalg_cross", "linalg_eig",
+    // the FFT's primitives (ember::fft's functions dispatch them)
+    "fft_c2c", "fft_r2c", "fft_c2r",
     // torch.view_as_real / torch.view_as_complex are functions only
     "view_as_real", "view_as_complex"};
 

@@ -78,7 +78,8 @@ add("div", torch.div, [Scalar(2.0), crnd([3], C128)], "cx_div_scalar_tensor")
 for op, fn in [("neg", torch.neg), ("abs", torch.abs), ("exp", torch.exp), ("log", torch.log),
                ("sqrt", torch.sqrt), ("square", torch.square), ("reciprocal", torch.reciprocal),
                ("sin", torch.sin), ("cos", torch.cos), ("sinh", torch.sinh), ("cosh", torch.cosh),
-               ("log2", torch.log2), ("log10", torch.log10), ("rsqrt", torch.rsqrt)]:
+               ("log2", torch.log2), ("log10", torch.log10), ("rsqrt", torch.rsqrt),
+               ("tanh", torch.tanh)]:
     add(op, fn, [crnd([2, 3])], "cx_%s_c64" % op, rtol=1e-5, atol=2e-6)
     add(op, fn, [In(crnd([3, 2], C128), [["transpose", 0, 1]])], "cx_%s_c128_noncontig" % op)
     add(op, fn, [crnd([])], "cx_%s_0d" % op, rtol=1e-5, atol=2e-6)
@@ -108,6 +109,14 @@ add("cumsum", lambda t: t.cumsum(1), [crnd([2, 3])], "cx_cumsum", {"dim": 1})
 add("cumsum", lambda t: t.cumsum(-2), [In(crnd([3, 2], C128), [["transpose", 0, 1]])],
     "cx_cumsum_noncontig", {"dim": -2})
 add("cumsum", lambda t: t.cumsum(0), [crnd([])], "cx_cumsum_0d", {"dim": 0})
+add("cumprod", lambda t: t.cumprod(1), [crnd([2, 5])], "cx_cumprod", {"dim": 1}, rtol=1e-5, atol=2e-5)
+add("cumprod", lambda t: t.cumprod(0), [In(crnd([3, 4], C128), [["transpose", 0, 1]])],
+    "cx_cumprod_noncontig", {"dim": 0})
+add("cumprod", lambda t: t.cumprod(0), [torch.tensor([1 + 1j, 0j, 2 - 1j], dtype=C128)],
+    "cx_cumprod_zero", {"dim": 0})
+add("cumprod", lambda t: t.cumprod(0), [crnd([0, 2])], "cx_cumprod_empty", {"dim": 0})
+add("tanh", torch.tanh, [torch.tensor([30 + 1j, -400 + 0.5j, 0.25 - 3j, 2j], dtype=C128)],
+    "cx_tanh_large")
 
 cond = torch.tensor([[True, False, True], [False, False, True]])
 add("where", torch.where, [cond, crnd([2, 3]), crnd([3])], "cx_where")
@@ -135,6 +144,13 @@ add("sum", lambda t: t.sum(-1), [In(crnd([4, 3], C128), [["transpose", 0, 1]])],
 add("sum", lambda t: t.sum(0), [crnd([0, 3])], "cx_sum_empty", {"dims": [0]})
 add("sum", lambda t: t.sum(), [crnd([])], "cx_sum_0d", {"dims": []})
 add("sum", lambda t: t.sum(dtype=C128), [crnd([3])], "cx_sum_dtype", {"dims": [], "dtype": "complex128"})
+add("prod", lambda t: t.prod(), [crnd([2, 3])], "cx_prod_all", {}, rtol=1e-5, atol=1e-5)
+add("prod", lambda t: t.prod(1), [crnd([2, 5, 3], C128)], "cx_prod_dim", {"dim": 1})
+add("prod", lambda t: t.prod(0, keepdim=True), [In(crnd([4, 3], C128), [["transpose", 0, 1]])],
+    "cx_prod_keepdim_noncontig", {"dim": 0, "keepdim": True})
+add("prod", lambda t: t.prod(0), [crnd([0, 3], C128)], "cx_prod_empty", {"dim": 0})
+add("prod", lambda t: t.prod(0), [torch.tensor([[1j, 2], [0j, 3 + 1j]], dtype=C128)], "cx_prod_zero",
+    {"dim": 0})
 add("mean", lambda t: t.mean(), [x], "cx_mean_all", {"dims": []})
 add("mean", lambda t: t.mean((0, 1)), [x], "cx_mean_dims", {"dims": [0, 1]})
 add("mean", lambda t: t.mean(0, keepdim=True), [crnd([3, 2], C128)], "cx_mean_keepdim_c128",
@@ -165,10 +181,10 @@ add("index_select", lambda t, i: t.index_select(0, i), [crnd([4, 2], C128), torc
     "cx_index_select", {"dim": 0})
 
 # --- ops without complex support: refused by name ---
-for op, inputs in [("relu", [crnd([3])]), ("lt", [crnd([3]), crnd([3])]), ("tanh", [crnd([3])]),
-                   ("maximum", [crnd([3]), crnd([3])]), ("cumprod", [crnd([3])]),
-                   ("prod", [crnd([3])]), ("sort", [crnd([3])]), ("atan2", [crnd([3]), crnd([3])])]:
-    attrs = {"dim": 0} if op in ("cumprod", "sort") else {}
+for op, inputs in [("relu", [crnd([3])]), ("lt", [crnd([3]), crnd([3])]), ("asin", [crnd([3])]),
+                   ("maximum", [crnd([3]), crnd([3])]), ("cummax", [crnd([3])]),
+                   ("amax", [crnd([3])]), ("sort", [crnd([3])]), ("atan2", [crnd([3]), crnd([3])])]:
+    attrs = {"dim": 0} if op in ("cummax", "sort") else {}
     cases.append(error(op, inputs, "DTypeError", attrs, name="cx_%s_refused" % op))
 
 write("complex", cases)
@@ -221,6 +237,8 @@ grads = [
     grad_case("conj_mul", lambda z: (z * z.conj()).real.sum() + (z.conj() * 2j).imag.sum(),
               [crnd([3], C128)]),
     grad_case("angle_mean", lambda z: z.angle().sum() + z.mean().abs(), [crnd([5], C128)]),
+    grad_case("tanh_prod_cumprod", lambda z: z.tanh().abs().sum() + z.prod().real
+              + z.cumprod(0).imag.sum(), [crnd([5], C128, 1.0)]),
     grad_case("sum_broadcast", lambda z, w: (z + w).sum(0).abs().sum(),
               [crnd([2, 3], C128), crnd([3], C128)]),
     grad_case("slices", lambda z: z[1:3].abs().sum() + z[::2].abs().sum() + z[0].real,

@@ -94,6 +94,14 @@ add_nd("rfftn", rnd([3, 4], torch.float32), s=[5, 7], norm="ortho")
 add_nd("irfft2", rnd([4, 4], C128))
 add_nd("irfftn", rnd([3, 4, 5], C128), s=[3, 6], dim=[0, 2])
 add_nd("irfftn", rnd([2, 3], C64), norm="forward")
+add_nd("hfft2", rnd([3, 4], C128))
+add_nd("hfft2", rnd([4, 5], C128), s=[3, 6], norm="ortho")
+add_nd("hfftn", rnd([2, 3, 4], C128), dim=[0, 2], norm="forward")
+add_nd("hfftn", rnd([3, 5], C64), s=[7])
+add_nd("ihfft2", rnd([4, 6], torch.float64))
+add_nd("ihfft2", rnd([3, 5], torch.float64), s=[4, 4], norm="forward")
+add_nd("ihfftn", rnd([2, 3, 5], torch.float64), norm="ortho")
+add_nd("ihfftn", rnd([6, 4], torch.float32), dim=[0])
 
 misc = []
 
@@ -136,12 +144,14 @@ def add_stft(x, n_fft, hop=None, win=None, window=None, center=True, normalized=
     kw = dict(hop_length=hop, win_length=win, window=window, center=center, normalized=normalized,
               onesided=onesided, return_complex=True)
     y = torch.stft(x, n_fft, **kw)
+    kw["return_complex"] = False
+    y_real = torch.stft(x, n_fft, **kw)  # torch 1.13's real form: view_as_real
     inv = torch.istft(y, n_fft, hop_length=hop, win_length=win, window=window, center=center,
                       normalized=normalized, onesided=onesided, length=length)
     stfts.append({"input": tensor_spec(x), "n_fft": n_fft, "hop": hop, "win": win,
                   "window": None if window is None else tensor_spec(window), "center": center,
                   "normalized": normalized, "onesided": onesided, "length": length,
-                  "output": out_spec(y), "inverse": out_spec(inv)})
+                  "output": out_spec(y), "output_real": out_spec(y_real), "inverse": out_spec(inv)})
 
 
 add_stft(rnd([40], torch.float64), 8, window=torch.hann_window(8, dtype=torch.float64))
@@ -164,6 +174,10 @@ grads = [
               [rnd([5], C128)]),
     grad_case("fft2_rfftn", lambda x: F.fft2(x).abs().sum() + F.rfftn(x, s=[4, 6]).abs().sum(),
               [rnd([3, 5], torch.float64)]),
+    grad_case("hfftn_ihfftn", lambda z: (F.hfftn(z, s=[3, 6]) ** 2).sum()
+              + F.ihfft2(z.real, norm="ortho").abs().sum(), [rnd([3, 4], C128)]),
+    grad_case("irfftn_fftn", lambda z: (F.irfftn(z, s=[4, 5]) ** 2).sum()
+              + F.fftn(z, dim=[0, 1], norm="forward").abs().sum(), [rnd([4, 3], C128)]),
     grad_case("stft_istft",
               lambda x: torch.stft(x, 8, hop_length=2, window=torch.hann_window(8, dtype=torch.float64),
                                    return_complex=True).abs().sum()

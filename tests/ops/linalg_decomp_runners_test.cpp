@@ -148,3 +148,20 @@ EMBER_RUNNER(matrix_power) {
   return {linalg::matrix_power(inputs_of(c, dev)[0], c.attrs.at("n").get<int64_t>())};
 }
 EMBER_RUNNER(matrix_exp) { return {linalg::matrix_exp(inputs_of(c, dev)[0])}; }
+
+// eig: the canonical form tests/gen/gen_linalg_eig.py records (sorted by re + 0.1 im, each
+// eigenvector's largest entry real and positive, and the residual A V - V diag(w)).
+EMBER_RUNNER(linalg_eig) {
+  const Tensor a = inputs_of(c, dev)[0];
+  if (c.attrs.value("eigenvalues_only", false)) {
+    Tensor w = linalg::eigvals(a);
+    return {gather(w, -1, argsort(real(w) + imag(w) * 0.1, -1))};
+  }
+  auto [w, v] = linalg::eig(a);
+  Tensor idx = argsort(real(w) + imag(w) * 0.1, -1);
+  w = gather(w, -1, idx);
+  v = gather(v, -1, idx.unsqueeze(-2).expand(v.shape()));
+  Tensor p = gather(v, -2, argmax(abs(v), -2, true));
+  v = v * (conj(p) / abs(p));
+  return {w, v, matmul(a.to(v.dtype()), v) - v * w.unsqueeze(-2)};
+}

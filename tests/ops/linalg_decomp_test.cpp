@@ -115,6 +115,18 @@ std::vector<GradCase> grad_cases() {
       {"matrix_power_3", [](const Tensor& a) { return linalg::matrix_power(a, 3); }, sq},
       {"matrix_power_-2", [](const Tensor& a) { return linalg::matrix_power(a, -2); }, sq},
       {"matrix_exp", [](const Tensor& a) { return linalg::matrix_exp(a); }, sq * 0.5},
+      // eig's losses must not depend on the eigenvectors' phases (torch refuses those): |V|
+      {"eig", [](const Tensor& a) { auto [w, v] = linalg::eig(a); return cat({view_as_real(w).flatten(), abs(v).flatten()}); }, sq},
+      {"eigvals", [](const Tensor& a) { return view_as_real(linalg::eigvals(a)).flatten(); }, sq},
+      {"eig_complex", [](const Tensor& x) {
+         auto [w, v] = linalg::eig(complex(x.select(0, 0), x.select(0, 1)));
+         return cat({view_as_real(w).flatten(), abs(v).flatten()});
+       }, f64({2, 3, 3}, 10)},
+      {"solve_complex", [](const Tensor& x) {
+         Tensor a = complex(x.select(0, 0), x.select(0, 1)), b = complex(x.select(0, 1), x.select(0, 0));
+         return view_as_real(linalg::solve(a, b.narrow(-1, 0, 2))).flatten();
+       }, f64({2, 3, 3}, 11, 3.0)},
+      {"inv_complex", [](const Tensor& x) { return view_as_real(linalg::inv(complex(x.select(0, 0), x.select(0, 1)))).flatten(); }, f64({2, 3, 3}, 12, 3.0)},
   };
 }
 

@@ -328,7 +328,10 @@ TensorList k_qr(const OpCall& c) {
 
 }  // namespace
 
+void register_lapack_eig(BackendImpl& b);  // lapack_eig.cpp
+
 void register_lapack_linalg(BackendImpl& b) {
+  register_lapack_eig(b);
   b.set_kernel(OpId::linalg_solve, k_solve, kReal);
   b.set_kernel(OpId::linalg_inv, k_inv, kReal);
   b.set_kernel(OpId::linalg_det, k_det, kReal);

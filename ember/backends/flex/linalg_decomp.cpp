@@ -271,7 +271,12 @@ TensorList k_matrix_exp(const OpCall& c) {
 
 }  // namespace
 
+void register_flex_eig(BackendImpl& b);      // eig.cpp
+void register_flex_fft_ops(BackendImpl& b);  // fft_ops.cpp
+
 void register_flex_linalg_decomp(BackendImpl& b) {
+  register_flex_eig(b);
+  register_flex_fft_ops(b);
   b.set_kernel(OpId::linalg_lu_factor, k_lu_factor, kReal);
   b.set_kernel(OpId::linalg_lu_solve, k_lu_solve, kReal);
   b.set_kernel(OpId::linalg_solve, k_solve_inv, kReal);
