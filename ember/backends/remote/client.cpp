@@ -122,8 +122,8 @@ class Connection {
       lock.unlock();  // the socket's thread takes the lock for replies meanwhile
       if (!transport_->send_parts(std::move(parts))) {
         lock.lock();
+        if (!dead_) dead_ = true, why_ = "a write failed during an upload";
         check_alive("copy");
-        ember::detail::throw_device("copy", "the connection to '" + url_ + "' failed during an upload");
       }
       return;
     }
