@@ -5,8 +5,10 @@
 // chain and transfer serve from an in-process flex server; each run measures local flex in the
 // same run, so the ratio holds on a loaded machine. soak starts `ember-server` (PATH) as its own
 // process, runs N clients doing random op chains, uploads, downloads and disconnects for S
-// seconds, samples the server's resident memory every second and fails when it grows.
+// seconds (each client a process of its own), samples the server's resident memory every second
+// and fails when it grows.
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,21 +134,30 @@ long rss_kib(pid_t pid) {
   return -1;
 }
 
-// One client: connects, runs random chains, uploads and downloads with checked results, and
-// now and then drops its connection mid-stream and opens a fresh one.
-void soak_client(const std::string& url, int id, Clock::time_point end, std::atomic<long>& ops,
-                 std::atomic<long>& wrong, std::atomic<long>& reconnects) {
+// Counters the client processes share with the parent.
+struct Counts {
+  long ops, wrong, connections, failed;
+};
+
+// One client (a process of its own: a process keeps at most 256 connections): connects, runs
+// random chains, uploads and downloads with checked results, and now and then drops its
+// connection mid-stream and opens a fresh one (while it has connections to spare).
+void soak_client(const std::string& url, int id, Clock::time_point end, Counts* counts) {
   std::mt19937 rng(uint32_t(id) * 7919u + 1);
-  while (Clock::now() < end) {
+  auto add = [](long& c, long n = 1) { __atomic_fetch_add(&c, n, __ATOMIC_RELAXED); };
+  for (int opened = 0; Clock::now() < end;) {
     Device d;
     try {
-      d = remote::connect(url + "/soak" + std::to_string(id) + "_" + std::to_string(reconnects++),
+      d = remote::connect(url + "/soak" + std::to_string(id) + "_" + std::to_string(opened++),
                           {.timeout_s = 10});
+      add(counts->connections);
     } catch (const DeviceError&) {
+      add(counts->failed);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       continue;
     }
-    const int rounds = 5 + int(rng() % 40);
+    const bool may_drop = opened < 200;
+    const int rounds = may_drop ? 5 + int(rng() % 40) : 1 << 30;
     try {
       for (int k = 0; k < rounds && Clock::now() < end; ++k) {
         const int64_t n = int64_t(1) << (4 + rng() % 14);  // 16 .. 128 Ki floats
@@ -160,25 +171,25 @@ void soak_client(const std::string& url, int id, Clock::time_point end, std::ato
                 case 2: x = x.exp().clamp(-4, 4), w = w.exp().clamp(-4, 4); break;
                 default: x = tanh(x), w = tanh(w); break;
               }
-              ops++;
+              add(counts->ops);
             }
-            if (!allclose(w.to(Device::flex()), x)) wrong++;
+            if (!allclose(w.to(Device::flex()), x)) add(counts->wrong);
             break;
           }
           case 1: {  // upload, reduce on the server, read one number
             Tensor x = full({n}, float(id), {kF32});
-            if (x.to(d).sum().item<float>() != float(id) * float(n)) wrong++;
-            ops++;
+            if (x.to(d).sum().item<float>() != float(id) * float(n)) add(counts->wrong);
+            add(counts->ops);
             break;
           }
           case 2: {  // a round trip of bytes
             Tensor x = arange(n, {kI32});
-            if (!equal(x.to(d).to(Device::flex()), x)) wrong++;
+            if (!equal(x.to(d).to(Device::flex()), x)) add(counts->wrong);
             break;
           }
           default: {  // tensors left for the server to free when the connection goes
             Tensor keep = ones({n}, {kF32, d}) * 3;
-            if (rng() % 2) {
+            if (rng() % 2 && may_drop) {
               remote::disconnect(d);  // mid-stream: the server frees the session
               k = rounds;
             }
@@ -189,7 +200,7 @@ void soak_client(const std::string& url, int id, Clock::time_point end, std::ato
     } catch (const DeviceError&) {
       // the connection this client dropped
     }
-    if (remote::connected(d)) remote::disconnect(d);
+    if (remote::connected(d) && may_drop) remote::disconnect(d);
   }
 }
 
@@ -216,21 +227,36 @@ int soak(const Args& a) {
   }
   const std::string l = line;
   const std::string url = "ws://127.0.0.1:" + l.substr(l.rfind(':') + 1, l.find_last_not_of("\n") - l.rfind(':'));
-  std::atomic<long> ops{0}, wrong{0}, reconnects{0};
+  auto* counts = static_cast<Counts*>(
+      mmap(nullptr, sizeof(Counts), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  *counts = {};
   const auto t0 = Clock::now();
   const auto end = t0 + std::chrono::milliseconds(int64_t(a.seconds * 1000));
-  std::vector<std::thread> threads;
-  for (int c = 0; c < a.clients; ++c)
-    threads.emplace_back([&, c] { soak_client(url, c, end, ops, wrong, reconnects); });
+  std::vector<pid_t> clients;
+  for (int c = 0; c < a.clients; ++c) {
+    const pid_t p = fork();
+    if (p == 0) {
+      soak_client(url, c, end, counts);
+      std::fflush(stdout);
+      _exit(0);
+    }
+    clients.push_back(p);
+  }
   std::vector<long> rss;
   while (Clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     rss.push_back(rss_kib(pid));
-    std::printf("t=%4.0f s  server RSS %ld KiB  ops %ld  connections %ld\n", ms_since(t0) / 1e3,
-                rss.back(), ops.load(), reconnects.load());
+    std::printf("t=%4.0f s  server RSS %ld KiB  ops %ld  connections %ld (%ld refused)\n",
+                ms_since(t0) / 1e3, rss.back(), counts->ops, counts->connections, counts->failed);
     std::fflush(stdout);
   }
-  for (auto& t : threads) t.join();
+  bool clients_ok = true;
+  for (pid_t p : clients) {
+    int st = 0;
+    waitpid(p, &st, 0);
+    clients_ok = clients_ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  }
+  const long ops = counts->ops, wrong = counts->wrong, reconnects = counts->connections;
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -242,9 +268,9 @@ int soak(const Args& a) {
   const bool flat = late_peak <= warm_peak + warm_peak / 10 + 8192;
   std::printf("soak %d clients %.0f s: %ld ops, %ld connections, %ld wrong results; server RSS "
               "after warm-up %ld KiB, peak later %ld KiB, last %ld KiB: %s; server exit %d\n",
-              a.clients, a.seconds, ops.load(), reconnects.load(), wrong.load(), warm_peak,
-              late_peak, rss.back(), flat ? "flat" : "GROWING", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  return flat && wrong == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+              a.clients, a.seconds, ops, reconnects, wrong, warm_peak, late_peak, rss.back(),
+              flat ? "flat" : "GROWING", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return flat && wrong == 0 && clients_ok && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
 }  // namespace

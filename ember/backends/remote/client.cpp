@@ -27,7 +27,7 @@ namespace {
 // EMBER_REMOTE_BATCH_KB overrides it (tuning).
 const size_t kBatchBytes = [] {
   const char* v = std::getenv("EMBER_REMOTE_BATCH_KB");
-  return (v && *v ? size_t(std::atol(v)) : size_t(64)) << 10;
+  return (v && *v ? size_t(std::atol(v)) : size_t(16)) << 10;
 }();
 constexpr size_t kMaxQueued = size_t(64) << 20;    // then the caller waits for the socket
 
