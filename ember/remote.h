@@ -8,12 +8,17 @@
 namespace ember::remote {
 
 /// How a client connects. Device::remote(url) takes these from the environment:
-/// EMBER_REMOTE_TOKEN, EMBER_REMOTE_CA (a PEM file) and EMBER_REMOTE_TIMEOUT (seconds).
+/// EMBER_REMOTE_TOKEN, EMBER_REMOTE_CA (a PEM file), EMBER_REMOTE_CERT and EMBER_REMOTE_KEY
+/// (PEM files: the client's certificate, for mutual TLS) and EMBER_REMOTE_TIMEOUT (seconds).
 struct ConnectOptions {
   std::string token;    // sent as "Authorization: Bearer <token>"
   std::string ca_pem;   // certificates (PEM text) that may sign the server's; empty: ca_file
   std::string ca_file;  // a PEM file of them; both empty: the system's trust store
   double timeout_s = 30;  // connecting, and each wait for a reply (a read, a sync)
+  // Mutual TLS: the client's certificate chain and private key (PEM text, else PEM files),
+  // presented to a server started with client CAs (ember-server --client-ca).
+  std::string cert_pem, key_pem;
+  std::string cert_file, key_file;
 };
 
 /// Connects to the server at `url` ("wss://host:port", or "ws://127.0.0.1:port" on loopback)

@@ -1,9 +1,10 @@
 // ember-server: serves an ember device to remote clients (Device::remote, docs/remote.md).
 //   ember-server [--device flex|cpu|cuda:N] [--host ADDR] [--port N] [--cert PEM --key PEM]
-//                [--token-file FILE] [--max-clients N] [--max-message-mb N]
+//                [--client-ca PEM] [--token-file FILE] [--max-clients N] [--max-message-mb N]
 //                [--max-tensor-mb N] [--max-client-mb N] [--quiet]
 // Plain ws:// is served only on a loopback address; anything else needs --cert and --key (TLS
-// 1.3). Without a token (--token-file, or EMBER_SERVER_TOKEN) only loopback clients are let in.
+// 1.3). --client-ca asks every client for a certificate that those CAs sign (mutual TLS). Without
+// a token (--token-file, or EMBER_SERVER_TOKEN) or client CAs only loopback clients are let in.
 // GET /health/live, /health/ready and /metrics (Prometheus) on the same port. SIGINT or SIGTERM
 // stops it gracefully (sessions are closed and their memory freed). Logs are JSON lines on stderr.
 #include <csignal>
@@ -23,7 +24,8 @@ namespace {
 
 int usage() {
   std::cerr << "usage: ember-server [--device flex|cpu|cuda:N] [--host ADDR] [--port N]\n"
-               "                    [--cert PEM --key PEM] [--token-file FILE] [--max-clients N]\n"
+               "                    [--cert PEM --key PEM] [--client-ca PEM] [--token-file FILE]\n"
+               "                    [--max-clients N]\n"
                "                    [--max-message-mb N] [--max-tensor-mb N] [--max-client-mb N]\n"
                "                    [--quiet]\n";
   return 2;
@@ -54,7 +56,7 @@ int main(int argc, char** argv) {
   remote::ServerOptions o;
   o.port = 7070;
   o.log = true;
-  std::string cert, key, token_file;
+  std::string cert, key, client_ca, token_file;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -68,6 +70,7 @@ int main(int argc, char** argv) {
       else if (a == "--port") o.port = uint16_t(std::stoi(value()));
       else if (a == "--cert") cert = value();
       else if (a == "--key") key = value();
+      else if (a == "--client-ca") client_ca = value();
       else if (a == "--token-file") token_file = value();
       else if (a == "--max-clients") o.max_clients = std::stoul(value());
       else if (a == "--max-message-mb") o.limits.max_message_bytes = std::stoul(value()) * mb;
@@ -78,6 +81,10 @@ int main(int argc, char** argv) {
     }
     if (cert.empty() != key.empty()) throw ValueError("[ember-server] --cert and --key go together");
     if (!cert.empty()) o.cert_pem = read_file(cert), o.key_pem = read_file(key);
+    if (!client_ca.empty()) {
+      if (cert.empty()) throw ValueError("[ember-server] --client-ca needs --cert and --key (TLS)");
+      o.client_ca_pem = read_file(client_ca);
+    }
     if (!token_file.empty()) {
       o.token = read_file(token_file);
       while (!o.token.empty() && (o.token.back() == '\n' || o.token.back() == '\r')) o.token.pop_back();

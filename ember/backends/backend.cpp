@@ -7,6 +7,8 @@
 #include <exception>
 #include <mutex>
 
+#include "ember/backends/deferred_errors.h"
+
 namespace ember {
 
 void BackendImpl::copy_device(Storage& dst, size_t dst_off, const Storage& src, size_t src_off,
@@ -45,11 +47,15 @@ namespace detail {
 namespace {
 std::mutex g_err_mu;
 std::exception_ptr g_errors[kNumBackends][16];
+thread_local DeferredErrors* t_errors = nullptr;  // a DeferredErrors::Scope's
 }  // namespace
+
+DeferredErrors::Scope::Scope(DeferredErrors& e) : prev_(t_errors) { t_errors = &e; }
+DeferredErrors::Scope::~Scope() { t_errors = prev_; }
 
 void defer_error(Device d, std::exception_ptr e) {
   std::lock_guard lock(g_err_mu);
-  std::exception_ptr& slot = g_errors[int(d.backend())][d.index() & 15];
+  std::exception_ptr& slot = t_errors ? t_errors->slot(d) : g_errors[int(d.backend())][d.index() & 15];
   if (!slot) slot = std::move(e);  // the first error wins: later ones often follow from it
 }
 
@@ -57,7 +63,7 @@ void raise_deferred_errors(Device d) {
   std::exception_ptr e;
   {
     std::lock_guard lock(g_err_mu);
-    std::swap(e, g_errors[int(d.backend())][d.index() & 15]);
+    std::swap(e, t_errors ? t_errors->slot(d) : g_errors[int(d.backend())][d.index() & 15]);
   }
   if (e) std::rethrow_exception(e);
 }

@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     limits.max_tensor_bytes = 1 << 20;
     limits.max_session_bytes = 4 << 20;
     remote::Session s(Device::flex(), limits, nullptr);
-    auto drop = [](void*, std::vector<uint8_t>& f) { f.clear(); };
+    auto drop = [](void*, std::vector<uint8_t>& f, std::span<const uint8_t>) { f.clear(); };
     s.on_frame(session_frame, drop, nullptr);
   });
   return 0;

@@ -122,19 +122,75 @@ Cache& cache() {
   return *c;
 }
 
-void free_block(void*, const Storage& s) {
-  ember::detail::track_storage_bytes(-int64_t(s.nbytes));
-  if (s.data) cache().give(s.data, size_class(s.nbytes));
-}
+thread_local StorageMeter* t_meter = nullptr;
 
 }  // namespace
+
+struct MeterAccess {
+  static void refund(void* meter, size_t n) { static_cast<StorageMeter*>(meter)->refund(n); }
+};
+
+namespace {
+// A storage's free_ctx is the meter it was counted against (null: none).
+void free_block(void* meter, const Storage& s) {
+  ember::detail::track_storage_bytes(-int64_t(s.nbytes));
+  if (s.data) cache().give(s.data, size_class(s.nbytes));
+  if (meter) MeterAccess::refund(meter, s.nbytes);
+}
+}  // namespace
+
+StorageMeter* StorageMeter::create(size_t limit, size_t max_one) {
+  return new StorageMeter(limit, max_one);
+}
+
+void StorageMeter::release() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
+
+void StorageMeter::charge(size_t n) {
+  if (n > max_one_) {
+    const char* op = ember::detail::current_op();
+    throw OutOfMemory(std::string("[") + (op ? op : "empty") + "] a storage of " +
+                      std::to_string(n) + " bytes is over the server's limit of " +
+                      std::to_string(max_one_) + " bytes per tensor");
+  }
+  const int64_t now = live_.fetch_add(int64_t(n), std::memory_order_relaxed) + int64_t(n);
+  if (now > int64_t(limit_)) {
+    live_.fetch_sub(int64_t(n), std::memory_order_relaxed);
+    const char* op = ember::detail::current_op();
+    throw OutOfMemory(std::string("[") + (op ? op : "empty") + "] " + std::to_string(n) +
+                      " bytes more would take this client's tensors and temporaries to " +
+                      std::to_string(now) + " bytes, over the server's limit of " +
+                      std::to_string(limit_) + " bytes per client");
+  }
+  refs_.fetch_add(1, std::memory_order_relaxed);
+  for (int64_t p = peak_.load(std::memory_order_relaxed);
+       now > p && !peak_.compare_exchange_weak(p, now, std::memory_order_relaxed);) {
+  }
+}
+
+void StorageMeter::refund(size_t n) {
+  live_.fetch_sub(int64_t(n), std::memory_order_relaxed);
+  release();
+}
+
+StorageMeter::Scope::Scope(StorageMeter* m) : prev_(t_meter) { t_meter = m; }
+StorageMeter::Scope::~Scope() { t_meter = prev_; }
 
 std::shared_ptr<Storage> allocate_host(size_t nbytes, Device place) {
   auto s = std::make_shared<Storage>();
   s->nbytes = nbytes;
   s->place = place.without_layers();
-  s->data = cache().take(size_class(nbytes));
+  StorageMeter* meter = t_meter;
+  if (meter) meter->charge(nbytes);  // before the memory is taken: a refusal costs nothing
+  try {
+    s->data = cache().take(size_class(nbytes));
+  } catch (...) {
+    if (meter) meter->refund(nbytes);
+    throw;
+  }
   s->free_fn = free_block;
+  s->free_ctx = meter;
   ember::detail::track_storage_bytes(int64_t(nbytes));
   return s;
 }

@@ -21,7 +21,14 @@
 namespace ember::remote {
 namespace {
 
-constexpr size_t kBatchBytes = size_t(256) << 10;  // a frame is sent once its messages reach this
+// A frame is sent once its messages reach this: small enough that the server starts on a chain
+// of ops while the caller still records it (about a hundred calls a frame), large enough that
+// a frame's cost (a wakeup of the socket's thread, a write) is spread over many calls.
+// EMBER_REMOTE_BATCH_KB overrides it (tuning).
+const size_t kBatchBytes = [] {
+  const char* v = std::getenv("EMBER_REMOTE_BATCH_KB");
+  return (v && *v ? size_t(std::atol(v)) : size_t(16)) << 10;
+}();
 constexpr size_t kMaxQueued = size_t(64) << 20;    // then the caller waits for the socket
 
 struct Reply {
@@ -33,12 +40,10 @@ struct Reply {
   std::vector<TensorMeta> metas;
 };
 
-class Connection;
-struct Block {
-  Connection* conn;
-  uint64_t handle;
-};
-void free_block(void* ctx, const Storage&);
+// A remote storage's free_ctx is its handle; its place's index names the connection.
+void free_block(void* ctx, const Storage& s);
+uint64_t handle_in(const Storage& s) { return uint64_t(reinterpret_cast<uintptr_t>(s.free_ctx)); }
+constexpr size_t kDirectBytes = size_t(256) << 10;  // uploads from this size go without a copy
 
 class Connection {
  public:
@@ -84,7 +89,7 @@ class Connection {
     s->nbytes = nbytes;
     s->place = place.without_layers();
     s->free_fn = free_block;
-    s->free_ctx = new Block{this, handle};
+    s->free_ctx = reinterpret_cast<void*>(uintptr_t(handle));
     return s;
   }
   uint64_t reserve(uint64_t n) { return next_handle_.fetch_add(n); }
@@ -99,7 +104,29 @@ class Connection {
   void upload(uint64_t handle, uint64_t storage_bytes, size_t off, const void* src, size_t n) {
     std::unique_lock lock(mu_);
     check_alive("copy");
-    const char* p = static_cast<const char*>(src);
+    const auto* p = static_cast<const uint8_t*>(src);
+    if (n >= kDirectBytes) {
+      // The bytes go from the caller's memory to the socket (the chunks' heads first, after
+      // what is batched); the caller's memory must stay until they are written, so this waits.
+      std::vector<std::pair<std::vector<uint8_t>, std::span<const uint8_t>>> parts;
+      parts.emplace_back(std::move(buf_), std::span<const uint8_t>());
+      buf_ = {};
+      for (size_t done = 0; done < n;) {
+        const size_t len = std::min(kChunkBytes, n - done);
+        std::vector<uint8_t> head;
+        Encoder(head).upload_head(handle, storage_bytes, off + done, len);
+        parts.emplace_back(std::move(head), std::span<const uint8_t>(p + done, len));
+        done += len;
+      }
+      if (parts.front().first.empty()) parts.erase(parts.begin());
+      lock.unlock();  // the socket's thread takes the lock for replies meanwhile
+      if (!transport_->send_parts(std::move(parts))) {
+        lock.lock();
+        if (!dead_) dead_ = true, why_ = "a write failed during an upload";
+        check_alive("copy");
+      }
+      return;
+    }
     size_t done = 0;
     do {
       const size_t len = std::min(kChunkBytes, n - done);
@@ -109,20 +136,22 @@ class Connection {
     } while (done < n);
   }
 
-  void call(const OpCall& c, std::span<const TensorRef> in, std::span<const uint64_t> outs) {
+  /// Encodes a call straight into the batch: `inputs` are the call's, `handles` the storage
+  /// handle of each view input (0 for others).
+  void call(const OpCall& c, const uint64_t* handles, std::span<const uint64_t> outs) {
     std::unique_lock lock(mu_);
     check_alive(op_name(c.op));
-    Encoder(buf_).call(0, c.op, c.attrs, c.attrs.device.backend() == Backend::Remote, in, outs);
+    encode_call(0, c, handles, outs);
     if (buf_.size() > kBatchBytes) flush_locked(lock);
   }
 
-  std::vector<TensorMeta> call_wait(const OpCall& c, std::span<const TensorRef> in, uint64_t first) {
+  std::vector<TensorMeta> call_wait(const OpCall& c, const uint64_t* handles, uint64_t first) {
     Reply r;
     std::unique_lock lock(mu_);
     check_alive(op_name(c.op));
     const uint64_t req = next_req_++;
     const uint64_t outs[] = {first};
-    Encoder(buf_).call(req, c.op, c.attrs, c.attrs.device.backend() == Backend::Remote, in, outs);
+    encode_call(req, c, handles, outs);
     wait(lock, req, r, op_name(c.op));
     return std::move(r.metas);
   }
@@ -150,6 +179,23 @@ class Connection {
  private:
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(int64_t(opts_.timeout_s * 1000));
+  }
+  void encode_call(uint64_t req, const OpCall& c, const uint64_t* handles,
+                   std::span<const uint64_t> outs) {
+    Encoder e(buf_);
+    const size_t at = e.call_begin(req, c.op, c.attrs, c.attrs.device.backend() == Backend::Remote,
+                                   c.inputs.size());
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      const Tensor& t = c.inputs[i];
+      if (!t.defined()) {
+        e.input_undefined();
+        continue;
+      }
+      const TensorImpl& impl = *t.impl();
+      if (impl.is_constant) e.input_constant(impl.dtype, impl.constant, impl.wrapped_number);
+      else e.input_view(handles[i], impl.dtype, impl.shape, impl.strides, impl.offset);
+    }
+    e.call_end(at, outs);
   }
   void check_alive(const char* op) {
     if (dead_) ember::detail::throw_device(op, "the connection to '" + url_ + "' is lost: " + why_);
@@ -269,11 +315,6 @@ class Connection {
   std::unordered_map<uint64_t, Reply*> waiting_;
 };
 
-void free_block(void* ctx, const Storage&) {
-  Block* b = static_cast<Block*>(ctx);
-  b->conn->free(b->handle);
-  delete b;
-}
 
 // Connections are never destroyed (storages may outlive every user of them, until exit). Ops
 // find theirs without a lock (the dispatch path); connecting takes the lock only to pick a slot.
@@ -291,6 +332,11 @@ Registry& registry() {
   return *r;
 }
 
+void free_block(void* ctx, const Storage& s) {
+  Connection* c = registry().conns[s.place.index()].load(std::memory_order_acquire);
+  if (c) c->free(uint64_t(reinterpret_cast<uintptr_t>(ctx)));
+}
+
 Connection& conn_of(Device d, const char* op) {
   Registry& r = registry();
   Connection* c = d.backend() == Backend::Remote && d.index() >= 0 && d.index() < kMaxConnections
@@ -301,78 +347,73 @@ Connection& conn_of(Device d, const char* op) {
 }
 
 uint64_t handle_of(const Storage& s, Connection& c, const char* op) {
-  if (s.free_fn != free_block || static_cast<Block*>(s.free_ctx)->conn != &c)
+  if (s.free_fn != free_block || s.place.index() != c.index())
     ember::detail::throw_device(op, "a tensor of another remote connection (move it with .to(device))");
-  return static_cast<Block*>(s.free_ctx)->handle;
+  return handle_in(s);
 }
 
 bool is_inline(const Storage& s) { return s.data == s.inline_bytes; }
 
-// The call's inputs as the server names them. A view of a graph constant's inline bytes (an
-// expanded scalar) is uploaded to a fresh storage that `keep` holds until the call is sent.
-std::vector<TensorRef> refs_of(const OpCall& c, Connection& conn,
-                               std::vector<std::shared_ptr<Storage>>& keep) {
-  std::vector<TensorRef> refs(c.inputs.size());
+// The storage handle of each view input, in `handles` (0 for the others). A view of a graph
+// constant's inline bytes (an expanded scalar) is uploaded to a fresh storage that `keep` holds
+// until the call is sent.
+void handles_of(const OpCall& c, Connection& conn, uint64_t* handles,
+                std::vector<std::shared_ptr<Storage>>& keep) {
   for (size_t i = 0; i < c.inputs.size(); ++i) {
+    handles[i] = 0;
     const Tensor& t = c.inputs[i];
-    TensorRef& r = refs[i];
-    if (!t.defined()) continue;
-    const TensorImpl& impl = *t.impl();
-    r.dtype = impl.dtype;
-    if (impl.is_constant) {
-      r.kind = TensorRef::Constant;
-      r.constant = impl.constant;
-      r.wrapped = impl.wrapped_number;
-      continue;
-    }
-    r.kind = TensorRef::View;
-    const Storage& s = *impl.storage;
+    if (!t.defined() || t.impl()->is_constant) continue;
+    const Storage& s = *t.impl()->storage;
     if (is_inline(s)) {
       auto up = conn.new_storage(s.nbytes, c.device);
-      const uint64_t h = static_cast<Block*>(up->free_ctx)->handle;
-      conn.upload(h, s.nbytes, 0, s.inline_bytes, s.nbytes);
-      r.handle = h;
+      handles[i] = handle_in(*up);
+      conn.upload(handles[i], s.nbytes, 0, s.inline_bytes, s.nbytes);
       keep.push_back(std::move(up));
     } else {
-      r.handle = handle_of(s, conn, op_name(c.op));
+      handles[i] = handle_of(s, conn, op_name(c.op));
     }
-    r.shape = impl.shape;
-    r.strides = impl.strides;
-    r.offset = impl.offset;
   }
-  return refs;
 }
 
-TensorList k_remote(const OpCall& c) {
-  // In place: copy_(dst, src) writes dst's storage and returns dst itself.
-  if (c.op == OpId::copy && c.inputs.size() == 2) {
-    Connection& conn = conn_of(c.device, op_name(c.op));
-    std::vector<std::shared_ptr<Storage>> keep;
-    auto refs = refs_of(c, conn, keep);
-    conn.call(c, refs, {});
-    return {c.inputs[0]};
+// The per-op path: no heap allocation but the outputs' (a call's handles sit on the stack).
+struct CallHandles {
+  explicit CallHandles(size_t n) : heap(n > kInline ? n : 0) {
+    data = n > kInline ? heap.data() : local;
   }
+  static constexpr size_t kInline = 8;
+  uint64_t local[kInline];
+  std::vector<uint64_t> heap;
+  uint64_t* data;
+};
+
+TensorList k_remote(const OpCall& c) {
   if (c.op == OpId::contiguous && c.inputs[0].is_contiguous()) return {c.inputs[0]};
   Connection& conn = conn_of(c.device, op_name(c.op));
   std::vector<std::shared_ptr<Storage>> keep;
-  auto refs = refs_of(c, conn, keep);
+  CallHandles in(c.inputs.size());
+  handles_of(c, conn, in.data, keep);
+  // In place: copy_(dst, src) writes dst's storage and returns dst itself.
+  if (c.op == OpId::copy && c.inputs.size() == 2) {
+    conn.call(c, in.data, {});
+    return {c.inputs[0]};
+  }
   bool wait = c.meta.variadic;
   for (int i = 0; i < c.meta.n; ++i)
     for (int64_t d : c.meta.m[i].shape)
       if (d < 0) wait = true;
   TensorList outs;
   if (!wait) {
-    std::vector<uint64_t> handles;
+    uint64_t handles[MetaList::kMaxOutputs];
     for (int i = 0; i < c.meta.n; ++i) {
       outs.push_back(ember::detail::empty_tensor(c.meta.m[i].shape, c.meta.m[i].dtype, c.device));
-      handles.push_back(static_cast<Block*>(outs.back().impl()->storage->free_ctx)->handle);
+      handles[i] = handle_in(*outs.back().impl()->storage);
     }
-    conn.call(c, refs, handles);
+    conn.call(c, in.data, std::span<const uint64_t>(handles, size_t(c.meta.n)));
     return outs;
   }
   // Output shapes the data decides (nonzero, split's pieces): one round trip for the metas.
   const uint64_t first = conn.reserve(kMaxCallTensors);
-  std::vector<TensorMeta> metas = conn.call_wait(c, refs, first);
+  std::vector<TensorMeta> metas = conn.call_wait(c, in.data, first);
   for (size_t i = 0; i < metas.size(); ++i) {
     auto impl = std::make_shared<TensorImpl>();
     impl->shape = metas[i].shape;
@@ -402,7 +443,7 @@ class RemoteBackend final : public BackendImpl {
     auto s = c.new_storage(nbytes, place);
     // An empty tensor is never written (nothing is uploaded or computed into it): the server
     // learns of its storage here.
-    if (nbytes == 0) c.upload(static_cast<Block*>(s->free_ctx)->handle, 0, 0, nullptr, 0);
+    if (nbytes == 0) c.upload(handle_in(*s), 0, 0, nullptr, 0);
     return s;
   }
   void copy_from_host(Storage& dst, size_t off, const void* src, size_t n) override {
@@ -448,6 +489,8 @@ ConnectOptions env_options() {
   ConnectOptions o;
   if (const char* t = std::getenv("EMBER_REMOTE_TOKEN")) o.token = t;
   if (const char* ca = std::getenv("EMBER_REMOTE_CA")) o.ca_file = ca;
+  if (const char* c = std::getenv("EMBER_REMOTE_CERT")) o.cert_file = c;
+  if (const char* k = std::getenv("EMBER_REMOTE_KEY")) o.key_file = k;
   o.timeout_s = env_double("EMBER_REMOTE_TIMEOUT", o.timeout_s);
   return o;
 }
@@ -457,7 +500,10 @@ thread_local const ConnectOptions* t_options = nullptr;  // remote::connect's, f
 int detail::open(const std::string& url) {
   const ConnectOptions opts = t_options ? *t_options : env_options();
   const Url u = parse_url(url, "Device::remote");
-  const std::string key = url + '\n' + opts.token + '\n' + opts.ca_file + '\n' + opts.ca_pem;
+  std::string key = url;
+  for (const std::string* f : {&opts.token, &opts.ca_file, &opts.ca_pem, &opts.cert_pem,
+                               &opts.cert_file, &opts.key_file})
+    key += '\n' + *f;
   Registry& r = registry();
   int index;
   {

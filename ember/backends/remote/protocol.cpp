@@ -3,6 +3,8 @@
 // against its range before anything is built from it (tests/fuzz/fuzz_remote.cpp).
 #include "ember/backends/remote/protocol.h"
 
+#include <algorithm>
+#include <complex>
 #include <cstring>
 
 namespace ember::remote {
@@ -24,8 +26,9 @@ void put_ints(std::vector<uint8_t>& b, std::span<const int64_t> v) {
 }
 void put_scalar(std::vector<uint8_t>& b, const Scalar& s) {
   put<uint8_t>(b, uint8_t(s.kind()));
-  if (s.is_floating()) put<double>(b, s.to_double());
+  if (s.is_floating() || s.is_complex()) put<double>(b, s.to_double());
   else put<int64_t>(b, s.to_int());
+  if (s.is_complex()) put<double>(b, s.imag());
 }
 
 class Reader {
@@ -49,14 +52,18 @@ class Reader {
     auto b = bytes();
     return std::string(b.begin(), b.end());
   }
-  IntVec ints(size_t max) {
-    const uint32_t n = get<uint32_t>();
+  // `n` integers into `v` (no heap for short lists: IntVec keeps a few inline).
+  void ints_into(IntVec& v, uint32_t n, size_t max) {
     if (n > max) fail("a list of " + std::to_string(n) + " integers (at most " + std::to_string(max) + ")");
     need(size_t(n) * 8);
-    std::vector<int64_t> v(n);
+    v.resize(n);
     if (n) std::memcpy(v.data(), s_.data() + pos_, size_t(n) * 8);
     pos_ += size_t(n) * 8;
-    return IntVec(v);
+  }
+  IntVec ints(size_t max) {
+    IntVec v;
+    ints_into(v, get<uint32_t>(), max);
+    return v;
   }
   Scalar scalar() {
     const uint8_t k = get<uint8_t>();
@@ -64,6 +71,10 @@ class Reader {
       case Scalar::Kind::Bool: return Scalar(get<int64_t>() != 0);
       case Scalar::Kind::Int: return Scalar(get<int64_t>());
       case Scalar::Kind::Float: return Scalar(get<double>());
+      case Scalar::Kind::Complex: {
+        const double re = get<double>();
+        return Scalar(std::complex<double>(re, get<double>()));
+      }
     }
     fail("a scalar of kind " + std::to_string(k));
   }
@@ -92,44 +103,65 @@ class Reader {
   size_t pos_ = 0;
 };
 
-TensorRef read_ref(Reader& r) {
-  TensorRef t;
+// A tensor reference: a kind byte (the kind in the low two bits; kDense: a view with contiguous
+// strides from offset 0, sent without them; kWrapped: a wrapped-number constant), the dtype,
+// then a view's handle, rank, sizes (and strides and offset unless dense) or a constant's value.
+constexpr uint8_t kDense = 4, kWrapped = 8;
+
+void read_ref(Reader& r, TensorRef& t) {
   const uint8_t k = r.get<uint8_t>();
-  if (k > TensorRef::Constant) Reader::fail("tensor kind " + std::to_string(k));
-  t.kind = TensorRef::Kind(k);
-  if (t.kind == TensorRef::Undefined) return t;
+  if ((k & 3) > TensorRef::Constant || k > (kDense | kWrapped | 3))
+    Reader::fail("tensor kind " + std::to_string(k));
+  t.kind = TensorRef::Kind(k & 3);
+  t.dense = false;
+  if (t.kind == TensorRef::Undefined) return;
   t.dtype = r.dtype();
   if (t.kind == TensorRef::Constant) {
-    t.wrapped = r.flag();
+    t.wrapped = (k & kWrapped) != 0;
     t.constant = r.scalar();
-    return t;
-  }
-  t.handle = r.get<uint64_t>();
-  t.shape = r.ints(kMaxDims);
-  t.strides = r.ints(kMaxDims);
-  if (t.strides.size() != t.shape.size())
-    Reader::fail(std::to_string(t.shape.size()) + " sizes and " + std::to_string(t.strides.size()) +
-                 " strides");
-  t.offset = r.get<int64_t>();
-  return t;
-}
-
-void write_ref(std::vector<uint8_t>& b, const TensorRef& t) {
-  put<uint8_t>(b, uint8_t(t.kind));
-  if (t.kind == TensorRef::Undefined) return;
-  put<uint8_t>(b, uint8_t(t.dtype));
-  if (t.kind == TensorRef::Constant) {
-    put<uint8_t>(b, t.wrapped);
-    put_scalar(b, t.constant);
     return;
   }
-  put<uint64_t>(b, t.handle);
-  put_ints(b, t.shape);
-  put_ints(b, t.strides);
-  put<int64_t>(b, t.offset);
+  t.handle = r.get<uint64_t>();
+  const uint8_t rank = r.get<uint8_t>();
+  r.ints_into(t.shape, rank, kMaxDims);
+  if (k & kDense) {
+    t.dense = true;
+    t.strides.resize(rank);
+    for (int64_t d = int64_t(rank) - 1, step = 1; d >= 0; --d) {
+      t.strides[size_t(d)] = step;
+      if (__builtin_mul_overflow(step, std::max<int64_t>(t.shape[size_t(d)], 1), &step))
+        Reader::fail("sizes whose product overflows");
+    }
+    t.offset = 0;
+  } else {
+    r.ints_into(t.strides, rank, kMaxDims);
+    t.offset = r.get<int64_t>();
+  }
+}
+
+bool dense(std::span<const int64_t> shape, std::span<const int64_t> strides, int64_t offset) {
+  if (offset != 0) return false;
+  int64_t step = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (strides[d] != step) return false;
+    step *= std::max<int64_t>(shape[d], 1);
+  }
+  return true;
 }
 
 constexpr size_t kMaxAttrInts = 4096;
+
+// Call attrs travel as a mask of the fields that differ from a default Attrs, then those fields.
+enum AttrBit : uint32_t {
+  kInts = 1u << 0,      // 4 bits: ints .. ints4
+  kI = 1u << 4,         // 4 bits
+  kF = 1u << 8,         // 4 bits
+  kS = 1u << 12,        // 3 bits
+  kSeed = 1u << 15,     // seed and offset
+  kHasDType = 1u << 16,
+  kOnDevice = 1u << 17,
+  kAllAttrBits = (1u << 18) - 1,
+};
 
 }  // namespace
 
@@ -192,33 +224,86 @@ void Encoder::hello_ok(const std::string& device) {
 }
 void Encoder::upload(uint64_t handle, uint64_t storage_bytes, uint64_t offset, const void* p,
                      size_t n) {
-  const size_t at = begin(MsgType::Upload);
-  put<uint64_t>(buf_, handle);
-  put<uint64_t>(buf_, storage_bytes);
-  put<uint64_t>(buf_, offset);
-  put_bytes(buf_, p, n);
-  end(at);
+  upload_head(handle, storage_bytes, offset, n);
+  if (n) buf_.insert(buf_.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
 }
 void Encoder::call(uint64_t req, OpId op, const Attrs& a, bool attrs_on_device,
                    std::span<const TensorRef> inputs, std::span<const uint64_t> outs) {
+  const size_t at = call_begin(req, op, a, attrs_on_device, inputs.size());
+  for (const TensorRef& t : inputs) {
+    switch (t.kind) {
+      case TensorRef::Undefined: input_undefined(); break;
+      case TensorRef::Constant: input_constant(t.dtype, t.constant, t.wrapped); break;
+      case TensorRef::View: input_view(t.handle, t.dtype, t.shape, t.strides, t.offset); break;
+    }
+  }
+  call_end(at, outs);
+}
+
+size_t Encoder::call_begin(uint64_t req, OpId op, const Attrs& a, bool attrs_on_device,
+                           size_t n_inputs) {
+  const size_t need = buf_.size() + 64 + 72 * n_inputs;
+  if (buf_.capacity() < need) buf_.reserve(std::max(need, 2 * buf_.capacity()));  // geometric
   const size_t at = begin(MsgType::Call);
   put<uint64_t>(buf_, req);
   put<uint16_t>(buf_, uint16_t(op));
-  for (const IntVec* v : {&a.ints, &a.ints2, &a.ints3, &a.ints4}) put_ints(buf_, *v);
-  for (int64_t x : a.i) put<int64_t>(buf_, x);
-  for (double x : a.f) put<double>(buf_, x);
-  for (bool x : a.b) put<uint8_t>(buf_, x);
-  for (const Scalar& s : a.s) put_scalar(buf_, s);
+  const IntVec* lists[] = {&a.ints, &a.ints2, &a.ints3, &a.ints4};
+  static const Scalar kZero;
+  uint32_t mask = 0;
+  for (int k = 0; k < 4; ++k) {
+    if (!lists[k]->empty()) mask |= kInts << k;
+    if (a.i[size_t(k)] != 0) mask |= kI << k;
+    uint64_t bits;
+    std::memcpy(&bits, &a.f[size_t(k)], 8);
+    if (bits != 0) mask |= kF << k;
+    if (k < 3 && !(a.s[size_t(k)] == kZero)) mask |= kS << k;
+  }
+  if (a.seed || a.offset) mask |= kSeed;
+  if (a.has_dtype) mask |= kHasDType;
+  if (attrs_on_device) mask |= kOnDevice;
+  put<uint32_t>(buf_, mask);
+  put<uint8_t>(buf_, uint8_t(a.b[0] | a.b[1] << 1 | a.b[2] << 2 | a.b[3] << 3));
   put<uint8_t>(buf_, uint8_t(a.dtype));
-  put<uint8_t>(buf_, a.has_dtype);
   put<uint8_t>(buf_, a.mode);
-  put<uint8_t>(buf_, attrs_on_device);
-  put<uint64_t>(buf_, a.seed);
-  put<uint64_t>(buf_, a.offset);
-  put<uint32_t>(buf_, uint32_t(inputs.size()));
-  for (const TensorRef& t : inputs) write_ref(buf_, t);
-  put<uint32_t>(buf_, uint32_t(outs.size()));
-  for (uint64_t h : outs) put<uint64_t>(buf_, h);
+  for (int k = 0; k < 4; ++k)
+    if (mask & (kInts << k)) put_ints(buf_, *lists[k]);
+  for (int k = 0; k < 4; ++k)
+    if (mask & (kI << k)) put<int64_t>(buf_, a.i[size_t(k)]);
+  for (int k = 0; k < 4; ++k)
+    if (mask & (kF << k)) put<double>(buf_, a.f[size_t(k)]);
+  for (int k = 0; k < 3; ++k)
+    if (mask & (kS << k)) put_scalar(buf_, a.s[size_t(k)]);
+  if (mask & kSeed) put<uint64_t>(buf_, a.seed), put<uint64_t>(buf_, a.offset);
+  put<uint16_t>(buf_, uint16_t(n_inputs));
+  return at;
+}
+void Encoder::input_undefined() { put<uint8_t>(buf_, TensorRef::Undefined); }
+void Encoder::input_constant(DType dt, const Scalar& v, bool wrapped) {
+  put<uint8_t>(buf_, uint8_t(TensorRef::Constant | (wrapped ? kWrapped : 0)));
+  put<uint8_t>(buf_, uint8_t(dt));
+  put_scalar(buf_, v);
+}
+void Encoder::input_view(uint64_t handle, DType dt, std::span<const int64_t> shape,
+                         std::span<const int64_t> strides, int64_t offset) {
+  const bool d = dense(shape, strides, offset);
+  put<uint8_t>(buf_, uint8_t(TensorRef::View | (d ? kDense : 0)));
+  put<uint8_t>(buf_, uint8_t(dt));
+  put<uint64_t>(buf_, handle);
+  put<uint8_t>(buf_, uint8_t(shape.size()));
+  const size_t at = buf_.size();
+  const size_t n = shape.size() * 8;
+  buf_.resize(at + (d ? n : 2 * n + 8));
+  std::memcpy(buf_.data() + at, shape.data(), n);
+  if (!d) {
+    std::memcpy(buf_.data() + at + n, strides.data(), n);
+    std::memcpy(buf_.data() + at + 2 * n, &offset, 8);
+  }
+}
+void Encoder::call_end(size_t at, std::span<const uint64_t> outs) {
+  put<uint16_t>(buf_, uint16_t(outs.size()));
+  const size_t o = buf_.size();
+  buf_.resize(o + 8 * outs.size());
+  if (!outs.empty()) std::memcpy(buf_.data() + o, outs.data(), 8 * outs.size());
   end(at);
 }
 void Encoder::free(uint64_t handle) {
@@ -235,23 +320,24 @@ void Encoder::download(uint64_t req, uint64_t handle, uint64_t offset, uint64_t 
   end(at);
 }
 void Encoder::data(uint64_t req, uint64_t offset, const void* p, size_t n, bool last) {
-  const size_t at = begin(MsgType::Data);
+  data_head(req, offset, n, last);
+  if (n) buf_.insert(buf_.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+}
+void Encoder::data_head(uint64_t req, uint64_t offset, size_t n, bool last) {
+  put<uint8_t>(buf_, uint8_t(MsgType::Data));
+  put<uint32_t>(buf_, uint32_t(8 + 8 + 1 + 8 + n));
   put<uint64_t>(buf_, req);
   put<uint64_t>(buf_, offset);
-  put_bytes(buf_, p, n);
   put<uint8_t>(buf_, last);
-  end(at);
+  put<uint64_t>(buf_, n);
 }
-uint8_t* Encoder::data_in_place(uint64_t req, uint64_t offset, size_t n, bool last) {
-  const size_t at = begin(MsgType::Data);
-  put<uint64_t>(buf_, req);
+void Encoder::upload_head(uint64_t handle, uint64_t storage_bytes, uint64_t offset, size_t n) {
+  put<uint8_t>(buf_, uint8_t(MsgType::Upload));
+  put<uint32_t>(buf_, uint32_t(8 + 8 + 8 + 8 + n));
+  put<uint64_t>(buf_, handle);
+  put<uint64_t>(buf_, storage_bytes);
   put<uint64_t>(buf_, offset);
   put<uint64_t>(buf_, n);
-  const size_t bytes_at = buf_.size();
-  buf_.resize(bytes_at + n);
-  put<uint8_t>(buf_, last);
-  end(at);
-  return buf_.data() + bytes_at;
 }
 void Encoder::sync(uint64_t req) {
   const size_t at = begin(MsgType::Sync);
@@ -281,6 +367,19 @@ void Encoder::outputs(uint64_t req, std::span<const TensorMeta> metas) {
   end(at);
 }
 
+void Message::reset() {
+  req = handle = nbytes = offset = hash = 0;
+  version = op_count = 0;
+  last = false;
+  bytes = {};
+  text.clear();
+  error = ErrorKind::Error;
+  attrs_on_device = false;
+  inputs.clear();  // keeps its capacity: a session decodes into one Message
+  outs.clear();
+  metas.clear();
+}
+
 bool Decoder::next(Message& m) {
   if (pos_ == frame_.size()) return false;
   Reader head(frame_.subspan(pos_));
@@ -291,7 +390,7 @@ bool Decoder::next(Message& m) {
                                       std::to_string(head.left()) + " left in the frame");
   Reader r(frame_.subspan(pos_ + 5, len));
   pos_ += 5 + size_t(len);
-  m = Message{};
+  m.reset();
   m.type = MsgType(type);
   switch (m.type) {
     case MsgType::Hello:
@@ -315,25 +414,35 @@ bool Decoder::next(Message& m) {
       if (op >= kNumOps) Reader::fail("op id " + std::to_string(op));
       m.op = OpId(op);
       Attrs& a = m.attrs;
-      for (IntVec* v : {&a.ints, &a.ints2, &a.ints3, &a.ints4}) *v = r.ints(kMaxAttrInts);
-      for (int64_t& x : a.i) x = r.get<int64_t>();
-      for (double& x : a.f) x = r.get<double>();
-      for (bool& x : a.b) x = r.flag();
-      for (Scalar& s : a.s) s = r.scalar();
+      static const Attrs kDefault{};
+      a = kDefault;
+      const uint32_t mask = r.get<uint32_t>();
+      if (mask & ~uint32_t(kAllAttrBits)) Reader::fail("attribute mask " + std::to_string(mask));
+      const uint8_t flags = r.get<uint8_t>();
+      if (flags > 15) Reader::fail("flags " + std::to_string(flags));
+      for (int k = 0; k < 4; ++k) a.b[size_t(k)] = (flags >> k) & 1;
       a.dtype = r.dtype();
-      a.has_dtype = r.flag();
       a.mode = r.get<uint8_t>();
-      m.attrs_on_device = r.flag();
-      a.seed = r.get<uint64_t>();
-      a.offset = r.get<uint64_t>();
-      const uint32_t ni = r.get<uint32_t>();
+      IntVec* lists[] = {&a.ints, &a.ints2, &a.ints3, &a.ints4};
+      for (int k = 0; k < 4; ++k)
+        if (mask & (kInts << k)) r.ints_into(*lists[k], r.get<uint32_t>(), kMaxAttrInts);
+      for (int k = 0; k < 4; ++k)
+        if (mask & (kI << k)) a.i[size_t(k)] = r.get<int64_t>();
+      for (int k = 0; k < 4; ++k)
+        if (mask & (kF << k)) a.f[size_t(k)] = r.get<double>();
+      for (int k = 0; k < 3; ++k)
+        if (mask & (kS << k)) a.s[size_t(k)] = r.scalar();
+      if (mask & kSeed) a.seed = r.get<uint64_t>(), a.offset = r.get<uint64_t>();
+      a.has_dtype = (mask & kHasDType) != 0;
+      m.attrs_on_device = (mask & kOnDevice) != 0;
+      const uint16_t ni = r.get<uint16_t>();
       if (ni > kMaxCallTensors) Reader::fail(std::to_string(ni) + " inputs");
-      m.inputs.reserve(ni);
-      for (uint32_t k = 0; k < ni; ++k) m.inputs.push_back(read_ref(r));
-      const uint32_t no = r.get<uint32_t>();
+      m.inputs.resize(ni);
+      for (uint16_t k = 0; k < ni; ++k) read_ref(r, m.inputs[k]);
+      const uint16_t no = r.get<uint16_t>();
       if (no > kMaxCallTensors) Reader::fail(std::to_string(no) + " outputs");
-      m.outs.reserve(no);
-      for (uint32_t k = 0; k < no; ++k) m.outs.push_back(r.get<uint64_t>());
+      m.outs.resize(no);
+      for (uint16_t k = 0; k < no; ++k) m.outs[k] = r.get<uint64_t>();
       break;
     }
     case MsgType::Free: m.handle = r.get<uint64_t>(); break;
@@ -346,8 +455,8 @@ bool Decoder::next(Message& m) {
     case MsgType::Data:
       m.req = r.get<uint64_t>();
       m.offset = r.get<uint64_t>();
-      m.bytes = r.bytes();
       m.last = r.flag();
+      m.bytes = r.bytes();
       break;
     case MsgType::Sync:
     case MsgType::SyncDone: m.req = r.get<uint64_t>(); break;

@@ -16,7 +16,7 @@
 namespace ember::remote {
 
 /// Bumped whenever a message changes; the server refuses another version in Hello.
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;
 /// Uploads and downloads travel in chunks of at most this many bytes (one WebSocket message
 /// each).
 inline constexpr size_t kChunkBytes = size_t(4) << 20;
@@ -36,7 +36,7 @@ enum class MsgType : uint8_t {
   Call,          // c->s: req (0 = no reply), op, attrs, inputs, output handles
   Free,          // c->s: handle
   Download,      // c->s: req, handle, offset, bytes
-  Data,          // s->c: req, offset, bytes (one chunk), last
+  Data,          // s->c: req, offset, last, bytes (one chunk)
   Sync,          // c->s: req
   SyncDone,      // s->c: req
   Error,         // s->c: req (0: an op that wanted no reply), error kind, message
@@ -60,6 +60,7 @@ struct TensorRef {
   int64_t offset = 0;
   Scalar constant;
   bool wrapped = false;
+  bool dense = false;  // decoded: the view had contiguous strides from offset 0
 };
 
 /// One decoded message; which fields are set depends on `type`.
@@ -79,6 +80,8 @@ struct Message {
   std::vector<uint64_t> outs;  // output handles; with a req, outs[0] is the first of a range
   // Outputs
   std::vector<TensorMeta> metas;
+  /// Back to an empty message, keeping the lists' capacity (one Message decodes a frame).
+  void reset();
 };
 
 /// Appends messages to a frame.
@@ -90,12 +93,21 @@ class Encoder {
   void upload(uint64_t handle, uint64_t storage_bytes, uint64_t offset, const void* p, size_t n);
   void call(uint64_t req, OpId op, const Attrs& a, bool attrs_on_device,
             std::span<const TensorRef> inputs, std::span<const uint64_t> outs);
+  /// A Call written straight into the frame: call_begin, one input_* per input, call_end with
+  /// call_begin's result.
+  size_t call_begin(uint64_t req, OpId op, const Attrs& a, bool attrs_on_device, size_t n_inputs);
+  void input_undefined();
+  void input_constant(DType dt, const Scalar& v, bool wrapped);
+  void input_view(uint64_t handle, DType dt, std::span<const int64_t> shape,
+                  std::span<const int64_t> strides, int64_t offset);
+  void call_end(size_t at, std::span<const uint64_t> outs);
+  /// An Upload or Data message but for its `n` bytes, which end the message: the caller sends
+  /// them after the frame (one WebSocket message of two buffers, no copy).
+  void upload_head(uint64_t handle, uint64_t storage_bytes, uint64_t offset, size_t n);
+  void data_head(uint64_t req, uint64_t offset, size_t n, bool last);
   void free(uint64_t handle);
   void download(uint64_t req, uint64_t handle, uint64_t offset, uint64_t n);
   void data(uint64_t req, uint64_t offset, const void* p, size_t n, bool last);
-  /// A Data message whose `n` bytes the caller writes at the returned pointer (valid until the
-  /// next append).
-  uint8_t* data_in_place(uint64_t req, uint64_t offset, size_t n, bool last);
   void sync(uint64_t req);
   void sync_done(uint64_t req);
   void error(uint64_t req, ErrorKind k, const std::string& msg);

@@ -10,17 +10,13 @@
 #include <new>
 
 #include "ember/backends/backend.h"
+#include "ember/backends/flex/allocator.h"
 #include "ember/ops/layout.h"
 
 namespace ember::remote {
 namespace {
 
 constexpr size_t kFlushBytes = size_t(4) << 20;
-
-void flush(std::vector<uint8_t>& buf, Session::Send send, void* ctx) {
-  if (!buf.empty()) send(ctx, buf);
-  buf.clear();
-}
 
 [[noreturn]] void fail(const std::string& msg) { throw ValueError("[remote] " + msg); }
 
@@ -39,11 +35,40 @@ double Stats::bucket_le_s(int k) {
 }
 
 Session::Session(Device device, const Limits& limits, Stats* stats)
-    : device_(device), limits_(limits), stats_(stats) {}
+    : device_(device),
+      limits_(limits),
+      stats_(stats),
+      host_(backend_for(device.backend()) && backend_for(device.backend())->is_host()),
+      meter_(flex::StorageMeter::create(limits.max_session_bytes, limits.max_tensor_bytes)) {
+  handles_.reserve(256);
+}
 
 Session::~Session() {
-  handles_.clear();
+  {
+    // The work this client queued runs now, on its own thread and with its own error slots: a
+    // kernel error it raises has no client left to go to, and must not reach another one's.
+    detail::DeferredErrors::Scope errors(errors_);
+    flex::StorageMeter::Scope meter(host_ ? meter_ : nullptr);
+    try {
+      ember::flush(device_);
+    } catch (...) {
+    }
+    in_.clear();
+    handles_.clear();
+    try {
+      detail::raise_deferred_errors(device_);
+    } catch (...) {
+    }
+  }
+  meter_->release();
   if (stats_) stats_->bytes_held.fetch_sub(int64_t(held_));
+}
+
+size_t Session::bytes_metered() const { return host_ ? meter_->bytes() : 0; }
+
+void Session::flush(Send send, void* ctx) {
+  if (!out_.empty()) send(ctx, out_, {});
+  out_.clear();
 }
 
 void Session::account(size_t add, size_t remove) {
@@ -67,10 +92,13 @@ void Session::on_frame(std::span<const uint8_t> frame, Send send, void* ctx) {
     stats_->frames_in.fetch_add(1, std::memory_order_relaxed);
     stats_->bytes_in.fetch_add(frame.size(), std::memory_order_relaxed);
   }
-  std::vector<uint8_t> buf;
-  Encoder out(buf);
+  detail::DeferredErrors::Scope errors(errors_);
+  flex::StorageMeter::Scope meter(host_ ? meter_ : nullptr);
+  out_.clear();
+  Encoder out(out_);
   Decoder dec(frame);
-  Message m;
+  Message& m = msg_;
+  if (stats_) clock_ = std::chrono::steady_clock::now();
   while (dec.next(m)) {
     if (!greeted_ && m.type != MsgType::Hello)
       throw ProtocolError("[remote] the first message must be Hello");
@@ -85,7 +113,7 @@ void Session::on_frame(std::span<const uint8_t> frame, Send send, void* ctx) {
         break;
       case MsgType::Call: call(m, out); break;
       case MsgType::Free: release(m.handle); break;
-      case MsgType::Download: download(m, buf, send, ctx); break;
+      case MsgType::Download: download(m, send, ctx); break;
       case MsgType::Sync:
         try {
           synchronize(device_);
@@ -98,9 +126,9 @@ void Session::on_frame(std::span<const uint8_t> frame, Send send, void* ctx) {
         throw ProtocolError("[remote] message type " + std::to_string(int(m.type)) +
                             " is not one a client sends");
     }
-    if (buf.size() > kFlushBytes) flush(buf, send, ctx);
+    if (out_.size() > kFlushBytes) flush(send, ctx);
   }
-  flush(buf, send, ctx);
+  flush(send, ctx);
 }
 
 void Session::hello(const Message& m, Encoder& out) {
@@ -124,7 +152,7 @@ void Session::upload(const Message& m) {
                         " bytes is over the server's limit of " +
                         std::to_string(limits_.max_tensor_bytes));
     account(m.nbytes, 0);
-    Entry e{backend_for(device_.backend())->allocate(size_t(m.nbytes), device_), size_t(m.nbytes)};
+    Entry e{backend_for(device_.backend())->allocate(size_t(m.nbytes), device_), size_t(m.nbytes), {}};
     it = handles_.emplace(m.handle, std::move(e)).first;
   }
   Storage& s = *it->second.storage;
@@ -136,16 +164,31 @@ void Session::upload(const Message& m) {
   backend_for(device_.backend())->copy_from_host(s, size_t(m.offset), m.bytes.data(), m.bytes.size());
 }
 
-Tensor Session::input(const TensorRef& r) const {
+Tensor Session::input(const TensorRef& r) {
   switch (r.kind) {
     case TensorRef::Undefined: return Tensor();
-    case TensorRef::Constant: return detail::constant_tensor(r.constant, r.dtype, device_, r.wrapped);
+    case TensorRef::Constant: {
+      // A chain repeats its scalars: the last few constants serve again.
+      for (const Tensor& k : constants_) {
+        const TensorImpl* c = k.defined() ? k.impl() : nullptr;
+        if (c && c->dtype == r.dtype && c->wrapped_number == r.wrapped && c->constant == r.constant)
+          return k;
+      }
+      Tensor k = detail::constant_tensor(r.constant, r.dtype, device_, r.wrapped);
+      constants_[next_constant_++ % constants_.size()] = k;
+      return k;
+    }
     case TensorRef::View: break;
   }
   auto it = handles_.find(r.handle);
   if (it == handles_.end())
     fail("tensor handle " + std::to_string(r.handle) +
          " is unknown to this session (its op failed, or it was freed)");
+  Entry& e = it->second;
+  // The same dense view as the last call's (a chain reading the previous result): that tensor,
+  // checked when it was made, serves again.
+  if (r.dense && e.view.defined() && e.view.dtype() == r.dtype && e.view.shape() == r.shape)
+    return e.view;
   check_shape(r.shape, "remote");
   // The view must stay inside its storage: a client's strides are not trusted.
   const int64_t item = int64_t(itemsize(r.dtype));
@@ -158,7 +201,7 @@ Tensor Session::input(const TensorRef& r) const {
         __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
       fail("a view whose strides overflow");
   }
-  const Storage& s = *it->second.storage;
+  const Storage& s = *e.storage;
   int64_t end;
   if (!empty && (lo < 0 || __builtin_mul_overflow(hi + 1, item, &end) || end > int64_t(s.nbytes)))
     fail("a view of shape " + shape_str(r.shape) + " that reaches past its storage of " +
@@ -169,9 +212,11 @@ Tensor Session::input(const TensorRef& r) const {
   impl->offset = r.offset;
   impl->dtype = r.dtype;
   impl->device = device_;
-  impl->storage = it->second.storage;
+  impl->storage = e.storage;
   impl->refresh();
-  return Tensor(std::move(impl));
+  Tensor t(std::move(impl));
+  if (r.dense) e.view = t;
+  return t;
 }
 
 void Session::bind(uint64_t handle, Tensor t) {
@@ -185,7 +230,8 @@ void Session::bind(uint64_t handle, Tensor t) {
                       std::to_string(limits_.max_tensor_bytes) + " bytes per tensor");
   release(handle);
   account(n, 0);
-  handles_[handle] = Entry{t.impl()->storage, n};
+  std::shared_ptr<Storage> storage = t.impl()->storage;
+  handles_.try_emplace(handle, Entry{std::move(storage), n, std::move(t)});
 }
 
 // The results' sizes, from the op's inference, against the limits before anything is allocated
@@ -213,8 +259,7 @@ void Session::check_outputs(OpId op, const Attrs& a, std::span<const Tensor> in)
                       std::to_string(limits_.max_session_bytes) + " bytes per client");
 }
 
-void Session::call(const Message& m, Encoder& out) {
-  const auto t0 = std::chrono::steady_clock::now();
+void Session::call(Message& m, Encoder& out) {
   try {
     if (op_def(m.op).category == OpCategory::User)
       throw NotImplementedError(std::string("[") + op_name(m.op) +
@@ -223,14 +268,18 @@ void Session::call(const Message& m, Encoder& out) {
     // list: undefined tensors after the real inputs turn such a read into the rule's "expected a
     // tensor" error instead of a read past the vector (the span passed on keeps the real count).
     constexpr size_t kGuard = 8;
-    std::vector<Tensor> held;
-    held.reserve(m.inputs.size() + kGuard);
-    for (const TensorRef& r : m.inputs) held.push_back(input(r));
-    held.resize(m.inputs.size() + kGuard);
-    const std::span<const Tensor> in(held.data(), m.inputs.size());
-    Attrs a = m.attrs;
+    struct Clear {  // the inputs go when the call ends, however it ends
+      std::vector<Tensor>& v;
+      ~Clear() { v.clear(); }
+    } clear{in_};
+    for (const TensorRef& r : m.inputs) in_.push_back(input(r));
+    in_.resize(m.inputs.size() + kGuard);
+    const std::span<const Tensor> in(in_.data(), m.inputs.size());
+    Attrs& a = m.attrs;
     a.device = m.attrs_on_device ? device_ : Device();
-    check_outputs(m.op, a, in);
+    // On a host device the meter refuses an oversized storage before its memory is taken
+    // (results and temporaries alike); elsewhere the results are checked from inference first.
+    if (!host_) check_outputs(m.op, a, in);
     TensorList outs = dispatch(m.op, a, in);
     if (m.req) {  // the client waits for the output metas: handles outs[0], outs[0] + 1, ...
       if (m.outs.size() != 1 || outs.size() > kMaxCallTensors)
@@ -258,15 +307,18 @@ void Session::call(const Message& m, Encoder& out) {
     out.error(m.req, error_kind_of(e), e.what());
   }
   if (stats_) {
+    // One clock read a call: an op's latency runs from the end of the message before it (its
+    // decoding is counted in).
+    const auto now = std::chrono::steady_clock::now();
     stats_->ops.fetch_add(1, std::memory_order_relaxed);
-    stats_->observe_ns(uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::steady_clock::now() - t0)
-                                    .count()));
+    stats_->observe_ns(
+        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(now - clock_).count()));
+    clock_ = now;
   }
 }
 
-void Session::download(const Message& m, std::vector<uint8_t>& buf, Send send, void* ctx) {
-  Encoder out(buf);
+void Session::download(const Message& m, Send send, void* ctx) {
+  Encoder out(out_);
   auto it = handles_.find(m.handle);
   if (it == handles_.end()) {
     out.error(m.req, ErrorKind::Value,
@@ -279,20 +331,30 @@ void Session::download(const Message& m, std::vector<uint8_t>& buf, Send send, v
     out.error(m.req, ErrorKind::Value, "[remote] a read past the end of a storage");
     return;
   }
-  try {
-    detail::ready(s);
-    BackendImpl* b = backend_for(device_.backend());
-    uint64_t done = 0;
-    do {  // each chunk is copied from the storage straight into the reply
-      const size_t n = size_t(std::min<uint64_t>(kChunkBytes, m.nbytes - done));
-      uint8_t* p = out.data_in_place(m.req, done, n, done + n == m.nbytes);
-      if (n) b->copy_to_host(p, s, size_t(m.offset + done), n);
-      done += n;
-      if (buf.size() > kFlushBytes) flush(buf, send, ctx);
-    } while (done < m.nbytes);
-  } catch (const std::exception& e) {
-    out.error(m.req, error_kind_of(e), e.what());
-  }
+  BackendImpl* b = backend_for(device_.backend());
+  std::vector<uint8_t> chunk;
+  uint64_t done = 0;
+  do {
+    const size_t n = size_t(std::min<uint64_t>(kChunkBytes, m.nbytes - done));
+    std::span<const uint8_t> bytes;
+    try {
+      if (done == 0) detail::ready(s);
+      if (host_) {  // the storage's bytes go out where they lie
+        bytes = {static_cast<const uint8_t*>(s.data) + m.offset + done, n};
+      } else {
+        chunk.resize(n);
+        if (n) b->copy_to_host(chunk.data(), s, size_t(m.offset + done), n);
+        bytes = chunk;
+      }
+    } catch (const std::exception& e) {
+      out.error(m.req, error_kind_of(e), e.what());
+      return;
+    }
+    out.data_head(m.req, done, n, done + n == m.nbytes);
+    send(ctx, out_, bytes);  // throws when the connection is gone
+    out_.clear();
+    done += n;
+  } while (done < m.nbytes);
 }
 
 }  // namespace ember::remote

@@ -9,6 +9,7 @@
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -17,6 +18,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -93,6 +95,11 @@ ssl::context client_context(const ConnectOptions& o, bool tls) {
   if (!o.ca_pem.empty()) c.add_certificate_authority(net::buffer(o.ca_pem));
   else if (!o.ca_file.empty()) c.load_verify_file(o.ca_file);
   else c.set_default_verify_paths();
+  // Mutual TLS: the client's own certificate and key, for a server that asks for one.
+  if (!o.cert_pem.empty()) c.use_certificate_chain(net::buffer(o.cert_pem));
+  else if (!o.cert_file.empty()) c.use_certificate_chain_file(o.cert_file);
+  if (!o.key_pem.empty()) c.use_private_key(net::buffer(o.key_pem), ssl::context::pem);
+  else if (!o.key_file.empty()) c.use_private_key_file(o.key_file, ssl::context::pem);
   return c;
 }
 
@@ -145,6 +152,12 @@ class WsClient final : public ClientTransport {
       if (res.result_int() == 401 || res.result_int() == 403)
         fail("the server refused the client (HTTP " + std::to_string(res.result_int()) + ": " +
              std::string(res.body()) + ")");
+      // TLS 1.3 finishes the client's half of the handshake before the server checks the
+      // client's certificate: its refusal (an alert) ends the session at the upgrade.
+      if (ec.category() == net::error::get_ssl_category())
+        fail("the server ended the TLS session (" + ec.message() +
+             "): it refuses clients without a certificate it trusts (mutual TLS: give one with "
+             "ConnectOptions::cert_file and key_file, or EMBER_REMOTE_CERT and EMBER_REMOTE_KEY)");
       fail("WebSocket handshake failed (" + ec.message() +
            (res.result_int() ? ", HTTP " + std::to_string(res.result_int()) : "") + ")");
     }
@@ -155,20 +168,27 @@ class WsClient final : public ClientTransport {
     ws_.set_option(t);
     ws_.binary(true);
     ws_.read_message_max(size_t(2) << 30);
+    // Masking (a client's duty) copies through this buffer: each pass is one TLS write, so
+    // a large one keeps records full (16 KiB) rather than Beast's default of 4 KiB.
+    ws_.write_buffer_bytes(size_t(1) << 20);
     read();
-    thread_ = std::thread([this] { ioc_.run(); });
+    thread_ = std::thread([this] {
+      ioc_.run();
+      written(0, true);  // the loop is over: nothing queued will be written
+    });
   }
   ~WsClient() override {
     close();
     if (thread_.joinable()) thread_.join();
   }
 
-  void send(std::vector<uint8_t> frame) override {
-    queued_ += frame.size();
-    net::post(ioc_, [this, f = std::move(frame)]() mutable {
-      queue_.push_back(std::move(f));
-      if (!writing_) write();
-    });
+  void send(std::vector<uint8_t> frame) override { push({std::move(frame), {}}); }
+  bool send_parts(std::vector<std::pair<std::vector<uint8_t>, std::span<const uint8_t>>> parts) override {
+    uint64_t last = 0;
+    for (auto& [head, tail] : parts) last = push({std::move(head), tail});
+    std::unique_lock lock(wmu_);
+    wcv_.wait(lock, [&] { return written_ >= last || failed_; });
+    return written_ >= last;
   }
   size_t queued_bytes() const override { return queued_.load(); }
   void close() override {
@@ -196,22 +216,58 @@ class WsClient final : public ClientTransport {
       read();
     });
   }
+  // One WebSocket message: `head`, then `tail` (caller's memory that stays valid until the
+  // message is written: send_parts waits for it).
+  struct Out {
+    std::vector<uint8_t> head;
+    std::span<const uint8_t> tail;
+    uint64_t seq = 0;
+  };
+  uint64_t push(Out o) {
+    queued_ += o.head.size() + o.tail.size();
+    o.seq = ++pushed_;
+    const uint64_t seq = o.seq;
+    net::post(ioc_, [this, o = std::move(o)]() mutable {
+      if (ended_) return written(o.seq, true);
+      queue_.push_back(std::move(o));
+      if (!writing_) write();
+    });
+    return seq;
+  }
+  void written(uint64_t seq, bool failed) {
+    {
+      std::lock_guard lock(wmu_);
+      if (!failed) written_ = seq;
+      failed_ = failed_ || failed;
+    }
+    wcv_.notify_all();
+  }
   void write() {
     writing_ = true;
-    ws_.async_write(net::buffer(queue_.front()), [this](beast::error_code ec, size_t) {
-      queued_ -= queue_.front().size();
+    auto done = [this](beast::error_code ec, size_t) {
+      Out& o = queue_.front();
+      queued_ -= o.head.size() + o.tail.size();
+      const uint64_t seq = o.seq;
       queue_.pop_front();
       if (ec) {
         writing_ = false;
+        written(seq, true);
         return end("a write failed (" + ec.message() + ")");
       }
+      written(seq, false);
       if (queue_.empty()) writing_ = false;
       else write();
-    });
+    };
+    Out& o = queue_.front();
+    if (o.tail.empty()) return ws_.async_write(net::buffer(o.head), std::move(done));
+    const std::array<net::const_buffer, 2> parts{net::buffer(o.head),
+                                                 net::buffer(o.tail.data(), o.tail.size())};
+    ws_.async_write(parts, std::move(done));
   }
   void end(const std::string& why) {
     if (ended_) return;
     ended_ = true;
+    written(0, true);  // writes still queued will not happen: their waiters go
     cb_.on_close(why);
   }
 
@@ -220,9 +276,14 @@ class WsClient final : public ClientTransport {
   websocket::stream<Stream> ws_;
   ClientCallbacks cb_;
   beast::flat_buffer rbuf_;
-  std::deque<std::vector<uint8_t>> queue_;
+  std::deque<Out> queue_;
   std::atomic<size_t> queued_{0};
+  std::atomic<uint64_t> pushed_{0};
   bool writing_ = false, ended_ = false;
+  std::mutex wmu_;  // guards written_ and failed_, for send_parts' waiters
+  std::condition_variable wcv_;
+  uint64_t written_ = 0;
+  bool failed_ = false;
   std::thread thread_;
 };
 
@@ -287,14 +348,22 @@ struct Server::Impl {
   mutable std::mutex mu;
   std::condition_variable stopped_cv;
   bool stopping = false, stopped = false;
+  uint16_t port = 0;
   uint64_t next_id = 1;
   struct Conn {
     uint64_t id = 0;
-    int fd = -1;
+    // A duplicate of the session's socket, closed under `mu` when the session ends: stop()
+    // shuts the socket down through it (waking the session's blocking read) and never through
+    // the session's own descriptor, which the session closes without the lock and whose number
+    // the system may then give to another file.
+    int wake_fd = -1;
     std::string peer;
     std::atomic<bool> done{false};
     std::atomic<size_t> bytes{0};
     std::thread thread;
+    ~Conn() {
+      if (thread.joinable()) thread.join();
+    }
   };
   std::list<std::unique_ptr<Conn>> conns;
 
@@ -313,8 +382,7 @@ struct Server::Impl {
         if (all || (*it)->done.load()) dead.push_back(std::move(*it)), it = conns.erase(it);
         else ++it;
     }
-    for (auto& c : dead)
-      if (c->thread.joinable()) c->thread.join();
+    dead.clear();  // joins their threads, closes their wake descriptors
   }
 
   void accept_loop() {
@@ -322,27 +390,30 @@ struct Server::Impl {
       tcp::socket sock(ioc);
       beast::error_code ec;
       acceptor.accept(sock, ec);
-      {
-        std::lock_guard lock(mu);
-        if (stopping) return;
-      }
-      if (ec) continue;
-      reap(false);
+      if (!ec) reap(false);
       auto c = std::make_unique<Conn>();
       Conn* raw = c.get();
       {
+        // Checked and registered under one lock: a connection accepted while stop() runs is
+        // either refused here or in the list stop() shuts down, never missed by both (its
+        // session would keep stop() waiting for its client).
         std::lock_guard lock(mu);
+        if (stopping) return;  // `sock` closes
+        if (ec) continue;
         c->id = next_id++;
-        c->fd = sock.native_handle();
+        c->wake_fd = ::dup(sock.native_handle());
         beast::error_code pe;
         auto ep = sock.remote_endpoint(pe);
         c->peer = pe ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+        raw->thread = std::thread([this, raw, s = std::move(sock)]() mutable {
+          serve(std::move(s), *raw);  // closes the session's descriptor
+          std::lock_guard lock(mu);   // and now its duplicate: the peer sees the end
+          ::close(raw->wake_fd);
+          raw->wake_fd = -1;
+          raw->done = true;
+        });
         conns.push_back(std::move(c));
       }
-      raw->thread = std::thread([this, raw, s = std::move(sock)]() mutable {
-        serve(std::move(s), *raw);
-        raw->done = true;
-      });
     }
   }
 
@@ -363,10 +434,20 @@ struct Server::Impl {
           log("tls_refused", ",\"peer\":" + json_str(c.peer) + ",\"why\":" + json_str(ec.message()));
           return;
         }
-        handle_http(s, c, loopback);
+        // Mutual TLS: the handshake let in only a client whose certificate chains to the
+        // client CAs; it counts as authenticated (a token, when set, is asked for as well).
+        bool cert_ok = false;
+        if (X509* peer = SSL_get_peer_certificate(s.native_handle())) {
+          cert_ok = !o.client_ca_pem.empty() && SSL_get_verify_result(s.native_handle()) == X509_V_OK;
+          char name[256] = {};
+          X509_NAME_oneline(X509_get_subject_name(peer), name, sizeof name - 1);
+          c.peer += std::string(" ") + name;
+          X509_free(peer);
+        }
+        handle_http(s, c, loopback, cert_ok);
       } else {
         beast::tcp_stream s(std::move(sock));
-        handle_http(s, c, loopback);
+        handle_http(s, c, loopback, false);
       }
     } catch (const std::exception& e) {
       log("session_error", ",\"id\":" + std::to_string(c.id) + ",\"why\":" + json_str(e.what()));
@@ -385,7 +466,7 @@ struct Server::Impl {
     http::write(s, res, ec);
   }
 
-  template <class S> void handle_http(S& s, Conn& c, bool loopback) {
+  template <class S> void handle_http(S& s, Conn& c, bool loopback, bool cert_ok) {
     beast::flat_buffer buf;
     http::request_parser<http::string_body> parser;
     parser.header_limit(16 << 10);
@@ -396,7 +477,7 @@ struct Server::Impl {
     auto req = parser.release();
     const std::string auth(req[http::field::authorization]);
     const bool token_ok = !o.token.empty() && same_secret(auth, "Bearer " + o.token);
-    const bool allowed = token_ok || (o.token.empty() && loopback);
+    const bool allowed = token_ok || (o.token.empty() && (loopback || cert_ok));
     if (!websocket::is_upgrade(req)) {
       const std::string target(req.target());
       if (target == "/health/live") return respond(s, http::status::ok, "ok\n");
@@ -445,10 +526,12 @@ struct Server::Impl {
         websocket::stream<S&>* ws;
         Stats* stats;
       } ctx{&ws, &stats};
-      auto send = [](void* p, std::vector<uint8_t>& f) {
+      auto send = [](void* p, std::vector<uint8_t>& f, std::span<const uint8_t> tail) {
         auto* x = static_cast<Ctx*>(p);
-        x->stats->bytes_out += f.size();
-        x->ws->write(net::buffer(f));
+        x->stats->bytes_out += f.size() + tail.size();
+        if (tail.empty()) return (void)x->ws->write(net::buffer(f));
+        const std::array<net::const_buffer, 2> parts{net::buffer(f), net::buffer(tail.data(), tail.size())};
+        x->ws->write(parts);
       };
       beast::flat_buffer in;
       for (;;) {
@@ -543,6 +626,12 @@ Server::Server(ServerOptions opts) : impl_(std::make_unique<Impl>()) {
       SSL_CTX_set_min_proto_version(s.tls.native_handle(), TLS1_3_VERSION);
       s.tls.use_certificate_chain(net::buffer(s.o.cert_pem));
       s.tls.use_private_key(net::buffer(s.o.key_pem), ssl::context::pem);
+      if (!s.o.client_ca_pem.empty()) {  // mutual TLS: no client certificate, no session
+        s.tls.add_certificate_authority(net::buffer(s.o.client_ca_pem));
+        s.tls.set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+      }
+    } else if (!s.o.client_ca_pem.empty()) {
+      detail::throw_device(op, "client certificates (mutual TLS) need TLS: give a certificate and key");
     }
     auto addr = net::ip::make_address(s.o.host == "localhost" ? "127.0.0.1" : s.o.host);
     tcp::endpoint ep(addr, s.o.port);
@@ -550,6 +639,7 @@ Server::Server(ServerOptions opts) : impl_(std::make_unique<Impl>()) {
     s.acceptor.set_option(net::socket_base::reuse_address(true));
     s.acceptor.bind(ep);
     s.acceptor.listen();
+    s.port = s.acceptor.local_endpoint().port();
   } catch (const std::exception& e) {
     detail::throw_device(op, "cannot serve on " + s.o.host + ":" + std::to_string(s.o.port) +
                                  " (" + e.what() + ")");
@@ -562,17 +652,22 @@ Server::Server(ServerOptions opts) : impl_(std::make_unique<Impl>()) {
 
 Server::~Server() { stop(); }
 
-uint16_t Server::port() const { return impl_->acceptor.local_endpoint().port(); }
+uint16_t Server::port() const { return impl_->port; }
 
 void Server::stop() {
   Impl& s = *impl_;
   {
-    std::lock_guard lock(s.mu);
-    if (s.stopping) return;
+    std::unique_lock lock(s.mu);
+    if (s.stopping) {
+      // Another thread stops the server (a signal's waker, then the destructor): wait for it,
+      // so that nothing is destroyed under its feet.
+      s.stopped_cv.wait(lock, [&] { return s.stopped; });
+      return;
+    }
     s.stopping = true;
     ::shutdown(s.acceptor.native_handle(), SHUT_RDWR);  // wakes accept()
     for (auto& c : s.conns)
-      if (!c->done) ::shutdown(c->fd, SHUT_RDWR);  // wakes each session's read
+      if (c->wake_fd >= 0) ::shutdown(c->wake_fd, SHUT_RDWR);  // wakes each session's read
   }
   if (s.accept_thread.joinable()) s.accept_thread.join();
   s.reap(true);

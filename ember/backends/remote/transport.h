@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/backends/remote/session.h"
@@ -29,6 +30,10 @@ class ClientTransport {
   virtual ~ClientTransport() = default;
   /// Queues one binary message; returns at once (the socket's thread writes it).
   virtual void send(std::vector<uint8_t> frame) = 0;
+  /// Queues messages, each a head then bytes of the caller's (no copy), and waits until they
+  /// are written; false when the connection failed first.
+  virtual bool send_parts(
+      std::vector<std::pair<std::vector<uint8_t>, std::span<const uint8_t>>> parts) = 0;
   /// Bytes queued and not yet written.
   virtual size_t queued_bytes() const = 0;
   virtual void close() = 0;
@@ -52,7 +57,8 @@ struct ServerOptions {
   uint16_t port = 0;  // 0: any free port (see Server::port)
   Device device;
   std::string cert_pem, key_pem;  // TLS: both set; else plain (loopback addresses only)
-  std::string token;              // bearer token; empty: loopback clients only
+  std::string client_ca_pem;      // mutual TLS: clients must present a certificate these sign
+  std::string token;              // bearer token; empty: loopback (or mutual TLS) clients only
   Limits limits;
   size_t max_clients = 64;
   bool log = false;  // structured logs (one JSON object a line) on stderr
