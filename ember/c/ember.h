@@ -21,9 +21,8 @@
 extern "C" {
 #endif
 
-#if defined(__EMSCRIPTEN__)
-#include <emscripten/emscripten.h>
-#define EMBER_C_API EMSCRIPTEN_KEEPALIVE
+#if defined(__EMSCRIPTEN__) /* EMSCRIPTEN_KEEPALIVE: exported from the .wasm to JavaScript */
+#define EMBER_C_API __attribute__((used, visibility("default")))
 #elif defined(__GNUC__)
 #define EMBER_C_API __attribute__((visibility("default")))
 #else

@@ -63,7 +63,7 @@ bool runs(GemmIsa isa) {
 
 std::atomic<int> g_isa{-1};
 
-int64_t cache_size(int name, int64_t fallback) {
+[[maybe_unused]] int64_t cache_size(int name, int64_t fallback) {
   const long v = sysconf(name);
   return v > 0 ? int64_t(v) : fallback;
 }
@@ -88,8 +88,12 @@ template <class T>
 const Blocking& blocking() {
   static const Blocking b = [] {
     constexpr int64_t MR = Tile<T>::MR, NR = Tile<T>::NR, E = int64_t(sizeof(T));
+#ifdef _SC_LEVEL1_DCACHE_SIZE
     const int64_t l1 = cache_size(_SC_LEVEL1_DCACHE_SIZE, 32 << 10);
     const int64_t l2 = cache_size(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
+#else  // no cache sizes to ask for (WebAssembly): typical ones
+    const int64_t l1 = 32 << 10, l2 = 512 << 10;
+#endif
     // Half of L1 for the A sliver, half of L2 for the B block; whole multiples of 64 and NR.
     const int64_t kc = std::clamp<int64_t>(l1 / 2 / (MR * E) / 64 * 64, 64, 2048 / E);
     const int64_t nc = std::clamp<int64_t>(l2 / 2 / (kc * E) / NR * NR, 4 * NR, 64 * NR);
