@@ -44,6 +44,9 @@ constexpr int clamp_rows(int r, int max) { return r < max ? r : max; }
   }
 static_assert(kMaxDotRows == 4, "the dot tables list 4 row counts");
 
+// The baseline works on 16-byte vectors: SSE2 on x86-64, NEON on arm64, and WebAssembly's
+// 128-bit SIMD when the build has -msimd128 (the wasm preset; chosen at build time, as wasm has
+// no run-time feature detection). 2 x 6 accumulators fit the 16 registers engines map v128 to.
 EMBER_GEMM_ISA(baseline, , 16, 2, 6)
 #ifdef EMBER_GEMM_X86
 EMBER_GEMM_ISA(avx2, __attribute__((target("avx2,fma"))), 32, 2, 6)
@@ -110,7 +113,11 @@ const char* gemm_isa_name(GemmIsa isa) {
   switch (isa) {
     case GemmIsa::Avx2: return "avx2";
     case GemmIsa::Avx512: return "avx512";
+#ifdef __wasm_simd128__  // WebAssembly SIMD: the 16-byte baseline kernels are v128 code
+    default: return "wasm-simd128";
+#else
     default: return "baseline";
+#endif
   }
 }
 
