@@ -10,7 +10,9 @@
 
 #include "ember/backends/backend.h"
 #include "ember/error.h"
+#ifndef EMBER_FLEX_ONLY
 #include "ember/fusion/layer.h"
+#endif
 #ifdef EMBER_REMOTE
 #include "ember/backends/remote/remote_backend.h"
 #endif
@@ -67,12 +69,16 @@ namespace {
 // The layers of a lazy device (cpu, cuda): ops queue and run fused at a sync point.
 // EMBER_FUSION=0 makes them eager.
 uint16_t lazy_stack() {
+#ifdef EMBER_FLEX_ONLY  // the WebAssembly build: flex alone, no fusion layer (cmake/wasm.cmake)
+  return 0;
+#else
   static const uint16_t stack = [] {
     const char* env = std::getenv("EMBER_FUSION");
     if (env && std::string(env) == "0") return uint16_t(0);
     return stacks().intern({fusion::fusion_layer()});
   }();
   return stack;
+#endif
 }
 }  // namespace
 

@@ -3,7 +3,9 @@
 #include <mutex>
 
 #include "ember/autodiff/rules.h"
+#ifndef EMBER_FLEX_ONLY  // the WebAssembly build has flex alone (cmake/wasm.cmake)
 #include "ember/backends/cpu/cpu.h"
+#endif
 #include "ember/backends/flex/flex.h"
 #ifdef EMBER_CUDA
 #include "ember/backends/cuda/runtime.h"
@@ -47,14 +49,18 @@ void init() {
     ops::register_index_ops();
     ops::register_layout_ops();
     ops::register_nn_ops();
+#ifndef EMBER_FLEX_ONLY
     ops::register_vision_ops();
+#endif
     ops::register_complex_ops();
     autodiff::register_rules_elementwise();
     autodiff::register_rules_shape();
     autodiff::register_rules_reduce();
     autodiff::register_rules_nn();
     register_backend(Backend::Flex, flex::make_flex_backend(Backend::Flex));
+#ifndef EMBER_FLEX_ONLY
     register_backend(Backend::Cpu, cpu::make_cpu_backend());
+#endif
 #ifdef EMBER_CUDA
     // Registered even without a GPU: Device::cuda(i) then explains what is missing.
     register_backend(Backend::Cuda, cuda::make_cuda_backend());
@@ -62,7 +68,9 @@ void init() {
 #ifdef EMBER_REMOTE
     register_backend(Backend::Remote, remote::make_remote_backend());
 #endif
+#ifndef EMBER_FLEX_ONLY
     kl::detail::register_user_op_family();  // after the backends: it sets their kernels
+#endif
     done.store(true, std::memory_order_release);
   });
 }

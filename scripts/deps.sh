@@ -16,7 +16,8 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       python3-torchvision python3-opencv python3-scipy python3-skimage  # tests/gen/gen_vision_ops.py
       libboost-dev libssl-dev  # the remote backend and ember-server: Boost.Beast WebSocket, TLS 1.3
       liblapacke-dev libopenblas-dev  # LAPACK in the cpu backend's linalg ops (optional)
-      chromium)  # headless browser: ember-plot's report is rendered and checked in it
+      chromium  # headless browser: ember-plot's report is rendered and checked in it
+      emscripten)  # the WebAssembly build (preset wasm, docs/web.md), tested in chromium
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -9,6 +9,8 @@ scripts/node-deps.sh  # onnxruntime-node: the onnxruntime_outputs test, the onnx
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_BUILD_TESTS=ON >/dev/null
 cmake --build build -j "$jobs"
+echo "== wasm: ember's WebAssembly modules (the web_browser test runs them in chromium)"
+scripts/wasm.sh
 ctest --test-dir build -j "$jobs" --output-on-failure
 
 echo "== downstream: find_package(ember) against the installed package"
@@ -27,6 +29,9 @@ flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs ember)
 # -Wall -Wextra -Werror consumer builds (designated initializers leave no field uninitialised).
 c++ -std=c++23 -Wall -Wextra -Werror -o build/_downstream/pc_demo tests/downstream/pkgconfig_demo.cpp $flags
 LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" build/_downstream/pc_demo
+# The C ABI from a C99 program, with the same flags (the header is installed with the rest).
+cc -std=c99 -Wall -Wextra -Werror -pedantic -o build/_downstream/c_demo tests/downstream/c_demo.c $flags
+LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" build/_downstream/c_demo
 # Hostile input, in one clang build of its own (build-fuzz, the `fuzz` preset: ASan + UBSan with
 # -fno-sanitize-recover, the library itself instrumented, plus libFuzzer's coverage): tests under
 # the sanitizers with leak detection on, then every fuzz target for a bounded time on its

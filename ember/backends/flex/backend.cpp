@@ -38,7 +38,9 @@ std::unique_ptr<BackendImpl> make_flex_backend(Backend kind) {
   register_flex_index(*b);
   register_flex_layout(*b);
   register_flex_nn(*b);
+#ifndef EMBER_FLEX_ONLY  // the WebAssembly build leaves the vision kernels out (cmake/wasm.cmake)
   register_flex_vision(*b);
+#endif
   return b;
 }
 

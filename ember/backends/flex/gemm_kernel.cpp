@@ -44,6 +44,9 @@ constexpr int clamp_rows(int r, int max) { return r < max ? r : max; }
   }
 static_assert(kMaxDotRows == 4, "the dot tables list 4 row counts");
 
+// The baseline works on 16-byte vectors: SSE2 on x86-64, NEON on arm64, and WebAssembly's
+// 128-bit SIMD when the build has -msimd128 (the wasm preset; chosen at build time, as wasm has
+// no run-time feature detection). 2 x 6 accumulators fit the 16 registers engines map v128 to.
 EMBER_GEMM_ISA(baseline, , 16, 2, 6)
 #ifdef EMBER_GEMM_X86
 EMBER_GEMM_ISA(avx2, __attribute__((target("avx2,fma"))), 32, 2, 6)
@@ -63,7 +66,7 @@ bool runs(GemmIsa isa) {
 
 std::atomic<int> g_isa{-1};
 
-int64_t cache_size(int name, int64_t fallback) {
+[[maybe_unused]] int64_t cache_size(int name, int64_t fallback) {
   const long v = sysconf(name);
   return v > 0 ? int64_t(v) : fallback;
 }
@@ -88,8 +91,12 @@ template <class T>
 const Blocking& blocking() {
   static const Blocking b = [] {
     constexpr int64_t MR = Tile<T>::MR, NR = Tile<T>::NR, E = int64_t(sizeof(T));
+#ifdef _SC_LEVEL1_DCACHE_SIZE
     const int64_t l1 = cache_size(_SC_LEVEL1_DCACHE_SIZE, 32 << 10);
     const int64_t l2 = cache_size(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
+#else  // no cache sizes to ask for (WebAssembly): typical ones
+    const int64_t l1 = 32 << 10, l2 = 512 << 10;
+#endif
     // Half of L1 for the A sliver, half of L2 for the B block; whole multiples of 64 and NR.
     const int64_t kc = std::clamp<int64_t>(l1 / 2 / (MR * E) / 64 * 64, 64, 2048 / E);
     const int64_t nc = std::clamp<int64_t>(l2 / 2 / (kc * E) / NR * NR, 4 * NR, 64 * NR);
@@ -106,7 +113,11 @@ const char* gemm_isa_name(GemmIsa isa) {
   switch (isa) {
     case GemmIsa::Avx2: return "avx2";
     case GemmIsa::Avx512: return "avx512";
+#ifdef __wasm_simd128__  // WebAssembly SIMD: the 16-byte baseline kernels are v128 code
+    default: return "wasm-simd128";
+#else
     default: return "baseline";
+#endif
   }
 }
 

@@ -139,8 +139,10 @@ void register_flex_linalg(BackendImpl& b) {
   b.set_kernel(OpId::linear, k_linear, kNumericDTypes);
   b.set_kernel(OpId::dot, k_dot, kNumericDTypes);
   register_flex_conv(b);
+#ifndef EMBER_FLEX_ONLY  // the WebAssembly build leaves these out (cmake/wasm.cmake)
   register_flex_quant(b);
   register_flex_linalg_decomp(b);
+#endif
 }
 
 }  // namespace ember::flex

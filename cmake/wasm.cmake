@@ -1,0 +1,92 @@
+# The WebAssembly build (preset `wasm`, Debian's emscripten): flex, nn, optim, the safetensors
+# reader and writer and the C ABI, linked into web/ember.js's modules. No oneDNN, LAPACK, CUDA,
+# remote backend, fusion/JIT, zlib, minizip, RE2 or SQLite: nothing here needs a native library.
+# Exceptions stay on (-fexceptions, catching enabled): ember's errors reach JavaScript as
+# messages through the C ABI's statuses. Two builds of the same sources:
+#   ember-st  single-threaded, runs on any page;
+#   ember-mt  -pthread (SharedArrayBuffer; used when the page is cross-origin isolated).
+# EMBER_WASM_SIMD (default ON) adds -msimd128: flex's loops and GEMM take their 128-bit paths.
+option(EMBER_WASM_SIMD "WebAssembly SIMD (-msimd128)" ON)
+option(EMBER_WASM_THREADS "Also build the pthreads variant (ember-mt)" ON)
+set(EMBER_WASM_OUT ${PROJECT_BINARY_DIR}/web CACHE PATH "Where the .js/.wasm pairs go")
+
+set(_dirs ember ember/detail ember/ops ember/autodiff ember/backends ember/backends/flex ember/nn
+          ember/optim)
+set(EMBER_WASM_SOURCES)
+foreach(d ${_dirs})
+  file(GLOB _s CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${d}/*.cpp)
+  list(APPEND EMBER_WASM_SOURCES ${_s})
+endforeach()
+list(APPEND EMBER_WASM_SOURCES ${PROJECT_SOURCE_DIR}/ember/amp/layer.cpp)  # autocast's guard
+# The store's safetensors files only (PyTorch files need minizip, load_into RE2).
+foreach(f safetensors_file save format atomic_file mapped)
+  list(APPEND EMBER_WASM_SOURCES ${PROJECT_SOURCE_DIR}/ember/store/${f}.cpp)
+endforeach()
+# Lean: what inference and small-model training use. Left out (EMBER_FLEX_ONLY guards their
+# registration, so calling one is a clear error naming the op and the device): FFTs, complex
+# numbers, vision ops (NMS, RoI align, morphology, components), matrix decompositions,
+# quantisation, CUDA graphs, and the recurrent and transformer modules.
+list(FILTER EMBER_WASM_SOURCES EXCLUDE REGEX
+     "/ember/(fft|fft_nd|fft_stft)\\.cpp$")
+list(FILTER EMBER_WASM_SOURCES EXCLUDE REGEX
+     "/ember/backends/flex/(fft|fft_plan|vision[a-z_]*|quant|linalg_decomp)\\.cpp$")
+list(FILTER EMBER_WASM_SOURCES EXCLUDE REGEX
+     "/ember/nn/(rnn|transformer|transformer_stack|attention|positional|blocks)\\.cpp$")
+list(FILTER EMBER_WASM_SOURCES EXCLUDE REGEX
+     "/ember/optim/(lr_scheduler|lr_scheduler_compose|rmsprop_adagrad_lion|clip)\\.cpp$")
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/ember/init.cpp ${PROJECT_SOURCE_DIR}/ember/device.cpp
+             ${PROJECT_SOURCE_DIR}/ember/backends/flex/backend.cpp
+             ${PROJECT_SOURCE_DIR}/ember/backends/flex/linalg.cpp
+             APPEND PROPERTY COMPILE_DEFINITIONS EMBER_FLEX_ONLY=1)
+# std::bit_cast for the files that use it (emscripten 3.1.6's libc++ lacks it).
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/ember/backends/flex/norm.cpp
+             ${PROJECT_SOURCE_DIR}/ember/backends/flex/softmax.cpp
+             ${PROJECT_SOURCE_DIR}/ember/backends/flex/pool.cpp
+             APPEND PROPERTY COMPILE_OPTIONS -include ${PROJECT_SOURCE_DIR}/cmake/wasm_compat.h)
+# nlohmann/json (header-only, Debian's nlohmann-json3-dev) for the safetensors header, without
+# putting the host's /usr/include on emscripten's search path.
+find_path(EMBER_NLOHMANN_DIR nlohmann/json.hpp PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH REQUIRED)
+file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/wasm-include)
+file(CREATE_LINK ${EMBER_NLOHMANN_DIR}/nlohmann ${PROJECT_BINARY_DIR}/wasm-include/nlohmann SYMBOLIC)
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/ember/store/safetensors_file.cpp
+             ${PROJECT_SOURCE_DIR}/ember/store/save.cpp
+             APPEND PROPERTY INCLUDE_DIRECTORIES ${PROJECT_BINARY_DIR}/wasm-include)
+file(GLOB EMBER_WASM_C_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/ember/c/*.cpp)
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/ember/c/c_api.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+             EMBER_VERSION_STRING="${PROJECT_VERSION}")
+
+set(_cflags -fexceptions -fno-math-errno -fno-trapping-math -Wno-unused-parameter)
+if(EMBER_WASM_SIMD)
+  list(APPEND _cflags -msimd128)
+endif()
+# Exported to JavaScript: the C ABI (EMSCRIPTEN_KEEPALIVE on every entry point) plus malloc/free.
+set(_link -fexceptions -sDISABLE_EXCEPTION_CATCHING=0 -sALLOW_MEMORY_GROWTH=1
+          -sMODULARIZE=1 -sEXPORT_NAME=createEmberModule -sENVIRONMENT=web,worker,node
+          -sEXPORTED_FUNCTIONS=_malloc,_free
+          -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8,ENV
+          -sTOTAL_STACK=1048576 -sFILESYSTEM=0 -sWASM_BIGINT=1 --no-entry)
+
+set(_variants st)
+if(EMBER_WASM_THREADS)
+  list(APPEND _variants mt)
+endif()
+foreach(v ${_variants})
+  add_library(ember_wasm_${v} STATIC ${EMBER_WASM_SOURCES})
+  target_include_directories(ember_wasm_${v} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_compile_options(ember_wasm_${v} PRIVATE ${_cflags})
+  set(_l ${_link})
+  if(v STREQUAL "mt")
+    target_compile_options(ember_wasm_${v} PRIVATE -pthread)
+    # A pool made at start-up, so no op waits for a worker to spawn (threads.cpp sizes itself
+    # from navigator.hardwareConcurrency, capped by the pool).
+    list(APPEND _l -pthread -sPTHREAD_POOL_SIZE=4 -sPTHREAD_POOL_SIZE_STRICT=0)
+  endif()
+  # The C ABI's objects are the executable's own, so all of them (every EMSCRIPTEN_KEEPALIVE
+  # entry point) are linked; the library's objects come in only as far as they are used.
+  add_executable(ember_${v} ${EMBER_WASM_C_SOURCES})
+  target_link_libraries(ember_${v} PRIVATE ember_wasm_${v})
+  target_compile_options(ember_${v} PRIVATE ${_cflags} $<$<STREQUAL:${v},mt>:-pthread>)
+  target_link_options(ember_${v} PRIVATE ${_l} "$<$<CONFIG:Release>:-O3>")
+  set_target_properties(ember_${v} PROPERTIES OUTPUT_NAME ember-${v} SUFFIX .js
+    RUNTIME_OUTPUT_DIRECTORY ${EMBER_WASM_OUT})
+endforeach()
