@@ -1,11 +1,13 @@
 // Fused attention (attention_kernel.h), FlashAttention-2's scheme on mma.sync tensor cores.
-// Forward: a block owns Br queries (16 per warp) and walks the key blocks (64 keys) with an
-// online softmax, K and V double-buffered in shared memory by cp.async; P never leaves the
-// registers (its accumulator layout is the next product's A operand). It writes O and the rows'
-// log-sum-exp. Backward: a block owns 64 keys (16 per warp) and walks the query blocks,
-// recomputing P from the saved log-sum-exp; dK and dV stay in registers, dQ is summed into f32
-// scratch with vector atomics and rounded by a last small kernel. Shared tiles are swizzled
-// (16-byte chunk c of row r at c ^ (r & 7)) so ldmatrix reads them without bank conflicts.
+// Forward: a block owns Br queries (each warp kM tiles of 16, so a K or V fragment read from
+// shared memory feeds kM products) and walks the key blocks (64 keys) with an online softmax, K
+// and V double-buffered in shared memory by cp.async; P never leaves the registers (its
+// accumulator layout is the next product's A operand). It writes O and the rows' log-sum-exp.
+// Backward: a block owns 16 keys a warp and walks the query blocks (64 queries), recomputing P
+// from the saved log-sum-exp; dK and dV stay in registers, dQ is summed into f32 scratch with
+// vector atomics and rounded by a last small kernel. Shared tiles are swizzled (16-byte chunk c
+// of row r at c ^ (r & 7)) so ldmatrix reads them without bank conflicts. Tiles: head size 64
+// forward 4 warps x 2 tiles (Br 128), backward 8 warps (128 keys); head size 128 4 warps each.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -130,17 +132,26 @@ __device__ __forceinline__ float mask_at(const AttentionArgs& a, int b, int h, i
   return a.mask[b * a.m_sb + h * a.m_sh + int64_t(i) * a.m_sl + int64_t(j) * a.m_ss];
 }
 
-template <int D, int kWarps, bool kBf16>
+// 2^x on the special-function unit (-inf gives 0; the rounding is far under bf16's).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Each warp owns kM tiles of 16 queries, so every K and V fragment read from shared memory
+// feeds kM products.
+template <int D, int kWarps, int kM, bool kBf16>
 __global__ void __launch_bounds__(kWarps * 32)
     attention_forward(const AttentionArgs a, uint16_t* __restrict__ o, float* __restrict__ lse) {
-  constexpr int Br = 16 * kWarps, NT = kWarps * 32;
+  constexpr int Br = 16 * kM * kWarps, NT = kWarps * 32;
   extern __shared__ __align__(128) uint16_t smem[];
   const uint32_t sq = uint32_t(__cvta_generic_to_shared(smem));
   const uint32_t sk = sq + Br * D * 2, sv = sk + 2 * kBc * D * 2;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int mb = gridDim.x - 1 - blockIdx.x;  // the longest (causal) blocks first
   const int bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
-  const int q0 = mb * Br;
+  const int q0 = mb * Br, w0 = q0 + warp * 16 * kM;  // w0: this warp's first query
   const auto* Q = static_cast<const uint16_t*>(a.q) + b * a.q_sb + h * a.q_sh;
   const auto* K = static_cast<const uint16_t*>(a.k) + b * a.k_sb + h * a.k_sh;
   const auto* V = static_cast<const uint16_t*>(a.v) + b * a.v_sb + h * a.v_sh;
@@ -156,13 +167,17 @@ __global__ void __launch_bounds__(kWarps * 32)
   if (nblocks > 0) load_kv(0, 0);
   cp_commit();
 
-  uint32_t qf[D / 16][4];
-  float acc[D / 8][4];
+  uint32_t qf[kM][D / 16][4];
+  float acc[kM][D / 8][4];
+  float m[kM][2], l[kM][2];
 #pragma unroll
-  for (int i = 0; i < D / 8; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0;
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+  for (int mi = 0; mi < kM; ++mi) {
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) acc[mi][i][0] = acc[mi][i][1] = acc[mi][i][2] = acc[mi][i][3] = 0;
+    m[mi][0] = m[mi][1] = -INFINITY;
+    l[mi][0] = l[mi][1] = 0;
+  }
   const float sc = a.scale * kLog2e;
-  const int row0 = q0 + warp * 16 + (lane >> 2);
 
   for (int n = 0; n < nblocks; ++n) {
     if (n + 1 < nblocks) {
@@ -175,105 +190,132 @@ __global__ void __launch_bounds__(kWarps * 32)
     __syncthreads();
     if (n == 0) {
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) frag_a<D>(qf[kk], sq, warp * 16, kk * 16, lane);
+      for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+          frag_a<D>(qf[mi][kk], sq, warp * 16 * kM + mi * 16, kk * 16, lane);
     }
     const uint32_t kb = sk + (n & 1) * kBc * D * 2, vb = sv + (n & 1) * kBc * D * 2;
-    float s[kBc / 8][4];
+    float s[kM][kBc / 8][4];
 #pragma unroll
-    for (int i = 0; i < kBc / 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0;
+    for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+      for (int i = 0; i < kBc / 8; ++i) s[mi][i][0] = s[mi][i][1] = s[mi][i][2] = s[mi][i][3] = 0;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
 #pragma unroll
       for (int np = 0; np < kBc / 16; ++np) {
         uint32_t r[4];
         frag_b<D>(r, kb, np * 16, kk * 16, lane);
-        mma<kBf16>(s[2 * np], qf[kk], r[0], r[1]);
-        mma<kBf16>(s[2 * np + 1], qf[kk], r[2], r[3]);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          mma<kBf16>(s[mi][2 * np], qf[mi][kk], r[0], r[1]);
+          mma<kBf16>(s[mi][2 * np + 1], qf[mi][kk], r[2], r[3]);
+        }
       }
     }
     const int k0 = n * kBc;
-    const bool edge = k0 + kBc > a.S || (a.causal && k0 + kBc - 1 > q0 + warp * 16);
+    const bool edge = k0 + kBc > a.S || (a.causal && k0 + kBc - 1 > w0);
 #pragma unroll
-    for (int nt = 0; nt < kBc / 8; ++nt) {
+    for (int mi = 0; mi < kM; ++mi) {
+      const int row0 = w0 + mi * 16 + (lane >> 2);
+      if (a.mask || edge) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int j = k0 + nt * 8 + 2 * (lane & 3) + (e & 1), i = row0 + (e >> 1) * 8;
-        float x = s[nt][e] * sc;
-        if (a.mask && i < a.L && j < a.S) x += mask_at(a, b, h, i, j) * kLog2e;
-        if (edge && (j >= a.S || (a.causal && j > i))) x = -INFINITY;
-        s[nt][e] = x;
+        for (int nt = 0; nt < kBc / 8; ++nt) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int j = k0 + nt * 8 + 2 * (lane & 3) + (e & 1), i = row0 + (e >> 1) * 8;
+            float x = s[mi][nt][e] * sc;
+            if (a.mask && i < a.L && j < a.S) x += mask_at(a, b, h, i, j) * kLog2e;
+            if (j >= a.S || (a.causal && j > i)) x = -INFINITY;
+            s[mi][nt][e] = x;
+          }
+        }
+      } else {
+#pragma unroll
+        for (int nt = 0; nt < kBc / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[mi][nt][e] *= sc;
       }
-    }
-    float mx[2] = {m[0], m[1]};
+      float mx[2] = {m[mi][0], m[mi][1]};
 #pragma unroll
-    for (int nt = 0; nt < kBc / 8; ++nt) {
-      mx[0] = fmaxf(mx[0], fmaxf(s[nt][0], s[nt][1]));
-      mx[1] = fmaxf(mx[1], fmaxf(s[nt][2], s[nt][3]));
-    }
-    float mu[2], corr[2], rs[2] = {0, 0};
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      mu[r] = mx[r] == -INFINITY ? 0.f : mx[r];  // a row with no key yet stays at zero
-      corr[r] = exp2f(m[r] - mu[r]);
-      m[r] = mx[r];
-    }
-#pragma unroll
-    for (int nt = 0; nt < kBc / 8; ++nt) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[nt][e] = exp2f(s[nt][e] - mu[e >> 1]);
-        rs[e >> 1] += s[nt][e];
+      for (int nt = 0; nt < kBc / 8; ++nt) {
+        mx[0] = fmaxf(mx[0], fmaxf(s[mi][nt][0], s[mi][nt][1]));
+        mx[1] = fmaxf(mx[1], fmaxf(s[mi][nt][2], s[mi][nt][3]));
       }
-    }
-    l[0] = l[0] * corr[0] + rs[0];
-    l[1] = l[1] * corr[1] + rs[1];
+      float mu[2], corr[2], rs[2] = {0, 0};
 #pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt) {
-      acc[dt][0] *= corr[0], acc[dt][1] *= corr[0];
-      acc[dt][2] *= corr[1], acc[dt][3] *= corr[1];
+      for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        mu[r] = mx[r] == -INFINITY ? 0.f : mx[r];  // a row with no key yet stays at zero
+        corr[r] = ex2(m[mi][r] - mu[r]);
+        m[mi][r] = mx[r];
+      }
+#pragma unroll
+      for (int nt = 0; nt < kBc / 8; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[mi][nt][e] = ex2(s[mi][nt][e] - mu[e >> 1]);
+          rs[e >> 1] += s[mi][nt][e];
+        }
+      }
+      l[mi][0] = l[mi][0] * corr[0] + rs[0];
+      l[mi][1] = l[mi][1] * corr[1] + rs[1];
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt) {
+        acc[mi][dt][0] *= corr[0], acc[mi][dt][1] *= corr[0];
+        acc[mi][dt][2] *= corr[1], acc[mi][dt][3] *= corr[1];
+      }
     }
 #pragma unroll
     for (int j = 0; j < kBc / 16; ++j) {
-      uint32_t pa[4];
-      as_a<kBf16>(pa, s[2 * j], s[2 * j + 1]);
+      uint32_t pa[kM][4];
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi) as_a<kBf16>(pa[mi], s[mi][2 * j], s[mi][2 * j + 1]);
 #pragma unroll
       for (int dp = 0; dp < D / 16; ++dp) {
         uint32_t r[4];
         frag_bt<D>(r, vb, j * 16, dp * 16, lane);
-        mma<kBf16>(acc[2 * dp], pa, r[0], r[1]);
-        mma<kBf16>(acc[2 * dp + 1], pa, r[2], r[3]);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          mma<kBf16>(acc[mi][2 * dp], pa[mi], r[0], r[1]);
+          mma<kBf16>(acc[mi][2 * dp + 1], pa[mi], r[2], r[3]);
+        }
       }
     }
     __syncthreads();
   }
 
-  float inv[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-    inv[r] = 1.f / l[r];  // a row with every key masked: 0/0, NaN as in the unfused softmax
-  }
   uint16_t* O = o + int64_t(bh) * a.L * a.E;
 #pragma unroll
-  for (int dt = 0; dt < D / 8; ++dt) {
-    const int col = dt * 8 + 2 * (lane & 3);
-    if (col >= a.E) continue;
-    if (row0 < a.L)
-      *reinterpret_cast<uint32_t*>(O + int64_t(row0) * a.E + col) =
-          pack<kBf16>(acc[dt][0] * inv[0], acc[dt][1] * inv[0]);
-    if (row0 + 8 < a.L)
-      *reinterpret_cast<uint32_t*>(O + int64_t(row0 + 8) * a.E + col) =
-          pack<kBf16>(acc[dt][2] * inv[1], acc[dt][3] * inv[1]);
-  }
-  if ((lane & 3) == 0) {
+  for (int mi = 0; mi < kM; ++mi) {
+    const int row0 = w0 + mi * 16 + (lane >> 2);
+    float inv[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int i = row0 + r * 8;
-      const float mf = m[r] == -INFINITY ? 0.f : m[r];
-      if (i < a.L) lse[int64_t(bh) * a.L + i] = (mf + log2f(l[r])) * kLn2;
+      l[mi][r] += __shfl_xor_sync(0xffffffffu, l[mi][r], 1);
+      l[mi][r] += __shfl_xor_sync(0xffffffffu, l[mi][r], 2);
+      inv[r] = 1.f / l[mi][r];  // a row with every key masked: 0/0, NaN as in the unfused softmax
+    }
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt) {
+      const int col = dt * 8 + 2 * (lane & 3);
+      if (col >= a.E) continue;
+      if (row0 < a.L)
+        *reinterpret_cast<uint32_t*>(O + int64_t(row0) * a.E + col) =
+            pack<kBf16>(acc[mi][dt][0] * inv[0], acc[mi][dt][1] * inv[0]);
+      if (row0 + 8 < a.L)
+        *reinterpret_cast<uint32_t*>(O + int64_t(row0 + 8) * a.E + col) =
+            pack<kBf16>(acc[mi][dt][2] * inv[1], acc[mi][dt][3] * inv[1]);
+    }
+    if ((lane & 3) == 0) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int i = row0 + r * 8;
+        const float mf = m[mi][r] == -INFINITY ? 0.f : m[mi][r];
+        if (i < a.L) lse[int64_t(bh) * a.L + i] = (mf + log2f(l[mi][r])) * kLn2;
+      }
     }
   }
 }
@@ -311,20 +353,22 @@ __global__ void attention_dq(const float* __restrict__ acc, uint16_t* __restrict
   }
 }
 
-template <int D, bool kBf16>
-__global__ void __launch_bounds__(128)
+// Each warp owns 16 keys (Bk = 16 * kWarps a block); for dQ the warps split the block's 64
+// queries into tiles of 16 and, past 4 warps, the head dims.
+template <int D, int kWarps, bool kBf16>
+__global__ void __launch_bounds__(kWarps * 32)
     attention_backward(const AttentionArgs a, const AttentionGrads g, const float* __restrict__ delta,
                        float* __restrict__ dqa) {
-  constexpr int Br = 64, NT = 128;
+  constexpr int Br = 64, NT = kWarps * 32, Bk = 16 * kWarps;
   extern __shared__ __align__(128) uint16_t smem[];
   const uint32_t sk = uint32_t(__cvta_generic_to_shared(smem));
-  const uint32_t sv = sk + kBc * D * 2, sq = sv + kBc * D * 2, sdo = sq + 2 * Br * D * 2;
+  const uint32_t sv = sk + Bk * D * 2, sq = sv + Bk * D * 2, sdo = sq + 2 * Br * D * 2;
   const uint32_t sds = sdo + 2 * Br * D * 2;
-  float* sl = reinterpret_cast<float*>(smem + 2 * kBc * D + 4 * Br * D + kBc * Br);  // [2][Br]
+  float* sl = reinterpret_cast<float*>(smem + 2 * Bk * D + 4 * Br * D + Bk * Br);  // [2][Br]
   float* sdel = sl + 2 * Br;                                                          // [2][Br]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int nb = blockIdx.x, bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
-  const int k0 = nb * kBc;
+  const int k0 = nb * Bk, kw0 = k0 + warp * 16;  // kw0: this warp's first key
   const auto* Q = static_cast<const uint16_t*>(a.q) + b * a.q_sb + h * a.q_sh;
   const auto* K = static_cast<const uint16_t*>(a.k) + b * a.k_sb + h * a.k_sh;
   const auto* V = static_cast<const uint16_t*>(a.v) + b * a.v_sb + h * a.v_sh;
@@ -343,8 +387,8 @@ __global__ void __launch_bounds__(128)
       sdel[buf * Br + i] = row < a.L ? del[row] : 0.f;
     }
   };
-  load_tile<D, kBc, NT>(sk, K + int64_t(k0) * a.k_sl, a.k_sl, a.S - k0, a.E, K);
-  load_tile<D, kBc, NT>(sv, V + int64_t(k0) * a.v_sl, a.v_sl, a.S - k0, a.E, V);
+  load_tile<D, Bk, NT>(sk, K + int64_t(k0) * a.k_sl, a.k_sl, a.S - k0, a.E, K);
+  load_tile<D, Bk, NT>(sv, V + int64_t(k0) * a.v_sl, a.v_sl, a.S - k0, a.E, V);
   if (m_begin < m_end) load_q(m_begin, 0);
   cp_commit();
 
@@ -354,7 +398,7 @@ __global__ void __launch_bounds__(128)
 #pragma unroll
     for (int e = 0; e < 4; ++e) dk[i][e] = dv[i][e] = 0;
   const float sc = a.scale * kLog2e;
-  const int key0 = k0 + warp * 16 + (lane >> 2);  // this thread's keys: key0, key0 + 8
+  const int key0 = kw0 + (lane >> 2);  // this thread's keys: key0, key0 + 8
 
   for (int m = m_begin; m < m_end; ++m) {
     const int buf = (m - m_begin) & 1;
@@ -392,7 +436,7 @@ __global__ void __launch_bounds__(128)
         mma<kBf16>(dp[2 * np + 1], va, r[2], r[3]);
       }
     }
-    const bool edge = k0 + kBc > a.S || q0 + Br > a.L || (a.causal && k0 + kBc - 1 > q0);
+    const bool edge = kw0 + 16 > a.S || q0 + Br > a.L || (a.causal && kw0 + 15 > q0);
 #pragma unroll
     for (int nt = 0; nt < Br / 8; ++nt) {
 #pragma unroll
@@ -401,7 +445,7 @@ __global__ void __launch_bounds__(128)
         const int i = q0 + c, j = key0 + (e >> 1) * 8;
         float x = s[nt][e] * sc;
         if (a.mask && i < a.L && j < a.S) x += mask_at(a, b, h, i, j) * kLog2e;
-        float p = exp2f(x - lb[c]);
+        float p = ex2(x - lb[c]);
         if (edge && (j >= a.S || i >= a.L || (a.causal && j > i))) p = 0;
         s[nt][e] = p;
       }
@@ -444,17 +488,20 @@ __global__ void __launch_bounds__(128)
     }
     __syncthreads();
     // dQ (this warp's 16 queries) += dS K, summed into the f32 scratch.
-    uint32_t qa[kBc / 16][4];
+    constexpr int kSplit = kWarps / 4, kDd = D / 16 / kSplit;
+    const int qt = warp % 4, dd0 = (warp / 4) * kDd;
+    uint32_t qa[Bk / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < kBc / 16; ++kk)
+    for (int kk = 0; kk < Bk / 16; ++kk)
       ldsm_t(qa[kk], sds + swz<Br>(kk * 16 + (lane & 7) + ((lane >> 4) << 3),
-                                   warp * 16 + ((lane >> 3) & 1) * 8));
-    const int qrow = q0 + warp * 16 + (lane >> 2);
+                                   qt * 16 + ((lane >> 3) & 1) * 8));
+    const int qrow = q0 + qt * 16 + (lane >> 2);
 #pragma unroll
-    for (int dd = 0; dd < D / 16; ++dd) {
+    for (int di = 0; di < kDd; ++di) {
+      const int dd = dd0 + di;
       float c[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
 #pragma unroll
-      for (int kk = 0; kk < kBc / 16; ++kk) {
+      for (int kk = 0; kk < Bk / 16; ++kk) {
         uint32_t r[4];
         frag_bt<D>(r, sk, kk * 16, dd * 16, lane);
         mma<kBf16>(c[0], qa[kk], r[0], r[1]);
@@ -491,11 +538,11 @@ __global__ void __launch_bounds__(128)
   }
 }
 
-template <int D, int kWarps, bool kBf16>
+template <int D, int kWarps, int kM, bool kBf16>
 int forward(const AttentionArgs& a, void* o, float* lse, cudaStream_t st) {
-  constexpr int Br = 16 * kWarps;
+  constexpr int Br = 16 * kM * kWarps;
   const size_t bytes = size_t(Br * D + 4 * kBc * D) * 2;
-  auto* k = attention_forward<D, kWarps, kBf16>;
+  auto* k = attention_forward<D, kWarps, kM, kBf16>;
   cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (e != cudaSuccess) return e;
   const dim3 grid((a.L + Br - 1) / Br, a.B * a.H);
@@ -503,9 +550,9 @@ int forward(const AttentionArgs& a, void* o, float* lse, cudaStream_t st) {
   return cudaGetLastError();
 }
 
-template <int D, bool kBf16>
+template <int D, int kWarps, bool kBf16>
 int backward(const AttentionArgs& a, const AttentionGrads& g, cudaStream_t st) {
-  constexpr int Br = 64;
+  constexpr int Br = 64, Bk = 16 * kWarps;
   const int64_t rows = int64_t(a.B) * a.H * a.L;
   float* dqa = g.scratch;
   float* delta = g.scratch + rows * a.E;
@@ -515,13 +562,13 @@ int backward(const AttentionArgs& a, const AttentionGrads& g, cudaStream_t st) {
   attention_delta<kBf16><<<unsigned((rows + wpb - 1) / wpb), wpb * 32, 0, st>>>(
       static_cast<const uint16_t*>(g.o), static_cast<const uint16_t*>(g.dout), delta, rows, a.E);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  const size_t bytes = size_t(2 * kBc * D + 4 * Br * D + kBc * Br) * 2 + 4 * Br * sizeof(float);
-  auto* k = attention_backward<D, kBf16>;
+  const size_t bytes = size_t(2 * Bk * D + 4 * Br * D + Bk * Br) * 2 + 4 * Br * sizeof(float);
+  auto* k = attention_backward<D, kWarps, kBf16>;
   if ((e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes))) !=
       cudaSuccess)
     return e;
-  const dim3 grid((a.S + kBc - 1) / kBc, a.B * a.H);
-  k<<<grid, 128, bytes, st>>>(a, g, delta, dqa);
+  const dim3 grid((a.S + Bk - 1) / Bk, a.B * a.H);
+  k<<<grid, kWarps * 32, bytes, st>>>(a, g, delta, dqa);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   const int64_t n = rows * a.E;
   const unsigned blocks = unsigned(std::min<int64_t>((n / 2 + 255) / 256, 132 * 16));
@@ -534,8 +581,8 @@ int backward(const AttentionArgs& a, const AttentionGrads& g, cudaStream_t st) {
 int launch_attention_forward(const AttentionArgs& a, void* o, float* lse, void* stream) {
   auto st = static_cast<cudaStream_t>(stream);
   if (a.E <= 64)
-    return a.bf16 ? forward<64, 8, true>(a, o, lse, st) : forward<64, 8, false>(a, o, lse, st);
-  return a.bf16 ? forward<128, 4, true>(a, o, lse, st) : forward<128, 4, false>(a, o, lse, st);
+    return a.bf16 ? forward<64, 4, 2, true>(a, o, lse, st) : forward<64, 4, 2, false>(a, o, lse, st);
+  return a.bf16 ? forward<128, 4, 1, true>(a, o, lse, st) : forward<128, 4, 1, false>(a, o, lse, st);
 }
 
 size_t attention_backward_scratch(const AttentionArgs& a) {
@@ -544,8 +591,8 @@ size_t attention_backward_scratch(const AttentionArgs& a) {
 
 int launch_attention_backward(const AttentionArgs& a, const AttentionGrads& g, void* stream) {
   auto st = static_cast<cudaStream_t>(stream);
-  if (a.E <= 64) return a.bf16 ? backward<64, true>(a, g, st) : backward<64, false>(a, g, st);
-  return a.bf16 ? backward<128, true>(a, g, st) : backward<128, false>(a, g, st);
+  if (a.E <= 64) return a.bf16 ? backward<64, 8, true>(a, g, st) : backward<64, 8, false>(a, g, st);
+  return a.bf16 ? backward<128, 4, true>(a, g, st) : backward<128, 4, false>(a, g, st);
 }
 
 }  // namespace ember::cuda
