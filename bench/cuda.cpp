@@ -74,9 +74,33 @@ std::function<void()> amp_mlp(DType low, bool captured) {
   s->step = capture([p = s.get()] { return p->run(); }, {s->x, s->y});
   return [s] { s->step.replay(); };
 }
+// Causal self-attention as in a GPT layer (b8, 12 heads, T 4096, head size 64, bf16): the
+// forward alone, and forward plus backward (d q, k, v for a fixed output gradient); on cuda the
+// fused kernels of attention_kernel.cu. Beside bench/peers/torch_attention_peer.py.
+constexpr int64_t kAttB = 8, kAttH = 12, kAttT = 4096, kAttE = 64;
+std::function<void()> attention(bool backward) {
+  const Device d = bench::device().autodiff();
+  auto make = [&] {
+    return randn({kAttB, kAttH, kAttT, kAttE}).to(d).to(kBF16).set_requires_grad(backward);
+  };
+  Tensor q = make(), k = make(), v = make();
+  Tensor dy = randn({kAttB, kAttH, kAttT, kAttE}).to(d).to(kBF16);
+  return [=] {
+    Tensor y = nn::functional::scaled_dot_product_attention(q, k, v, {.is_causal = true});
+    if (!backward) return bench::keep(y);
+    Gradients g = y.backward({.grad_output = dy});
+    bench::keep(g.get(q));
+  };
+}
+// Matrix products: 2 forward, 5 backward, each B*H*T*T*E/2 multiply-adds under the causal mask.
+constexpr double kAttFlops = 2.0 * kAttB * kAttH * kAttT * kAttT * kAttE / 2;
 }  // namespace
 
 // clang-format off
+EMBER_BENCH({.name = "attention_causal_b8h12_T4096_d64_bf16_fwd", .setup = [] { return attention(false); },
+             .warmup = 3, .iters = 20, .flops = 2 * kAttFlops, .gpu = true});
+EMBER_BENCH({.name = "attention_causal_b8h12_T4096_d64_bf16_fwd_bwd", .setup = [] { return attention(true); },
+             .warmup = 3, .iters = 20, .flops = 7 * kAttFlops, .gpu = true});
 EMBER_BENCH({.name = "elementwise_chain_64M_synced", .setup = [] {
   Tensor x = randn({int64_t(1) << 26}), w = randn({int64_t(1) << 26});
   return std::function<void()>([=] {

@@ -30,6 +30,7 @@ def peer_rows():
         pass
     return got
 ours, eager, peer = load("ember_cuda.json"), load("ember_cuda_eager.json"), peer_rows()
+peer.update(load("torch_attention.json"))
 # row: (peer eager row, peer compiled row, target kind, target value)
 rows = {
     "gemm_float32_4096": ("gemm_float32_4096", None, "ratio", 1 / 0.97),
@@ -43,6 +44,9 @@ rows = {
     "conv3x3_64c_56_b64_f32": ("conv3x3_64c_56_b64_f32", None, "ratio", 1.0),
     "mlp_train_step_b128": ("mlp_train_step_b128_eager", None, "ms", 0.20),
     "tiny_add_dispatch": (None, None, "ms", 5.0),  # 1000 tiny adds: <= 5 us each
+    # bench/peers/torch_attention_peer.py's rows (torch_attention.json)
+    "attention_causal_b8h12_T4096_d64_bf16_fwd": ("attention_causal_b8h12_T4096_d64_bf16_fwd", None, "ratio", 1.0),
+    "attention_causal_b8h12_T4096_d64_bf16_fwd_bwd": ("attention_causal_b8h12_T4096_d64_bf16_fwd_bwd", None, "ms", 2.0),
 }
 print("%-28s %10s %10s %10s %8s %10s %5s" % ("workload (cuda)", "ember ms", "torch ms", "compiled", "ratio", "target", "met"))
 for name, (pe, pc, kind, tv) in rows.items():

@@ -52,7 +52,7 @@ if [ -n "${GPU_CHECK_EXAMPLE:-}" ]; then
 fi
 if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
   echo "== ember benchmark (cuda)"
-  rows="${GPU_CHECK_FILTER:-gemm_|copy_1GiB|elementwise_chain_64M|softmax_8192|layernorm_8192|sum_rows_8192|conv3x3_64c_56_b64|mlp_train_step_b128|tiny_add_dispatch}"
+  rows="${GPU_CHECK_FILTER:-gemm_|copy_1GiB|elementwise_chain_64M|softmax_8192|layernorm_8192|sum_rows_8192|conv3x3_64c_56_b64|mlp_train_step_b128|tiny_add_dispatch|attention_causal}"
   OUT="$out" "$bench" --device cuda "$rows" 2>&1 | tee "$out/bench_cuda.log"
   cp "$out/ember_cpu.json" "$out/ember_cuda.json" 2>/dev/null || true
   OUT="$out" "$bench" --device cuda_eager tiny_add_dispatch 2>&1 | tee "$out/bench_cuda_eager.log"
@@ -60,6 +60,10 @@ if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
   if [ "${GPU_CHECK_PEER:-1}" != 0 ] && [ -f "$peer" ]; then
     echo "== peer: torch_gpu.py"
     OUT="$out" timeout 330 python3 "$peer" >"$out/peer.log" 2>&1 || { status=1; tail -5 "$out/peer.log"; }
+    # The attention rows' peer (bench/peers/, beside gpu_peer_common.py): torch_attention.json.
+    att="$(dirname "$table")/torch_attention_peer.py"; [ -f "$att" ] || att=bench/peers/torch_attention_peer.py
+    (cd "$(dirname "$att")" && OUT="$out" timeout 120 python3 "$(basename "$att")") >"$out/peer_attention.log" 2>&1 ||
+      { status=1; tail -5 "$out/peer_attention.log"; }
   fi
   python3 "$table" "$out"
 fi

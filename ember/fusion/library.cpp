@@ -34,12 +34,16 @@ bool activation_of(const Node& act, cpu::Epilogue& ep) {
   }
 }
 
+DeviceProducts g_products[kNumBackends];
+
 Tensor input(const Node& n, size_t j, const std::vector<Tensor>& vals) {
   const NodeInput& in = n.inputs[j];
   return in.value >= 0 ? vals[size_t(in.value)] : in.tensor;
 }
 
 }  // namespace
+
+void set_device_products(Backend b, DeviceProducts p) { g_products[int(b)] = p; }
 
 bool library_op(OpId op) {
   return op == OpId::mm || op == OpId::bmm || op == OpId::matmul || op == OpId::linear;
@@ -55,6 +59,11 @@ bool queued_library_call(const OpCall& c) {
 
 bool epilogue_pair(const Node& lib, const Node& act) {
   cpu::Epilogue ep;
+  if (const DeviceProducts& p = g_products[int(lib.device.backend())]; p.serves) {
+    const DType dt = lib.meta.n == 1 ? lib.meta.m[0].dtype : DType::Bool;
+    return library_op(lib.op) && lib.meta.n == 1 && !act.inputs.empty() &&
+           act.meta.m[0].dtype == dt && activation_of(act, ep) && p.serves(ep, dt);
+  }
   if (lib.device.backend() != Backend::Cpu || !cpu::dnnl_available()) return false;
   const bool conv = conv_library_op(lib.op);
   if (!(library_op(lib.op) || conv) || lib.meta.n != 1 || lib.meta.m[0].dtype != DType::F32)
@@ -84,6 +93,11 @@ bool run_with_epilogue(const Node& lib, const Node* act, const Node* res,
     ep.residual_first = true;
   }
   const Tensor a = input(lib, 0, vals), b = input(lib, 1, vals);
+  if (const DeviceProducts& p = g_products[int(lib.device.backend())]; p.run) {
+    const Tensor bias =
+        lib.op == OpId::linear && lib.inputs.size() > 2 ? input(lib, 2, vals) : Tensor();
+    return !res && p.run(lib.op, a, b, bias, ep, out);
+  }
   if (conv_library_op(lib.op)) {
     const Tensor bias = lib.inputs.size() > 2 ? input(lib, 2, vals) : Tensor();
     if (!cpu::can_conv(lib.op, lib.attrs, a, b, bias, ep)) return false;

@@ -8,7 +8,22 @@
 
 #include "ember/fusion/queue.h"
 
+namespace ember::cpu {
+struct Epilogue;
+}
+
 namespace ember::fusion {
+
+/// A device backend's products with epilogues (cuda: cuBLASLt), which that backend sets when it
+/// is made. `serves` answers at planning time from the product's dtype and the activation;
+/// `run` runs mm/bmm/matmul/linear into `out` or returns false (the caller then runs the
+/// product and the activation on their own).
+struct DeviceProducts {
+  bool (*serves)(const cpu::Epilogue& ep, DType dt) = nullptr;
+  bool (*run)(OpId op, const Tensor& a, const Tensor& b, const Tensor& bias,
+              const cpu::Epilogue& ep, const Tensor& out) = nullptr;
+};
+void set_device_products(Backend b, DeviceProducts p);
 
 /// Whether the fusion layer queues `op` as an opaque library call.
 bool library_op(OpId op);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/ops/attention_route.h"
 #include "ember/ops/linalg.h"
 #include "ember/backends/backend.h"
 #include "ember/ops/nn.h"
@@ -122,7 +123,11 @@ void infer_attention(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
 }
 
 
+detail::FusedAttentionFn g_fused[kNumBackends] = {};
+
 TensorList dec_attention(const Attrs& a, std::span<const Tensor> in) {
+  if (detail::FusedAttentionFn f = g_fused[int(in[0].device().backend())])
+    if (Tensor out = f(a, in); out.defined()) return {out};
   // f16/bf16 compute in f32 (scores and softmax lose too much in 8 mantissa bits), then round.
   const DType dt = in[0].dtype();
   const bool low = dt == DType::F16 || dt == DType::BF16;
@@ -179,6 +184,11 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   return dispatch1(OpId::scaled_dot_product_attention, a, {q, k, v, o.attn_mask});
 }
 
+
+namespace detail {
+void set_fused_attention(Backend b, FusedAttentionFn fn) { g_fused[int(b)] = fn; }
+FusedAttentionFn fused_attention(Backend b) { return g_fused[int(b)]; }
+}  // namespace detail
 
 namespace ops {
 void register_attention_ops() {

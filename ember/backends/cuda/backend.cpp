@@ -255,6 +255,7 @@ std::unique_ptr<BackendImpl> make_cuda_backend() {
   register_sort_scan_kernels(*b);
   register_index_kernels(*b);
   register_layout_kernels(*b);
+  register_attention_kernels(*b);
   register_kl_kernels(*b);  // only ops nothing above serves
   // Last: the ops built from those above run their decompositions rather than the fallback.
   detail::serve_decompositions(*b);

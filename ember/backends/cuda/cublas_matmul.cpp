@@ -24,6 +24,7 @@
 #include "ember/backends/cuda/runtime.h"
 #include "ember/backends/fallback.h"
 #include "ember/error.h"
+#include "ember/fusion/library.h"
 
 namespace ember::cuda {
 namespace {
@@ -445,10 +446,35 @@ CublasStats cublas_stats() {
   return {g_plans.load(), g_hits.load(), g_served.load(), g_copies.load()};
 }
 
+namespace {
+
+// The fusion layer's product + activation pairs on cuda (ember/fusion/library.h): ReLU and
+// tanh-GELU run as cuBLASLt's epilogue, so the product's value never reaches memory.
+bool serves_epilogue(const Epilogue& ep, DType dt) {
+  return (dt == DType::F32 || dt == DType::F16 || dt == DType::BF16) && ep.scale == 1.f &&
+         !ep.residual.defined() &&
+         (ep.act == Activation::None || ep.act == Activation::Relu ||
+          ep.act == Activation::GeluTanh);
+}
+bool run_epilogue(OpId op, const Tensor& a, const Tensor& b, const Tensor& bias,
+                  const Epilogue& ep, const Tensor& out) {
+  if (op == OpId::linear) {
+    if (!cuda::can_linear(a, b, bias, ep)) return false;
+    cuda::linear(a, b, bias, ep, out);
+    return true;
+  }
+  if (bias.defined() || !cuda::can_matmul(a, b, ep)) return false;
+  cuda::matmul(a, b, ep, out);
+  return true;
+}
+
+}  // namespace
+
 void register_cublas_kernels(BackendImpl& b) {
   for (OpId op : {OpId::mm, OpId::bmm, OpId::matmul})
     b.set_kernel(op, k_matmul, kFloatDTypes | kIntDTypes);
   b.set_kernel(OpId::linear, k_linear, kFloatDTypes | kIntDTypes);
+  fusion::set_device_products(Backend::Cuda, {serves_epilogue, run_epilogue});
 }
 
 }  // namespace ember::cuda

@@ -19,6 +19,8 @@ void register_index_kernels(BackendImpl& b);
 /// max_pool1d/2d on the generated-by-hand kernel of index_kernel.cu: with indices, any dilation
 /// and ceil_mode (what cuDNN's pooling cannot serve).
 TensorList max_pool_with_indices(const OpCall& c);
+/// scaled_dot_product_attention's fused route and OpId::user_op on cuda (attention_ops.cpp).
+void register_attention_kernels(BackendImpl& b);
 /// The elementwise ops, reductions, softmax/log_softmax and layer/RMS norm as generated kl
 /// kernels, one per call (executor.cpp): what Device::cuda(i).eager() runs.
 void register_kl_kernels(BackendImpl& b);

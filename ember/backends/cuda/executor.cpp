@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "ember/backends/cuda/cuda_kernels.h"
 #include "ember/backends/cuda/graph.h"
@@ -175,6 +176,16 @@ TensorList moved_reduction(const OpCall& c, const Shape& dims) {
   return {y.reshape(c.meta.m[0].shape)};
 }
 
+// The calling thread's queue for eager ops on `d`, reused call after call: its buffers keep
+// their capacity, so a tiny op allocates no queue, nodes or index on the host.
+fusion::Queue& eager_queue(Device d) {
+  thread_local std::vector<std::unique_ptr<fusion::Queue>> queues;
+  for (const auto& q : queues)
+    if (q->place() == d) return *q;
+  queues.push_back(std::make_unique<fusion::Queue>(d));
+  return *queues.back();
+}
+
 TensorList kl_op(const OpCall& c) {
   if (const Shape dims = split_dims(c); !dims.empty()) return moved_reduction(c, dims);
   bool dynamic = false;
@@ -186,8 +197,14 @@ TensorList kl_op(const OpCall& c) {
   struct Reset {
     ~Reset() { t_inside = false; }
   } reset;
-  fusion::Queue q(c.device);
-  TensorList outs = q.record(c);
+  fusion::Queue& q = eager_queue(c.device);
+  TensorList outs;
+  try {
+    outs = q.record(c);
+  } catch (...) {
+    q.abandon("the eager op failed while it was recorded");
+    throw;
+  }
   q.flush();
   return outs;
 }
