@@ -29,7 +29,7 @@ endforeach()
 list(FILTER EMBER_WASM_SOURCES EXCLUDE REGEX
      "/ember/(fft|fft_nd|fft_stft)\\.cpp$")
 list(FILTER EMBER_WASM_SOURCES EXCLUDE REGEX
-     "/ember/backends/flex/(fft|fft_plan|vision[a-z_]*|quant|linalg_decomp)\\.cpp$")
+     "/ember/backends/flex/(fft|fft_plan|fft_ops|eig|vision[a-z_]*|quant|linalg_decomp)\\.cpp$")
 list(FILTER EMBER_WASM_SOURCES EXCLUDE REGEX
      "/ember/nn/(rnn|transformer|transformer_stack|attention|positional|blocks)\\.cpp$")
 list(FILTER EMBER_WASM_SOURCES EXCLUDE REGEX

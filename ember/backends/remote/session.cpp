@@ -11,6 +11,7 @@
 
 #include "ember/backends/backend.h"
 #include "ember/backends/flex/allocator.h"
+#include "ember/ops/arity.h"
 #include "ember/ops/layout.h"
 
 namespace ember::remote {
@@ -239,6 +240,7 @@ void Session::bind(uint64_t handle, Tensor t) {
 void Session::check_outputs(OpId op, const Attrs& a, std::span<const Tensor> in) const {
   const OpDef& def = op_def(op);
   if (!def.infer) return;  // dispatch names the missing rule
+  detail::check_arity(op, in.size());  // as dispatch does, before the rule indexes the inputs
   MetaList meta;
   def.infer(op, a, in, meta);
   size_t total = 0;
@@ -264,17 +266,12 @@ void Session::call(Message& m, Encoder& out) {
     if (op_def(m.op).category == OpCategory::User)
       throw NotImplementedError(std::string("[") + op_name(m.op) +
                                 "] user ops run on a remote device through the host fallback");
-    // Inference rules trust the front end for the input count and may read in[k] past a short
-    // list: undefined tensors after the real inputs turn such a read into the rule's "expected a
-    // tensor" error instead of a read past the vector (the span passed on keeps the real count).
-    constexpr size_t kGuard = 8;
     struct Clear {  // the inputs go when the call ends, however it ends
       std::vector<Tensor>& v;
       ~Clear() { v.clear(); }
     } clear{in_};
     for (const TensorRef& r : m.inputs) in_.push_back(input(r));
-    in_.resize(m.inputs.size() + kGuard);
-    const std::span<const Tensor> in(in_.data(), m.inputs.size());
+    const std::span<const Tensor> in(in_.data(), in_.size());
     Attrs& a = m.attrs;
     a.device = m.attrs_on_device ? device_ : Device();
     // On a host device the meter refuses an oversized storage before its memory is taken
