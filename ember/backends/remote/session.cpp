@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "ember/backends/backend.h"
 #include "ember/backends/flex/allocator.h"
@@ -20,6 +21,33 @@ namespace {
 constexpr size_t kFlushBytes = size_t(4) << 20;
 
 [[noreturn]] void fail(const std::string& msg) { throw ValueError("[remote] " + msg); }
+
+// A bool view's bytes come from the client (an upload, or another dtype's view of the same
+// storage): each must be 0 or 1 before a kernel reads it as a bool. The view is inside its
+// storage (checked by the caller) and the storage in host memory.
+void check_bool_bytes(const TensorImpl& t) {
+  if (t.numel == 0) return;
+  const auto* base = static_cast<const uint8_t*>(t.storage->data) + t.offset;
+  const size_t nd = t.shape.size();
+  std::vector<int64_t> at(nd, 0);
+  int64_t pos = 0;
+  for (;;) {
+    if (base[pos] > 1)
+      fail("a bool view holds the byte " + std::to_string(base[pos]) + ", not 0 or 1");
+    size_t d = nd;
+    while (d > 0) {
+      --d;
+      if (++at[d] < t.shape[d]) {
+        pos += t.strides[d];
+        break;
+      }
+      pos -= (at[d] - 1) * t.strides[d];
+      at[d] = 0;
+      if (d == 0) return;
+    }
+    if (nd == 0) return;
+  }
+}
 
 }  // namespace
 
@@ -187,9 +215,15 @@ Tensor Session::input(const TensorRef& r) {
          " is unknown to this session (its op failed, or it was freed)");
   Entry& e = it->second;
   // The same dense view as the last call's (a chain reading the previous result): that tensor,
-  // checked when it was made, serves again.
-  if (r.dense && e.view.defined() && e.view.dtype() == r.dtype && e.view.shape() == r.shape)
+  // checked when it was made, serves again (a bool one's bytes are checked again: an upload may
+  // have changed them).
+  if (r.dense && e.view.defined() && e.view.dtype() == r.dtype && e.view.shape() == r.shape) {
+    if (r.dtype == DType::Bool && host_) {
+      detail::ready(*e.storage);
+      check_bool_bytes(*e.view.impl());
+    }
     return e.view;
+  }
   check_shape(r.shape, "remote");
   // The view must stay inside its storage: a client's strides are not trusted.
   const int64_t item = int64_t(itemsize(r.dtype));
@@ -216,6 +250,10 @@ Tensor Session::input(const TensorRef& r) {
   impl->storage = e.storage;
   impl->refresh();
   Tensor t(std::move(impl));
+  if (r.dtype == DType::Bool && host_) {
+    detail::ready(*e.storage);
+    check_bool_bytes(*t.impl());
+  }
   if (r.dense) e.view = t;
   return t;
 }
