@@ -129,6 +129,7 @@ ImageInfo check_jpeg(std::span<const uint8_t> b) {
   size_t pos = 2;
   bool sof = false, progressive = false;
   unsigned dc = 0, ac = 0, dq = 0, frame_dq = 0;
+  size_t coded = 0;  // entropy-coded bytes of all scans
   for (;;) {
     if (pos + 2 > b.size()) bad(F, "a marker is expected" + at(pos) + ends(b.size()));
     if (b[pos] != 0xFF)
@@ -151,6 +152,9 @@ ImageInfo check_jpeg(std::span<const uint8_t> b) {
                  " bytes" + ends(b.size()));
     const bool is_sof = m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC;
     if (is_sof) {
+      // One frame: stb_image decodes the first frame header's size, so a second one (which
+      // could claim a small size for a huge first frame) is refused (found by fuzz_image).
+      if (sof) bad(F, "a second frame header" + at(pos) + " (one frame per file is supported)");
       if (len < 8) bad(F, "frame header" + at(pos) + " is too short (corrupt)");
       info.height = be16(&b[pos + 5]), info.width = be16(&b[pos + 7]);
       info.channels = b[pos + 9];
@@ -182,7 +186,18 @@ ImageInfo check_jpeg(std::span<const uint8_t> b) {
         const uint8_t next = b[k + 1];
         if (b[k] == 0xFF && next != 0 && next != 0xFF && !(next >= 0xD0 && next <= 0xD7)) break;
       }
-      if (b[k + 1] == 0xD9) return info;
+      coded += k - data;
+      if (b[k + 1] == 0xD9) {
+        // Every 8x8 block of the full-resolution component codes at least its DC coefficient,
+        // one bit at the least: a frame larger than its data can hold is refused before any
+        // allocation (a 1 KB file claiming 20000x30000 pixels).
+        const uint64_t blocks = uint64_t((info.width + 7) / 8) * uint64_t((info.height + 7) / 8);
+        if (uint64_t(coded) * 8 < blocks)
+          bad(F, "the scans hold " + std::to_string(coded) + " bytes of coded data, fewer than the " +
+                     std::to_string(blocks) + " blocks of a " + std::to_string(info.width) + "x" +
+                     std::to_string(info.height) + " frame need (one bit each at the least; corrupt)");
+        return info;
+      }
       pos = k;  // more segments (a progressive file's tables and scans), walked like the first
       continue;
     }

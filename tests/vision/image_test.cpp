@@ -209,6 +209,20 @@ TEST(VisionImage, CorruptAndTruncatedFilesGiveClearErrors) {
     EXPECT_NE(error_of([&] { decode_image(relabel(0xDB, false)); }).find("quantisation table"),
               std::string::npos);
   }
+  {  // frame headers that do not describe the data (found by fuzz_image: a 1 KB file whose
+     // second frame header claimed a small size while stb_image decoded the first, 20051x29778)
+    auto j = read_file(image_path("rgb.jpg"));
+    size_t p = 2;
+    while (!(j[p] == 0xFF && j[p + 1] == 0xC0)) p += 2 + (size_t(j[p + 2]) << 8 | j[p + 3]);
+    const size_t len = 2 + (size_t(j[p + 2]) << 8 | j[p + 3]);
+    auto twice = j;
+    twice.insert(twice.begin() + std::ptrdiff_t(p + len), j.begin() + std::ptrdiff_t(p),
+                 j.begin() + std::ptrdiff_t(p + len));
+    EXPECT_NE(error_of([&] { decode_image(twice); }).find("second frame header"),
+              std::string::npos);
+    j[p + 5] = 0x4E, j[p + 6] = 0x20, j[p + 7] = 0x4E, j[p + 8] = 0x20;  // 20000x20000
+    EXPECT_NE(error_of([&] { decode_image(j); }).find("bytes of coded data"), std::string::npos);
+  }
   auto jpg = read_file(image_path("rgb.jpg"));
   jpg.resize(jpg.size() - 2);
   EXPECT_NE(error_of([&] { decode_image(jpg); }).find("truncated"), std::string::npos);
