@@ -115,6 +115,11 @@ def rnd(shape, dtype=torch.float32, lo=-3.0, hi=3.0, gen=None):
     if dtype in INTS:
         lo_i = 0 if dtype == torch.uint8 else int(lo) * 3
         return torch.randint(lo_i, int(hi) * 3 + 1, shape, generator=g).to(dtype)
+    if dtype in (torch.complex64, torch.complex128):  # real, then imaginary parts in [lo, hi)
+        part = torch.float32 if dtype == torch.complex64 else torch.float64
+        re = torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo
+        im = torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo
+        return torch.complex(re.to(part), im.to(part))
     return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
 
 

@@ -9,23 +9,17 @@ tests/ops/fft_test.cpp (complex data as interleaved (real, imaginary) pairs).
 """
 import json
 import os
-import zlib
 
 import torch
 
+import common
 from common import DATA, grad_case, tensor_spec
 
 C64, C128 = torch.complex64, torch.complex128
 
 
 def rnd(shape, dtype):
-    g = torch.Generator().manual_seed(zlib.crc32(repr((tuple(shape), str(dtype))).encode()))
-    if dtype in (C64, C128):
-        part = torch.float32 if dtype == C64 else torch.float64
-        re = torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1
-        im = torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1
-        return torch.complex(re.to(part), im.to(part))
-    return (torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1).to(dtype)
+    return common.rnd(shape, dtype, -1.0, 1.0)
 
 
 cases = []

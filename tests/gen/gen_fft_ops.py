@@ -9,19 +9,15 @@ import zlib
 
 import torch
 
+import common
 from common import In, case, error, write
 
 F32, F64, C64, C128 = torch.float32, torch.float64, torch.complex64, torch.complex128
 
 
-def rnd(shape, dtype):
-    g = torch.Generator().manual_seed(zlib.crc32(repr(("ops", tuple(shape), str(dtype))).encode()))
-    if dtype in (C64, C128):
-        part = F32 if dtype == C64 else F64
-        re = torch.rand(shape, generator=g, dtype=F64) * 2 - 1
-        im = torch.rand(shape, generator=g, dtype=F64) * 2 - 1
-        return torch.complex(re.to(part), im.to(part))
-    return (torch.rand(shape, generator=g, dtype=F64) * 2 - 1).to(dtype)
+def rnd(shape, dtype):  # seeded apart from gen_fft.py's inputs of the same shapes
+    key = repr(("ops", tuple(shape), str(dtype))).encode()
+    return common.rnd(shape, dtype, -1.0, 1.0, gen=torch.Generator().manual_seed(zlib.crc32(key)))
 
 
 cases = []

@@ -6,23 +6,17 @@ runner (tests/ops/linalg_decomp_runners_test.cpp) builds the same way: the eigen
 re + 0.1 im, the eigenvectors in that order with each column's largest entry made real and
 positive, and the residual A V - V diag(w) (zero).
 """
-import zlib
 
 import torch
 
+import common
 from common import In, case, error, write
 
 F32, F64, C64, C128 = torch.float32, torch.float64, torch.complex64, torch.complex128
 
 
 def rnd(shape, dtype=F64):
-    g = torch.Generator().manual_seed(zlib.crc32(repr((tuple(shape), str(dtype))).encode()))
-    if dtype in (C64, C128):
-        part = F32 if dtype == C64 else F64
-        re = torch.rand(shape, generator=g, dtype=F64) * 4 - 2
-        im = torch.rand(shape, generator=g, dtype=F64) * 4 - 2
-        return torch.complex(re.to(part), im.to(part))
-    return (torch.rand(shape, generator=g, dtype=F64) * 4 - 2).to(dtype)
+    return common.rnd(shape, dtype, -2.0, 2.0)
 
 
 def canonical(a, vectors=True):
