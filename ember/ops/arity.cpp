@@ -1,6 +1,6 @@
 // Input counts per op: each category's, then the ops that differ from it. Derived from every call
-// the test suite makes (the goldens and the front ends) and checked by the registry's tests, so a
-// new op whose count differs from its category's must be listed here.
+// the test suite makes (the goldens and the front ends): a new op whose count differs from its
+// category's must be listed here, or its own tests fail at the first call.
 #include "ember/ops/arity.h"
 
 #include <array>

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstring>
 #include <new>
-#include <vector>
 
 #include "ember/backends/backend.h"
 #include "ember/backends/flex/allocator.h"
@@ -23,30 +22,14 @@ constexpr size_t kFlushBytes = size_t(4) << 20;
 [[noreturn]] void fail(const std::string& msg) { throw ValueError("[remote] " + msg); }
 
 // A bool view's bytes come from the client (an upload, or another dtype's view of the same
-// storage): each must be 0 or 1 before a kernel reads it as a bool. The view is inside its
-// storage (checked by the caller) and the storage in host memory.
-void check_bool_bytes(const TensorImpl& t) {
-  if (t.numel == 0) return;
-  const auto* base = static_cast<const uint8_t*>(t.storage->data) + t.offset;
-  const size_t nd = t.shape.size();
-  std::vector<int64_t> at(nd, 0);
-  int64_t pos = 0;
-  for (;;) {
-    if (base[pos] > 1)
-      fail("a bool view holds the byte " + std::to_string(base[pos]) + ", not 0 or 1");
-    size_t d = nd;
-    while (d > 0) {
-      --d;
-      if (++at[d] < t.shape[d]) {
-        pos += t.strides[d];
-        break;
-      }
-      pos -= (at[d] - 1) * t.strides[d];
-      at[d] = 0;
-      if (d == 0) return;
-    }
-    if (nd == 0) return;
-  }
+// storage): each must be 0 or 1 before a kernel reads it as a bool. Read as bytes (the same
+// geometry, dtype u8), the largest says.
+void check_bool_bytes(const Tensor& t) {
+  if (t.numel() == 0) return;
+  auto bytes = std::make_shared<TensorImpl>(*t.impl());
+  bytes->dtype = DType::U8;
+  const int64_t top = Tensor(std::move(bytes)).max().item<int64_t>();
+  if (top > 1) fail("a bool view holds the byte " + std::to_string(top) + ", not 0 or 1");
 }
 
 }  // namespace
@@ -218,10 +201,7 @@ Tensor Session::input(const TensorRef& r) {
   // checked when it was made, serves again (a bool one's bytes are checked again: an upload may
   // have changed them).
   if (r.dense && e.view.defined() && e.view.dtype() == r.dtype && e.view.shape() == r.shape) {
-    if (r.dtype == DType::Bool && host_) {
-      detail::ready(*e.storage);
-      check_bool_bytes(*e.view.impl());
-    }
+    if (r.dtype == DType::Bool && host_) check_bool_bytes(e.view);
     return e.view;
   }
   check_shape(r.shape, "remote");
@@ -250,10 +230,7 @@ Tensor Session::input(const TensorRef& r) {
   impl->storage = e.storage;
   impl->refresh();
   Tensor t(std::move(impl));
-  if (r.dtype == DType::Bool && host_) {
-    detail::ready(*e.storage);
-    check_bool_bytes(*t.impl());
-  }
+  if (r.dtype == DType::Bool && host_) check_bool_bytes(t);
   if (r.dense) e.view = t;
   return t;
 }
