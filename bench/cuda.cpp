@@ -12,6 +12,7 @@
 #include "ember/ember.h"
 #include "ember/amp.h"
 #include "ember/graph.h"
+#include "ember/train/learner.h"
 
 using namespace ember;
 
@@ -74,6 +75,34 @@ std::function<void()> amp_mlp(DType low, bool captured) {
   s->step = capture([p = s.get()] { return p->run(); }, {s->x, s->y});
   return [s] { s->step.replay(); };
 }
+// The same MLP step through the Learner: one fit of 200 batches of 128 already on the device (a
+// loader of fixed batches, so the row times the Learner and not collation), with the Learner's
+// automatic capture and with it off. Per step: the row's milliseconds / 200 (the automatic fit
+// runs 3 eager steps, captures, and replays 197; each step reads its loss on the host).
+struct DeviceBatches {
+  std::vector<std::pair<Tensor, Tensor>> batches;
+  int64_t size() const { return int64_t(batches.size()); }
+  std::vector<std::pair<Tensor, Tensor>>& epoch(uint64_t, int64_t = 0) { return batches; }
+};
+std::function<void()> learner_mlp(train::CaptureMode mode) {
+  struct State {
+    Mlp net;
+    std::unique_ptr<optim::Adam> opt;
+    DeviceBatches data;
+  };
+  auto s = std::make_shared<State>();
+  s->net.to(bench::device());
+  s->opt = std::make_unique<optim::Adam>(s->net.parameters(), optim::AdamOptions{.lr = 1e-3});
+  for (int i = 0; i < 200; ++i)
+    s->data.batches.emplace_back(randn({128, 784}).to(bench::device()),
+                                 randint(0, 10, {128}).to(bench::device()));
+  return [s, mode] {
+    train::Learner l(s->net, *s->opt,
+                     {.epochs = 1, .renderer = train::silent_renderer(), .capture = mode});
+    l.fit(s->data, train::classification_step(s->net));
+  };
+}
+
 // Causal self-attention as in a GPT layer (b8, 12 heads, T 4096, head size 64, bf16): the
 // forward alone, and forward plus backward (d q, k, v for a fixed output gradient); on cuda the
 // fused kernels of attention_kernel.cu. Beside bench/peers/torch_attention_peer.py.
@@ -124,6 +153,10 @@ EMBER_BENCH({.name = "mlp_train_step_b128_bf16_captured",
              .gpu = true, .reps = 20});
 EMBER_BENCH({.name = "mlp_train_step_b128_f16_scaled", .setup = [] { return amp_mlp(kF16, false); },
              .warmup = 10, .iters = 50, .gpu = true});
+EMBER_BENCH({.name = "mlp_learner_200steps_b128", .setup = [] { return learner_mlp(train::CaptureMode::automatic); },
+             .warmup = 2, .iters = 5, .gpu = true});
+EMBER_BENCH({.name = "mlp_learner_200steps_b128_eager", .setup = [] { return learner_mlp(train::CaptureMode::off); },
+             .warmup = 2, .iters = 5, .gpu = true});
 EMBER_BENCH({.name = "tiny_op_cuda_captured", .setup = [] {
   const Device d = bench::device().eager();
   Tensor x = ones({4}, {.device = d}), w = ones({4}, {.device = d});

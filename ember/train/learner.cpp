@@ -11,6 +11,7 @@
 #include "ember/error.h"
 #include "ember/nn/functional.h"
 #include "ember/ops/binary.h"
+#include "ember/ops/creation.h"
 #include "ember/optim/clip.h"
 #include "ember/store/safetensors.h"
 #include "ember/train/learner_impl.h"
@@ -69,14 +70,17 @@ std::pair<bool, std::string> split_key(const std::string& key) {
 
 void Learner::Impl::fail(const std::string& msg) const { throw ValueError("[Learner] " + msg); }
 
-double Learner::Impl::read_loss(const StepOutput& out, const char* pass) const {
-  const Tensor& l = out.loss;
+void Learner::Impl::check_loss(const Tensor& l, const char* pass) const {
   if (!l.defined() || l.numel() != 1 || !is_floating(l.dtype()))
     fail(std::string("expected the ") + pass +
          " step to return a floating loss with one element, found " +
          (l.defined() ? std::string(dtype_name(l.dtype())) + " of shape " + shape_str(l.shape())
                       : std::string("an undefined tensor")));
-  return l.item<double>();
+}
+
+double Learner::Impl::read_loss(const StepOutput& out, const char* pass) const {
+  check_loss(out.loss, pass);
+  return out.loss.item<double>();
 }
 
 double Learner::Impl::current_lr() const { return optimizer.num_groups() ? optimizer.lr(0) : 0; }
@@ -261,6 +265,14 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
     s.events = std::make_unique<TensorBoardWriter>(s.options.tensorboard_dir);
   }
   if (s.options.handle_interrupt) install_handler();
+  s.replayed = 0;
+  s.drop_captured("", true);
+  if (s.options.capture != CaptureMode::off) {
+    const std::vector<Tensor> params = s.model.parameters();
+    if (!params.empty() && (s.options.capture == CaptureMode::always ||
+                            params.front().device().backend() == Backend::Cuda))
+      s.capture_device = params.front().device();
+  }
   int gpu = -1;
   for (const Tensor& p : s.model.parameters()) {
     if (p.device().backend() == Backend::Cuda) gpu = p.device().index();
@@ -284,6 +296,7 @@ Learner::FitScope::~FitScope() {
   if (!finished_ && l_.impl_->renderer) l_.impl_->renderer->on_fit_end();  // end a live line
   if (l_.impl_->options.handle_interrupt) remove_handler();
   l_.impl_->events.reset();
+  l_.impl_->drop_captured("", true);  // their functions refer to this fit's step
 }
 
 FitResult Learner::FitScope::finish() {
@@ -303,7 +316,8 @@ FitResult Learner::FitScope::finish() {
           .global_step = s.global_step,
           .stopped_early = s.stopped_early,
           .interrupted = s.interrupted,
-          .checkpoint = s.checkpoint};
+          .checkpoint = s.checkpoint,
+          .replayed_steps = s.replayed};
 }
 
 bool Learner::next_epoch(int64_t& epoch, int64_t& start_batch) {
@@ -371,6 +385,103 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
     ++s.global_step;
     if (s.scheduler && s.options.schedule_every == ScheduleEvery::step) s.scheduler->step();
   }
+  return s.end_train_step(out, loss, lr, t0, boundary);
+}
+
+// A batch of (input, target): replayed when a captured step has its shapes (see
+// LearnerOptions::capture), else eager.
+bool Learner::run_train_step(std::pair<Tensor, Tensor>& batch,
+                             const std::function<StepOutput(std::pair<Tensor, Tensor>&)>& step) {
+  Impl& s = *impl_;
+  Impl::Captured* c = s.captured_for(batch, step);
+  if (!c) return run_train_step([&] { return step(batch); });
+  auto t0 = Impl::Clock::now();
+  const double lr = s.current_lr();
+  try {
+    c->step.input(0).copy_(batch.first);
+    c->step.input(1).copy_(batch.second);
+    c->step.replay();
+  } catch (const CaptureError& e) {
+    // A tensor the graph reads was replaced (a loaded checkpoint, a new optimizer state): the
+    // graph was not launched, so the step runs eagerly and may be captured again later.
+    s.drop_captured(std::string("captured step dropped: ") + e.what(), false);
+    return run_train_step([&] { return step(batch); });
+  }
+  ++s.replayed;
+  size_t k = 0;
+  StepOutput out{.loss = c->step.output(k++), .batch_size = c->batch_size};
+  if (c->has_output) out.output = c->step.output(k++);
+  if (c->has_target) out.target = c->step.output(k++);
+  const double loss = s.read_loss(out, "training");
+  if (s.options.stop_on_nan && !std::isfinite(loss))
+    s.fail("the training loss is " + std::to_string(loss) + " at epoch " + std::to_string(s.epoch) +
+           ", batch " + std::to_string(s.step + 1) + " (a replayed step: the optimizer has stepped)");
+  ++s.step;
+  ++s.global_step;
+  if (s.scheduler && s.options.schedule_every == ScheduleEvery::step) s.scheduler->step();
+  return s.end_train_step(out, loss, lr, t0, true);
+}
+
+Learner::Impl::Captured* Learner::Impl::captured_for(
+    const std::pair<Tensor, Tensor>& batch,
+    const std::function<StepOutput(std::pair<Tensor, Tensor>&)>& step) {
+  if (!capture_device || options.grad_accumulation != 1 || scaler) return nullptr;
+  const Tensor &x = batch.first, &y = batch.second;
+  if (!x.defined() || !y.defined()) return nullptr;
+  for (auto& c : captured)
+    if (c->x == x.shape() && c->y == y.shape() && c->xd == x.dtype() && c->yd == y.dtype())
+      return c.get();
+  const bool same = same_shape_steps > 0 && last_x == x.shape() && last_y == y.shape() &&
+                    last_xd == x.dtype() && last_yd == y.dtype();
+  same_shape_steps = same ? same_shape_steps + 1 : 1;
+  last_x = x.shape(), last_y = y.shape(), last_xd = x.dtype(), last_yd = y.dtype();
+  // Two eager steps of these shapes first (kernels compile, the optimizer creates its state),
+  // then the third is captured. A step of other shapes (a last, shorter batch) stays eager.
+  if (same_shape_steps < 3) return nullptr;
+  auto c = std::make_unique<Captured>();
+  c->x = x.shape(), c->y = y.shape(), c->xd = x.dtype(), c->yd = y.dtype();
+  const Device d = *capture_device;
+  Tensor sx = empty(x.shape(), {x.dtype(), d}), sy = empty(y.shape(), {y.dtype(), d});
+  Captured* raw = c.get();
+  auto fn = [this, raw, &step, sx, sy] {
+    std::pair<Tensor, Tensor> b{sx, sy};
+    StepOutput out = step(b);
+    const Tensor& l = out.loss;
+    check_loss(l, "training");
+    Gradients g = l.reshape({}).backward();
+    const std::vector<Tensor> params = optimizer.all_params();
+    if (options.clip_grad_value) optim::clip_grad_value(g, params, *options.clip_grad_value);
+    if (options.clip_grad_norm) optim::clip_grad_norm_on_device(g, params, *options.clip_grad_norm);
+    optimizer.step(g);
+    raw->has_output = out.output.defined();
+    raw->has_target = out.target.defined();
+    raw->batch_size = batch_size_of(out);
+    TensorList res{l.detach().reshape({})};
+    if (raw->has_output) res.push_back(out.output.detach());
+    if (raw->has_target) res.push_back(out.target.detach());
+    return res;
+  };
+  try {
+    c->step = capture(fn, {sx, sy}, {.device = d});
+  } catch (const CaptureError& e) {
+    drop_captured(std::string("training steps run eagerly: ") + e.what(), true);
+    return nullptr;
+  }
+  if (captured.size() == 2) captured.erase(captured.begin());
+  captured.push_back(std::move(c));
+  return raw;
+}
+
+void Learner::Impl::drop_captured(const std::string& why, bool off) {
+  captured.clear();
+  same_shape_steps = 0;
+  if (off) capture_device.reset();
+  if (!why.empty() && renderer) renderer->on_message(why);
+}
+
+bool Learner::Impl::end_train_step(StepOutput& out, double loss, double lr, Clock::time_point t0,
+                                   bool boundary) {
+  Impl& s = *this;
   StepContext ctx{
       .samples = batch_size_of(out), .lr = lr, .seconds = seconds_since(t0), .loss = loss};
   {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,15 @@ struct EarlyStopping {
 };
 
 enum class ScheduleEvery { epoch, step };
+
+/// Whether the Learner replays its training step as a captured graph (ember::capture, see
+/// docs/training.md, "Captured steps"): the forward pass, backward and optimizer step of a
+/// batch then run as one graph launch, without ember's host work.
+enum class CaptureMode {
+  off,        // every step runs eagerly
+  automatic,  // on devices with graphs (cuda): batches of (input, target) whose shapes repeat
+  always,     // as automatic, on every device (flex and cpu replay by running the step again)
+};
 
 struct LearnerOptions {
   /// The last epoch to run (1-based; a resumed fit runs the ones left).
@@ -88,6 +98,13 @@ struct LearnerOptions {
   /// With `renderer` null and standard output a terminal: the dashboard (true), or the one-line
   /// live bar (false; EMBER_DASHBOARD=0 in the environment does the same).
   bool dashboard = true;
+  /// Captured training steps. Under `automatic` (the default), a fit on a device with graphs
+  /// whose batches are (input, target) pairs captures the step once three batches in a row had
+  /// the same shapes and dtypes, and replays it for every later batch of those shapes (a last,
+  /// shorter batch runs eagerly). Only steps of one micro-batch (grad_accumulation 1) without
+  /// loss scaling are captured; a step that cannot be (a host read inside it, an optimizer
+  /// without capture support) runs eagerly for the rest of the fit, with a message.
+  CaptureMode capture = CaptureMode::automatic;
 };
 
 struct FitResult {
@@ -101,6 +118,8 @@ struct FitResult {
   bool interrupted = false;
   /// The newest checkpoint written or resumed from ("" when none).
   std::string checkpoint;
+  /// Training steps of this fit that ran as replays of a captured step (LearnerOptions::capture).
+  int64_t replayed_steps = 0;
 };
 
 /// A step for (input, target) batches: loss = cross_entropy(model(input), target), with the
@@ -152,8 +171,14 @@ class Learner {
     int64_t epoch = 0, start = 0;
     while (next_epoch(epoch, start)) {
       // The loader's epochs count from 0 and fix the shuffle order.
-      for (auto& batch : train.epoch(uint64_t(epoch - 1), start))
-        if (!run_train_step([&] { return train_step(batch); })) break;
+      for (auto& batch : train.epoch(uint64_t(epoch - 1), start)) {
+        bool go;
+        if constexpr (kPairStep<decltype(batch), TrainStep>)
+          go = run_train_step(batch, [&](std::pair<Tensor, Tensor>& b) { return train_step(b); });
+        else
+          go = run_train_step([&] { return train_step(batch); });
+        if (!go) break;
+      }
       if (!end_train()) break;
       if (valid) {
         for (auto& batch : valid->epoch(0))
@@ -180,9 +205,17 @@ class Learner {
     Learner& l_;
     bool finished_ = false;
   };
+  // Batches of (input, target) with a step that takes them: the ones LearnerOptions::capture
+  // can replay.
+  template <class Batch, class Step>
+  static constexpr bool kPairStep =
+      std::is_same_v<std::decay_t<Batch>, std::pair<Tensor, Tensor>> &&
+      std::is_invocable_r_v<StepOutput, Step&, std::pair<Tensor, Tensor>&>;
   // Each returns false when the fit must stop (interrupted, early stopping, epochs done).
   bool next_epoch(int64_t& epoch, int64_t& start_batch);
   bool run_train_step(const std::function<StepOutput()>& step);
+  bool run_train_step(std::pair<Tensor, Tensor>& batch,
+                      const std::function<StepOutput(std::pair<Tensor, Tensor>&)>& step);
   bool end_train();
   bool run_valid_step(const std::function<StepOutput()>& step);
   bool end_epoch();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/graph.h"
 #include "ember/train/learner.h"
 #include "ember/train/tensorboard.h"
 
@@ -50,6 +51,22 @@ struct Learner::Impl {
   bool interrupted = false, stopped_early = false;
   std::unique_ptr<TensorBoardWriter> events;  // options.tensorboard_dir's file of this fit
 
+  // Captured training steps (LearnerOptions::capture), for this fit only: a step's function
+  // refers to the fit's train_step.
+  struct Captured {
+    Shape x, y;
+    DType xd = DType::F32, yd = DType::F32;
+    CapturedStep step;
+    bool has_output = false, has_target = false;
+    int64_t batch_size = -1;
+  };
+  std::vector<std::unique_ptr<Captured>> captured;
+  Shape last_x, last_y;  // the shapes of the last eager step's batch
+  DType last_xd = DType::F32, last_yd = DType::F32;
+  int64_t same_shape_steps = 0;   // eager steps in a row with those shapes
+  std::optional<Device> capture_device;  // the parameters' device when the fit may capture
+  int64_t replayed = 0;
+
   // checkpoint.cpp
   /// Writes a checkpoint of the current position into options.checkpoint_dir, prunes old ones,
   /// and returns its path ("" when there is no checkpoint_dir).
@@ -64,6 +81,8 @@ struct Learner::Impl {
   /// Writes best.safetensors when `rec` improves options.save_best.
   void save_best(const EpochRecord& rec);
   [[noreturn]] void fail(const std::string& msg) const;
+  /// Throws ValueError naming the pass for a missing loss, or one not floating with one element.
+  void check_loss(const Tensor& loss, const char* pass) const;
   /// The step's loss on the host; throws ValueError naming the pass for a missing or bad loss.
   double read_loss(const StepOutput& out, const char* pass) const;
   /// Group 0's learning rate (0 for an optimizer without groups).
@@ -73,6 +92,16 @@ struct Learner::Impl {
               const StepContext& ctx);
   /// Ctrl-C was pressed, or the renderer asks to stop (the dashboard's `q`).
   bool stop_requested() const;
+  /// A training step's bookkeeping once its loss is read and the optimizer stepped (or not, at
+  /// a window's start): metrics, events, progress, interruption. False: the fit stops.
+  bool end_train_step(StepOutput& out, double loss, double lr, Clock::time_point t0,
+                      bool boundary);
+  /// The batch's captured step, capturing it when the shapes have repeated; null: run eagerly.
+  Captured* captured_for(const std::pair<Tensor, Tensor>& batch,
+                         const std::function<StepOutput(std::pair<Tensor, Tensor>&)>& step);
+  /// Drops every captured step of this fit (with a message `why` when not empty); `off`: and
+  /// captures nothing more in it.
+  void drop_captured(const std::string& why, bool off);
 };
 
 /// "epoch-0003.safetensors" (after epoch 3) or "epoch-0004-step-0000123.safetensors" (123

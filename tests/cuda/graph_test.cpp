@@ -9,7 +9,9 @@
 
 #include "cuda/cuda_util.h"
 #include "ember/ember.h"
+#include "ember/data/loader.h"
 #include "ember/graph.h"
+#include "ember/train/learner.h"
 
 namespace ember {
 namespace {
@@ -225,6 +227,73 @@ TEST(CudaGraph, RandomDrawsReplayAsEagerOrAreRefused) {
   } catch (const CaptureError& e) {
     EXPECT_NE(std::string(e.what()).find("random draws"), std::string::npos) << e.what();
   }
+}
+
+// The Learner captures its step by itself on a GPU (LearnerOptions::capture, automatic): host
+// batches from a DataLoader, dropout, AdamW with a per-step scheduler; the replayed fit's losses
+// and weights are the eager fit's to rounding. A step with a host read inside runs eagerly.
+struct LearnerFit {
+  train::FitResult result;
+  std::vector<Tensor> params;
+  std::vector<std::string> messages;
+};
+struct Messages : train::Renderer {
+  std::vector<std::string>* out;
+  explicit Messages(std::vector<std::string>* o) : out(o) {}
+  void on_progress(const train::Progress&) override {}
+  void on_epoch_end(const train::EpochRecord&) override {}
+  void on_message(std::string_view m) override { out->emplace_back(m); }
+};
+LearnerFit learner_fit(train::CaptureMode mode, bool host_read = false) {
+  Generator g(321);
+  Tensor xs = randn({160, 32}, g), ys = (rand({160}, g) * 10).to(DType::I64);
+  std::vector<data::Example> items;
+  for (int64_t i = 0; i < 160; ++i) items.emplace_back(xs[i].clone(), ys[i].clone());
+  data::DataLoader<data::Example> loader(data::in_memory(std::move(items)),
+                                         {.batch_size = 16, .shuffle = true, .seed = 1});
+  manual_seed(7);
+  Net net;
+  net.to(gpu());
+  optim::AdamW opt(net.parameters(), {.lr = 1e-2, .weight_decay = 0.01});
+  optim::StepLR sched(opt, 4, 0.5);
+  LearnerFit r;
+  train::Learner l(net, opt,
+                   {.epochs = 2, .schedule_every = train::ScheduleEvery::step,
+                    .renderer = std::make_shared<Messages>(&r.messages), .capture = mode});
+  l.set_scheduler(sched);
+  auto step = train::classification_step(net);
+  r.result = l.fit(loader, [&](std::pair<Tensor, Tensor>& b) {
+    train::StepOutput out = step(b);
+    if (host_read) (void)out.loss.item<float>();
+    return out;
+  });
+  for (const Tensor& p : net.parameters()) r.params.push_back(p.detach().clone());
+  return r;
+}
+
+TEST(CudaGraph, TheLearnerCapturesARepeatedStepByItself) {
+  EMBER_REQUIRE_GPU();
+  const LearnerFit eager = learner_fit(train::CaptureMode::off);
+  const LearnerFit replayed = learner_fit(train::CaptureMode::automatic);
+  EXPECT_EQ(eager.result.replayed_steps, 0);
+  EXPECT_EQ(replayed.result.replayed_steps, 2 * 10 - 2);
+  EXPECT_EQ(replayed.result.global_step, 20);
+  ASSERT_EQ(eager.result.history.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    const double a = eager.result.history[e].train[0].second,
+                 b = replayed.result.history[e].train[0].second;
+    EXPECT_NEAR(b, a, 1e-5 * (1 + std::abs(a))) << "epoch " << e + 1;
+  }
+  for (size_t i = 0; i < eager.params.size(); ++i)
+    EXPECT_LT(testing::rel_error(replayed.params[i], eager.params[i]), 1e-5) << "parameter " << i;
+  // A host read inside the step: capturing it fails, the fit goes on eagerly and says so.
+  const LearnerFit synced = learner_fit(train::CaptureMode::automatic, true);
+  EXPECT_EQ(synced.result.replayed_steps, 0);
+  ASSERT_EQ(synced.messages.size(), 1u);
+  EXPECT_NE(synced.messages[0].find("training steps run eagerly"), std::string::npos)
+      << synced.messages[0];
+  for (size_t i = 0; i < eager.params.size(); ++i)
+    EXPECT_LT(testing::rel_error(synced.params[i], eager.params[i]), 1e-5) << "parameter " << i;
 }
 
 }  // namespace

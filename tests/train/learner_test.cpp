@@ -91,6 +91,49 @@ TEST(Learner, GradientAccumulationMatchesALargerBatch) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(allclose(a[i], b[i], 1e-12, 1e-12)) << i;
 }
 
+// CaptureMode::always on a device without graphs replays by running the step again: the same
+// ops as the eager loop, so the same result to the bit, with every batch after the first two
+// replayed (all batches have one shape here).
+TEST(Learner, ACapturedStepTrainsAsTheEagerOne) {
+  // Each run is set up right before its fit: a TrainRun seeds the generator, dropout draws.
+  TrainRun eager({.epochs = 3, .capture = train::CaptureMode::off});
+  auto a = eager.fit();
+  TrainRun replayed({.epochs = 3, .capture = train::CaptureMode::always});
+  auto b = replayed.fit();
+  EXPECT_EQ(a.replayed_steps, 0);
+  EXPECT_EQ(b.replayed_steps, 3 * 16 - 2);
+  EXPECT_EQ(a.global_step, b.global_step);
+  expect_same_history(a.history, b.history);
+  expect_same_weights(*eager.net, *replayed.net);
+  EXPECT_DOUBLE_EQ(eager.opt->lr(0), replayed.opt->lr(0));
+  // automatic captures on devices with graphs only.
+  TrainRun automatic({.epochs = 1});
+  EXPECT_EQ(automatic.fit().replayed_steps, 0);
+}
+
+// Steps that are not captured: accumulation windows, a last batch of another shape, and
+// batches that are not (input, target) pairs.
+TEST(Learner, OnlyRepeatedSingleBatchStepsAreCaptured) {
+  {
+    TrainRun s({.epochs = 1, .grad_accumulation = 2, .capture = train::CaptureMode::always});
+    EXPECT_EQ(s.fit().replayed_steps, 0);
+  }
+  {
+    // 250 items in batches of 16: 15 full ones, then 10 (eager).
+    manual_seed(5);
+    auto ds = test::blobs(250, 4, 8, 11);
+    DataLoader<Example> loader(ds, {.batch_size = 16});
+    test::BlobNet net;
+    optim::Adam opt(net.parameters(), {.lr = 1e-2});
+    Learner l(net, opt,
+              {.epochs = 2, .renderer = train::silent_renderer(),
+               .capture = train::CaptureMode::always});
+    auto r = l.fit(loader, train::classification_step(net));
+    EXPECT_EQ(r.global_step, 32);
+    EXPECT_EQ(r.replayed_steps, 13 + 15);  // the capture persists across epochs of one fit
+  }
+}
+
 TEST(Learner, ResumesBitExactlyAtEpochBoundaries) {
   TrainRun whole({.epochs = 4});
   auto full = whole.fit();
