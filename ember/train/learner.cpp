@@ -398,8 +398,12 @@ bool Learner::run_train_step(std::pair<Tensor, Tensor>& batch,
   auto t0 = Impl::Clock::now();
   const double lr = s.current_lr();
   try {
-    c->step.input(0).copy_(batch.first);
-    c->step.input(1).copy_(batch.second);
+    // copy_ takes tensors of one device: a host batch goes to the graph's device first.
+    for (size_t i = 0; i < 2; ++i) {
+      Tensor in = c->step.input(i);
+      const Tensor& b = i == 0 ? batch.first : batch.second;
+      in.copy_(b.device().same_place(in.device()) ? b : b.to(in.device()));
+    }
     c->step.replay();
   } catch (const CaptureError& e) {
     // A tensor the graph reads was replaced (a loaded checkpoint, a new optimizer state): the

@@ -111,6 +111,30 @@ TEST(Learner, ACapturedStepTrainsAsTheEagerOne) {
   EXPECT_EQ(automatic.fit().replayed_steps, 0);
 }
 
+// The loader's batches on another device than the model: each replay moves them to the static
+// inputs' device first (copy_ takes one device), as classification_step does for eager steps.
+TEST(Learner, ACapturedStepTakesBatchesFromAnotherDevice) {
+  const Device other = default_device().backend() == Backend::Flex ? Device::cpu() : Device::flex();
+  auto run = [&](train::CaptureMode mode) {
+    manual_seed(5);
+    auto ds = test::blobs(96, 4, 8, 11);
+    DataLoader<Example> loader(ds, {.batch_size = 16});
+    test::BlobNet net(8, 4, 0.0);
+    net.to(other);
+    optim::Adam opt(net.parameters(), {.lr = 1e-2});
+    Learner l(net, opt, {.epochs = 1, .renderer = train::silent_renderer(), .capture = mode});
+    auto r = l.fit(loader, train::classification_step(net));
+    std::vector<Tensor> w;
+    for (auto& p : net.parameters()) w.push_back(p.detach().to(Device::flex()));
+    return std::make_pair(r.replayed_steps, w);
+  };
+  auto [n0, a] = run(train::CaptureMode::off);
+  auto [n1, b] = run(train::CaptureMode::always);
+  EXPECT_EQ(n0, 0);
+  EXPECT_EQ(n1, 6 - 2);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(equal(a[i], b[i])) << i;
+}
+
 // Steps that are not captured: accumulation windows, a last batch of another shape, and
 // batches that are not (input, target) pairs.
 TEST(Learner, OnlyRepeatedSingleBatchStepsAreCaptured) {
