@@ -7,6 +7,12 @@
 // allocation retried once; a second failure throws OutOfMemory naming the op, the bytes
 // requested and the bytes free, and leaves the device usable.
 //
+// Small blocks (up to 16 MiB) whose last use was on the device's default stream, the one
+// allocations are made on, are kept in a host-side cache (1 GiB at most) and handed out again
+// without a driver call: cudaMallocAsync, cudaFreeAsync and the pool queries cost about a
+// microsecond each, most of a tiny eager op's budget. The stream orders their reuse as the
+// pool would. empty_cache and an out-of-memory retry give them back to the pool first.
+//
 // While ember::capture records a step (graph.cpp), the capturing thread's allocations come from
 // the graph's private pool instead: blocks from cudaMalloc, reused within the capture in its
 // stream order, kept for the replays (which write the same addresses) and freed with the graph.
@@ -37,6 +43,51 @@ struct Counters {
   cudaMemPool_t pool = nullptr;
 };
 Counters g_dev[64];
+
+constexpr size_t kCacheMaxBlock = size_t(16) << 20;
+constexpr int64_t kCacheMaxBytes = int64_t(1) << 30;
+struct HostCache {
+  std::mutex mu;
+  std::unordered_map<size_t, std::vector<void*>> free;  // by rounded size
+  int64_t bytes = 0;
+};
+HostCache g_cache[64];
+// The size a cached block is allocated with (and found under).
+size_t cached_size(size_t n) { return (n + 511) & ~size_t(511); }
+
+void* take_cached(int dev, size_t n) {
+  HostCache& h = g_cache[dev];
+  std::lock_guard lock(h.mu);
+  auto it = h.free.find(n);
+  if (it == h.free.end() || it->second.empty()) return nullptr;
+  void* p = it->second.back();
+  it->second.pop_back();
+  h.bytes -= int64_t(n);
+  return p;
+}
+bool give_cached(int dev, size_t n, void* p) {
+  HostCache& h = g_cache[dev];
+  std::lock_guard lock(h.mu);
+  if (h.bytes + int64_t(n) > kCacheMaxBytes) return false;
+  h.free[n].push_back(p);
+  h.bytes += int64_t(n);
+  return true;
+}
+// Gives every cached block back to the pool, in the default stream's order.
+void drain_cache(int dev) {
+  HostCache& h = g_cache[dev];
+  std::unordered_map<size_t, std::vector<void*>> blocks;
+  {
+    std::lock_guard lock(h.mu);
+    blocks.swap(h.free);
+    h.bytes = 0;
+  }
+  cudaSetDevice(dev);
+  auto stream = cudaStream_t(stream_handle(nullptr, dev));
+  for (auto& [n, v] : blocks)
+    for (void* p : v)
+      if (cudaFreeAsync(p, stream) != cudaSuccess) cudaGetLastError();
+}
 
 cudaMemPool_t pool_of(int dev) {
   Counters& c = g_dev[dev];
@@ -77,6 +128,9 @@ void free_block(void* ctx, const Storage& s) {
   }
   Stream* last = s.last_use;
   if (!last || stream_device(*last) != dev) last = default_stream(dev);
+  if (s.nbytes <= kCacheMaxBlock && last == default_stream(dev) &&
+      give_cached(dev, cached_size(s.nbytes), s.data))
+    return;
   cudaSetDevice(dev);
   if (cudaFreeAsync(s.data, cudaStream_t(stream_handle(last, dev))) != cudaSuccess)
     cudaGetLastError();
@@ -207,14 +261,20 @@ std::shared_ptr<Storage> allocate(size_t nbytes, int dev) {
   auto s = std::make_shared<Storage>();
   s->nbytes = nbytes;
   s->place = Device::cuda(dev);
-  if (nbytes) {
+  const bool small = nbytes <= kCacheMaxBlock;
+  if (nbytes && small) s->data = take_cached(dev, cached_size(nbytes));
+  if (s->data) {
+    c.hits.fetch_add(1, std::memory_order_relaxed);
+  } else if (nbytes) {
+    // A small block is allocated at the size it is cached under, so that it can be when freed.
+    const size_t want = small ? cached_size(nbytes) : nbytes;
     const int64_t before = reserved_bytes(pool);
     void* p = nullptr;
-    cudaError_t e = cudaMallocAsync(&p, nbytes, stream);
+    cudaError_t e = cudaMallocAsync(&p, want, stream);
     if (e == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       empty_cache(dev);
-      e = cudaMallocAsync(&p, nbytes, stream);
+      e = cudaMallocAsync(&p, want, stream);
     }
     if (e == cudaErrorMemoryAllocation) {
       cudaGetLastError();
@@ -231,7 +291,7 @@ std::shared_ptr<Storage> allocate(size_t nbytes, int dev) {
     if (reserved_bytes(pool) == before) c.hits.fetch_add(1, std::memory_order_relaxed);
     s->data = p;
   }
-  note_alloc(c, int64_t(nbytes));
+  note_alloc(c, int64_t(s->nbytes));
   s->free_fn = free_block;
   s->free_ctx = reinterpret_cast<void*>(intptr_t(dev));
   return s;
@@ -259,6 +319,7 @@ void empty_cache(int dev) {
   check_index(dev, "cuda::empty_cache");
   detail::forbid_in_capture(Device::cuda(dev), "cuda::empty_cache", "emptying the cache (a sync)");
   set_device(dev);
+  drain_cache(dev);
   // Frees are queued on streams: wait for them, so their blocks are back in the pool to trim.
   check(cudaDeviceSynchronize(), "cuda::empty_cache", "cudaDeviceSynchronize");
   check(cudaMemPoolTrimTo(pool_of(dev), 0), "cuda::empty_cache", "cudaMemPoolTrimTo");

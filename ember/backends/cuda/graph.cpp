@@ -271,6 +271,12 @@ std::unique_ptr<detail::GraphExec> capture_graph(const std::function<TensorList(
   c.status->block = c.pool->take(kMaxStatusWords * kWordBytes);
   check(cudaMemset(c.status->block, 0, kMaxStatusWords * kWordBytes), "capture", "status words");
   c.philox_start = detail::philox_counter(c.place);
+  // The capture draws nothing, whether it succeeds or fails: the first replay (or the eager
+  // step run instead of a failed capture) draws what the next eager step would.
+  struct PhiloxBack {
+    const CudaCapture& c;
+    ~PhiloxBack() { detail::set_philox_counter(c.place, c.philox_start); }
+  } philox_back{c};
   Closer closer{c};
   t_capture = &c;
   detail::g_capture.store(&c);
@@ -308,8 +314,6 @@ std::unique_ptr<detail::GraphExec> capture_graph(const std::function<TensorList(
                        "them outside the step, or use dropout / bernoulli(p)");
   cudaGraphExec_t exec = nullptr;
   check(cudaGraphInstantiate(&exec, closer.graph, 0), "capture", "cudaGraphInstantiate");
-  // The capture drew nothing: the first replay draws what the next eager step would.
-  detail::set_philox_counter(c.place, c.philox_start);
   for (Tensor& t : outs) c.note_inputs({&t, 1});  // outputs from before the capture are read too
   // What a replay checks: the tensors from before the capture that the step reads (the step's
   // own values now sit in the pool; those it dropped are gone).
