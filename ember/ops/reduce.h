@@ -47,6 +47,41 @@ Tensor norm(const Tensor& x, double p = 2, const Shape& dims = {}, bool keepdim 
 /// Number of non-zero elements over `dims`, int64.
 Tensor count_nonzero(const Tensor& x, const Shape& dims = {});
 
+// The same reductions over one integer dim, as libtorch's IntArrayRef converts from one
+// (`sum(x, 1)`, `mean(x, -1, true)`); templates (detail::IntegralDim), so `{}` stays a Shape.
+template <detail::IntegralDim I>
+Tensor sum(const Tensor& x, I dim, bool keepdim = false, std::optional<DType> dtype = {}) {
+  return sum(x, Shape{int64_t(dim)}, keepdim, dtype);
+}
+template <detail::IntegralDim I>
+Tensor mean(const Tensor& x, I dim, bool keepdim = false, std::optional<DType> dtype = {}) {
+  return mean(x, Shape{int64_t(dim)}, keepdim, dtype);
+}
+#define EMBER_DIM_FORM(name)                                     \
+  template <detail::IntegralDim I>                               \
+  Tensor name(const Tensor& x, I dim, bool keepdim = false) {    \
+    return name(x, Shape{int64_t(dim)}, keepdim);                \
+  }
+EMBER_DIM_FORM(amax) EMBER_DIM_FORM(amin) EMBER_DIM_FORM(any) EMBER_DIM_FORM(all)
+EMBER_DIM_FORM(logsumexp)
+#undef EMBER_DIM_FORM
+template <detail::IntegralDim I>
+Tensor var(const Tensor& x, I dim, double correction = 1, bool keepdim = false) {
+  return var(x, Shape{int64_t(dim)}, correction, keepdim);
+}
+template <detail::IntegralDim I>
+Tensor std(const Tensor& x, I dim, double correction = 1, bool keepdim = false) {
+  return std(x, Shape{int64_t(dim)}, correction, keepdim);
+}
+template <detail::IntegralDim I>
+Tensor norm(const Tensor& x, double p, I dim, bool keepdim = false) {
+  return norm(x, p, Shape{int64_t(dim)}, keepdim);
+}
+template <detail::IntegralDim I>
+Tensor count_nonzero(const Tensor& x, I dim) {
+  return count_nonzero(x, Shape{int64_t(dim)});
+}
+
 /// Running sum (product) along `dim`, of the input cast to `dtype` when given.
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype = {});
 Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype = {});
