@@ -39,6 +39,11 @@ Tensor all(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
 /// max(0, n - correction).
 Tensor var(const Tensor& x, const Shape& dims = {}, double correction = 1, bool keepdim = false);
 Tensor std(const Tensor& x, const Shape& dims = {}, double correction = 1, bool keepdim = false);
+/// (var, mean) and (std, mean) over `dims` in one call (torch::var_mean, torch::std_mean).
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const Shape& dims = {}, double correction = 1,
+                                    bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const Shape& dims = {}, double correction = 1,
+                                    bool keepdim = false);
 /// log(sum(exp(x))) computed stably; integer inputs give the default float dtype.
 Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim = false);
 /// p-norm of a floating input (p = inf for max-abs, -inf for min-abs, 0 for the count of
@@ -72,6 +77,16 @@ Tensor var(const Tensor& x, I dim, double correction = 1, bool keepdim = false) 
 template <detail::IntegralDim I>
 Tensor std(const Tensor& x, I dim, double correction = 1, bool keepdim = false) {
   return std(x, Shape{int64_t(dim)}, correction, keepdim);
+}
+template <detail::IntegralDim I>
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, I dim, double correction = 1,
+                                    bool keepdim = false) {
+  return var_mean(x, Shape{int64_t(dim)}, correction, keepdim);
+}
+template <detail::IntegralDim I>
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, I dim, double correction = 1,
+                                    bool keepdim = false) {
+  return std_mean(x, Shape{int64_t(dim)}, correction, keepdim);
 }
 template <detail::IntegralDim I>
 Tensor norm(const Tensor& x, double p, I dim, bool keepdim = false) {
