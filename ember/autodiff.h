@@ -3,6 +3,7 @@
 // require grad; `loss.backward()` returns the gradients of every leaf that requires grad.
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "ember/tensor.h"
@@ -10,6 +11,9 @@
 namespace ember {
 
 struct AutogradMeta;
+namespace autodiff {
+Gradients run_backward(const Tensor& root, const BackwardOptions& o);
+}
 
 /// Gradients of the leaves one or more backward passes reached, looked up by tensor.
 class Gradients {
@@ -28,6 +32,7 @@ class Gradients {
   void accumulate(const std::shared_ptr<AutogradMeta>& meta, const Tensor& g);
 
  private:
+  friend Gradients autodiff::run_backward(const Tensor& root, const BackwardOptions& o);
   struct Entry {
     std::shared_ptr<AutogradMeta> meta;  // keeps the key alive
     Tensor grad;
@@ -45,7 +50,21 @@ struct BackwardOptions {
   bool create_graph = false;
   /// Add into these gradients (accumulation across several backward calls) instead of new ones.
   Gradients* accumulate_into = nullptr;
+  /// Also add each leaf's gradient into the leaf's own slot (Tensor::grad(), libtorch's
+  /// accumulation, cleared by Optimizer::zero_grad or by Optimizer::step(grads)); false leaves
+  /// the slots alone, as autograd::grad does.
+  bool accumulate_grad = true;
 };
+
+namespace autograd {
+/// torch::autograd::grad: the gradients of sum_i <outputs[i], grad_outputs[i]> with respect to
+/// `inputs` (a scalar output's grad_output defaults to 1), one per input; an input the outputs do
+/// not depend on is an error unless allow_unused (then undefined). Leaves' grad() slots are not
+/// touched. retain_graph defaults to create_graph.
+TensorList grad(const TensorList& outputs, const TensorList& inputs,
+                const TensorList& grad_outputs = {}, std::optional<bool> retain_graph = {},
+                bool create_graph = false, bool allow_unused = false);
+}  // namespace autograd
 
 /// While alive, no op records history on this thread (inference, optimizer updates).
 class NoGradGuard {
@@ -62,6 +81,12 @@ class NoGradGuard {
 bool grad_enabled();
 
 namespace detail {
+/// Clears `t`'s grad() slot (set_to_none) or replaces it with zeros (Optimizer and Module
+/// zero_grad).
+void zero_grad_slot(const Tensor& t, bool set_to_none);
+/// A Gradients object holding the grad() slots of those of `ts` that have one (libtorch-style
+/// Optimizer::step() and nn::utils clipping).
+Gradients slot_gradients(const std::vector<Tensor>& ts);
 /// Live TensorImpl objects and live storage bytes of host backends (for memory tests).
 int64_t live_tensors();
 int64_t live_storage_bytes();

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <iostream>
 #include <sstream>
 
 #include "ember/autodiff.h"
@@ -197,6 +198,8 @@ std::string Tensor::str() const {
   os << *this;
   return os.str();
 }
+
+void Tensor::print() const { std::cout << *this << "\n"; }
 
 Tensor Tensor::to(Device d) const {
   const TensorImpl& i = need(impl_, "to");

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "ember/device.h"
@@ -41,6 +42,15 @@ struct TensorOptions {
   std::optional<DType> dtype = {};
   std::optional<Device> device = {};
 };
+
+namespace detail {
+/// One integer dim, not a bool: libtorch's IntArrayRef converts from one integer, ember's Shape
+/// does not, so the reductions have a form for it (a template, so that `{}` and `{1}` still
+/// mean a Shape).
+template <class I> concept IntegralDim = std::is_integral_v<I> && !std::is_same_v<I, bool>;
+/// libtorch's `unbiased` flag (std(bool), var(bool)); a template so `{1}` stays a Shape.
+template <class B> concept ExactlyBool = std::is_same_v<B, bool>;
+}  // namespace detail
 
 class TensorIndex;
 using TensorPair = std::tuple<Tensor, Tensor>;
@@ -102,6 +112,8 @@ class Tensor {
   }
   TensorData data() const;
   std::string str() const;
+  /// Writes str() and a newline to stdout (libtorch's print()).
+  void print() const;
 
   // --- conversions ---
   Tensor to(Device d) const;
@@ -162,11 +174,24 @@ class Tensor {
   bool requires_grad() const;
   /// True for tensors not produced by a recorded op (user-created, or requires_grad_ set).
   bool is_leaf() const;
-  /// Backpropagates from this tensor; returns the gradients of every leaf reached.
+  /// Backpropagates from this tensor; returns the gradients of every leaf reached, and (as
+  /// libtorch does) also adds each one into that leaf's grad() slot.
   Gradients backward() const;
   Gradients backward(const BackwardOptions& o) const;
+  /// libtorch's form: `gradient` is d(loss)/d(this) for a non-scalar tensor; retain_graph
+  /// defaults to create_graph.
+  Gradients backward(const Tensor& gradient, std::optional<bool> retain_graph = {},
+                     bool create_graph = false) const;
   /// Shorthand for grads.get(*this).
   Tensor grad(const Gradients& grads) const;
+  /// The gradient accumulated in this tensor's slot by backward() calls since it was last
+  /// cleared (zero_grad); undefined when there is none, or for a non-leaf without retain_grad().
+  Tensor grad() const;
+  /// The slot itself, to set or reset it: `w.mutable_grad() = Tensor()`.
+  Tensor& mutable_grad() const;
+  /// Makes backward() fill grad() of this non-leaf tensor too (a no-op on leaves).
+  void retain_grad() const;
+  bool retains_grad() const;
 
   // --- in place (bump the version counter; an edit of a tensor saved for backward fails
   // there) ---
@@ -204,9 +229,12 @@ class Tensor {
 #define EMBER_METHOD_DEFAULT(...) = __VA_ARGS__
 #define EMBER_METHOD(ret, name, params, call) ret name params const;
 #define EMBER_INPLACE(name, params, call) Tensor& name params;
+#define EMBER_TEMPLATE_METHOD(tparam, name, params, call) \
+  template <tparam> Tensor name params const { return call; }
 #include "ember/tensor_methods.h"
 #undef EMBER_METHOD
 #undef EMBER_INPLACE
+#undef EMBER_TEMPLATE_METHOD
 #undef EMBER_METHOD_DEFAULT
 
  private:

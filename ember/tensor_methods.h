@@ -3,7 +3,10 @@
 //   EMBER_METHOD(ret, name, (params), (call))   a const method returning `call`
 //   EMBER_INPLACE(name, (params), (call))       an in-place method writing `call` into *this
 //   EMBER_METHOD_DEFAULT(v)                     "= v" in a declaration, nothing in a definition
-// defined by the includer. No include guard: it is meant to be expanded more than once.
+// defined by the includer, and optionally
+//   EMBER_TEMPLATE_METHOD(tparam, name, (params), (call))  an inline template method (only the
+//                                               class defines it: it has no out-of-line part)
+// No include guard: it is meant to be expanded more than once.
 //
 // The elementwise ops come straight from the op list (ember/ops/op_list.h): every Unary op is a
 // method `x.name()` with an in-place `x.name_()`, every Binary op `a.name(b)` / `a.name(2)` with
@@ -55,6 +58,11 @@
 #define EMBER_PP_OP_METHODS(name, cat)                                    \
   EMBER_PP_WHEN(EMBER_PP_IS_UNARY(cat), EMBER_PP_UNARY_METHOD(name))      \
   EMBER_PP_WHEN(EMBER_PP_IS_BINARY(cat), EMBER_PP_BINARY_METHOD(name))
+#endif
+
+#ifndef EMBER_TEMPLATE_METHOD
+#define EMBER_TEMPLATE_METHOD(...)
+#define EMBER_TEMPLATE_METHOD_UNSET
 #endif
 
 EMBER_OPS(EMBER_PP_OP_METHODS)
@@ -113,12 +121,21 @@ EMBER_METHOD(Tensor, conj_physical, (), (ember::conj_physical(*this)))
 EMBER_METHOD(Tensor, angle, (), (ember::angle(*this)))
 
 // --- reductions ---
+// Each `dims` form also takes one integer, as libtorch's IntArrayRef does (`x.sum(1)`,
+// `x.mean(-1, true)`, `x.norm(2, 1)`): a template (detail::IntegralDim) so that a braced `{}` or
+// `{1}` still means a Shape.
+#define EMBER_DIM_FORM(name, params, call) \
+  EMBER_TEMPLATE_METHOD(detail::IntegralDim I, name, params, call)
 EMBER_METHOD(Tensor, sum, (const Shape& dim EMBER_D({}), bool keepdim EMBER_D(false),
                            std::optional<DType> dtype EMBER_D({})),
              (ember::sum(*this, dim, keepdim, dtype)))
+EMBER_DIM_FORM(sum, (I dim, bool keepdim EMBER_D(false), std::optional<DType> dtype EMBER_D({})),
+               (sum(Shape{int64_t(dim)}, keepdim, dtype)))
 EMBER_METHOD(Tensor, mean, (const Shape& dim EMBER_D({}), bool keepdim EMBER_D(false),
                             std::optional<DType> dtype EMBER_D({})),
              (ember::mean(*this, dim, keepdim, dtype)))
+EMBER_DIM_FORM(mean, (I dim, bool keepdim EMBER_D(false), std::optional<DType> dtype EMBER_D({})),
+               (mean(Shape{int64_t(dim)}, keepdim, dtype)))
 EMBER_METHOD(Tensor, prod, (std::optional<int64_t> dim EMBER_D({}), bool keepdim EMBER_D(false),
                             std::optional<DType> dtype EMBER_D({})),
              (ember::prod(*this, dim, keepdim, dtype)))
@@ -130,26 +147,51 @@ EMBER_METHOD(Tensor, max, (const Tensor& other), (ember::maximum(*this, other)))
 EMBER_METHOD(Tensor, min, (const Tensor& other), (ember::minimum(*this, other)))
 EMBER_METHOD(Tensor, amax, (const Shape& dim EMBER_D({}), bool keepdim EMBER_D(false)),
              (ember::amax(*this, dim, keepdim)))
+EMBER_DIM_FORM(amax, (I dim, bool keepdim EMBER_D(false)), (amax(Shape{int64_t(dim)}, keepdim)))
 EMBER_METHOD(Tensor, amin, (const Shape& dim EMBER_D({}), bool keepdim EMBER_D(false)),
              (ember::amin(*this, dim, keepdim)))
+EMBER_DIM_FORM(amin, (I dim, bool keepdim EMBER_D(false)), (amin(Shape{int64_t(dim)}, keepdim)))
 EMBER_METHOD(Tensor, argmax, (std::optional<int64_t> dim EMBER_D({}), bool keepdim EMBER_D(false)),
              (ember::argmax(*this, dim, keepdim)))
 EMBER_METHOD(Tensor, argmin, (std::optional<int64_t> dim EMBER_D({}), bool keepdim EMBER_D(false)),
              (ember::argmin(*this, dim, keepdim)))
 EMBER_METHOD(Tensor, any, (const Shape& dim EMBER_D({}), bool keepdim EMBER_D(false)),
              (ember::any(*this, dim, keepdim)))
+EMBER_DIM_FORM(any, (I dim, bool keepdim EMBER_D(false)), (any(Shape{int64_t(dim)}, keepdim)))
 EMBER_METHOD(Tensor, all, (const Shape& dim EMBER_D({}), bool keepdim EMBER_D(false)),
              (ember::all(*this, dim, keepdim)))
-// `unbiased` as libtorch's bool, or any correction: true = 1 (Bessel's), false = 0.
+EMBER_DIM_FORM(all, (I dim, bool keepdim EMBER_D(false)), (all(Shape{int64_t(dim)}, keepdim)))
+// `unbiased` as libtorch's bool, or any correction: true = 1 (Bessel's), false = 0, so
+// libtorch's var(dim, unbiased, keepdim) reads the same; var(bool unbiased) reduces everything.
 EMBER_METHOD(Tensor, var, (const Shape& dim EMBER_D({}), double correction EMBER_D(1), bool keepdim EMBER_D(false)),
              (ember::var(*this, dim, correction, keepdim)))
+EMBER_DIM_FORM(var, (I dim, double correction EMBER_D(1), bool keepdim EMBER_D(false)),
+               (var(Shape{int64_t(dim)}, correction, keepdim)))
+EMBER_TEMPLATE_METHOD(detail::ExactlyBool B, var, (B unbiased),
+                      (var(Shape{}, unbiased ? 1.0 : 0.0)))
 EMBER_METHOD(Tensor, std, (const Shape& dim EMBER_D({}), double correction EMBER_D(1), bool keepdim EMBER_D(false)),
              (ember::std(*this, dim, correction, keepdim)))
+EMBER_DIM_FORM(std, (I dim, double correction EMBER_D(1), bool keepdim EMBER_D(false)),
+               (std(Shape{int64_t(dim)}, correction, keepdim)))
+EMBER_TEMPLATE_METHOD(detail::ExactlyBool B, std, (B unbiased),
+                      (std(Shape{}, unbiased ? 1.0 : 0.0)))
 EMBER_METHOD(Tensor, logsumexp, (const Shape& dim, bool keepdim EMBER_D(false)),
              (ember::logsumexp(*this, dim, keepdim)))
+EMBER_DIM_FORM(logsumexp, (I dim, bool keepdim EMBER_D(false)),
+               (logsumexp(Shape{int64_t(dim)}, keepdim)))
 EMBER_METHOD(Tensor, norm, (double p EMBER_D(2), const Shape& dim EMBER_D({}), bool keepdim EMBER_D(false)),
              (ember::norm(*this, p, dim, keepdim)))
+EMBER_DIM_FORM(norm, (double p, I dim, bool keepdim EMBER_D(false)),
+               (norm(p, Shape{int64_t(dim)}, keepdim)))
 EMBER_METHOD(Tensor, count_nonzero, (const Shape& dim EMBER_D({})), (ember::count_nonzero(*this, dim)))
+EMBER_DIM_FORM(count_nonzero, (I dim), (count_nonzero(Shape{int64_t(dim)})))
+#undef EMBER_DIM_FORM
+// Comparisons of whole tensors (host syncs: they return a bool).
+EMBER_METHOD(bool, equal, (const Tensor& other), (ember::equal(*this, other)))
+EMBER_METHOD(bool, allclose,
+             (const Tensor& other, double rtol EMBER_D(1e-5), double atol EMBER_D(1e-8),
+              bool equal_nan EMBER_D(false)),
+             (ember::allclose(*this, other, rtol, atol, equal_nan)))
 
 // --- scans and order statistics ---
 EMBER_METHOD(Tensor, cumsum, (int64_t dim, std::optional<DType> dtype EMBER_D({})),
@@ -291,3 +333,7 @@ EMBER_METHOD(Tensor, new_ones, (const Shape& size), (ember::ones(size, options()
 EMBER_METHOD(Tensor, new_full, (const Shape& size, Scalar value),
              (ember::full(size, value, options())))
 #undef EMBER_D
+#ifdef EMBER_TEMPLATE_METHOD_UNSET
+#undef EMBER_TEMPLATE_METHOD
+#undef EMBER_TEMPLATE_METHOD_UNSET
+#endif

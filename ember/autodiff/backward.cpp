@@ -102,6 +102,20 @@ void add_into(TensorList& slots, size_t i, const Tensor& g) {
   slots[i] = slots[i].defined() ? add(slots[i], g) : g;
 }
 
+// Tensor::grad()'s slot, libtorch's accumulation: the first gradient is stored as it is (no
+// copy, no add: the Gradients object holds the same tensor); later ones add to it. On a lazy
+// device the adds queue like any op, and a queue runs once it holds a few thousand ops, so a
+// loop that never clears the slot does not grow an unbounded pending graph. A gradient that
+// carries history (create_graph) is stored without it: the slot would otherwise hold the graph
+// that holds the leaf, a cycle never freed (PyTorch warns of it); autograd::grad or the returned
+// Gradients keep the history.
+void add_to_slot(AutogradMeta& m, const Tensor& g) {
+  if (!g.defined()) return;
+  NoGradGuard no_grad;
+  const Tensor d = g.requires_grad() ? g.detach() : g;
+  m.grad = m.grad.defined() ? add(m.grad, d) : d;
+}
+
 }  // namespace
 
 Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
@@ -124,8 +138,13 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
   Gradients& grads = o.accumulate_into ? *o.accumulate_into : local;
   const bool create = o.create_graph;
   const bool retain = o.retain_graph || create;
+  // Gradients collected in accumulate_into go there only (ember's own accumulation).
+  const bool slots = o.accumulate_grad && !o.accumulate_into;
+  std::unique_ptr<NoGradGuard> no_grad;
+  if (!create) no_grad = std::make_unique<NoGradGuard>();
   if (!rm->grad_fn) {  // the root is a leaf
     grads.accumulate(meta_ptr_of(root), g0);
+    if (slots) add_to_slot(*rm, g0);
     return o.accumulate_into ? Gradients(grads) : local;
   }
   // Count, for every node reachable from the root, how many edges lead into it (one map for
@@ -150,14 +169,16 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
   add_into(graph[rm->grad_fn.get()].grads, size_t(rm->output_nr), g0);
   std::vector<std::shared_ptr<Node>> ready{rm->grad_fn};
   std::vector<Node*> recomputed;
-  std::unique_ptr<NoGradGuard> no_grad;
-  if (!create) no_grad = std::make_unique<NoGradGuard>();
   amp::AutocastOff no_casts;  // the rules run in the dtypes the forward pass chose
   while (!ready.empty()) {
     std::shared_ptr<Node> node = std::move(ready.back());
     ready.pop_back();
     TensorList gs = std::move(graph.find(node.get())->second.grads);
     gs.resize(node->outputs.size());
+    // Every consumer of this node's outputs has run: their gradients are final.
+    if (slots)
+      for (size_t i = 0; i < node->retained.size() && i < gs.size(); ++i)
+        if (auto m = node->retained[i].lock()) add_to_slot(*m, gs[i]);
     bool any = false;
     for (const Tensor& g : gs) any = any || g.defined();
     TensorList in_grads;
@@ -226,6 +247,8 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
   }
   for (Node* n : recomputed) n->recomputed.clear();
   if (o.accumulate_into) return grads;
+  if (slots)
+    for (auto& [key, e] : local.grads_) add_to_slot(*e.meta, e.grad);
   return local;
 }
 
@@ -255,6 +278,98 @@ bool Tensor::is_leaf() const {
 }
 Gradients Tensor::backward() const { return autodiff::run_backward(*this, {}); }
 Gradients Tensor::backward(const BackwardOptions& o) const { return autodiff::run_backward(*this, o); }
+Gradients Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
+                           bool create_graph) const {
+  BackwardOptions o;
+  o.grad_output = gradient;
+  o.retain_graph = retain_graph.value_or(create_graph);
+  o.create_graph = create_graph;
+  return autodiff::run_backward(*this, o);
+}
 Tensor Tensor::grad(const Gradients& g) const { return g.get(*this); }
+Tensor Tensor::grad() const {
+  const AutogradMeta* m = autodiff::meta_of(*this);
+  return m ? m->grad : Tensor();
+}
+Tensor& Tensor::mutable_grad() const {
+  if (!defined()) detail::throw_value("mutable_grad", "the tensor is undefined");
+  return autodiff::ensure_meta(*this).grad;
+}
+void Tensor::retain_grad() const {
+  AutogradMeta* m = autodiff::meta_of(*this);
+  if (!m || !m->requires_grad)
+    detail::throw_value("retain_grad", "the tensor does not require grad");
+  if (!m->grad_fn || m->retains_grad) return;  // a leaf's slot is filled anyway
+  m->retains_grad = true;
+  auto& r = m->grad_fn->retained;
+  if (r.size() <= size_t(m->output_nr)) r.resize(size_t(m->output_nr) + 1);
+  r[size_t(m->output_nr)] = autodiff::meta_ptr_of(*this);
+}
+bool Tensor::retains_grad() const {
+  const AutogradMeta* m = autodiff::meta_of(*this);
+  return m && m->retains_grad;
+}
+
+namespace detail {
+void zero_grad_slot(const Tensor& t, bool set_to_none) {
+  AutogradMeta* m = autodiff::meta_of(t);
+  if (!m || !m->grad.defined()) return;
+  NoGradGuard no_grad;
+  // A new tensor, not zero_() in place: a slot may be an expanded view or alias a gradient
+  // another slot or a Gradients object holds.
+  m->grad = set_to_none ? Tensor() : zeros_like(m->grad);
+}
+Gradients slot_gradients(const std::vector<Tensor>& ts) {
+  Gradients g;
+  for (const Tensor& t : ts)
+    if (const AutogradMeta* m = autodiff::meta_of(t); m && m->requires_grad && m->grad.defined())
+      g.set(t, m->grad);
+  return g;
+}
+}  // namespace detail
+
+namespace autograd {
+TensorList grad(const TensorList& outputs, const TensorList& inputs,
+                const TensorList& grad_outputs, std::optional<bool> retain_graph,
+                bool create_graph, bool allow_unused) {
+  if (outputs.empty()) detail::throw_value("autograd::grad", "expected at least one output");
+  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
+    detail::throw_value("autograd::grad", "expected one grad_output per output (" +
+                                              std::to_string(outputs.size()) + "), found " +
+                                              std::to_string(grad_outputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].requires_grad())
+      detail::throw_value("autograd::grad", "input " + std::to_string(i) +
+                                                " does not require grad");
+    if (!inputs[i].is_leaf())
+      detail::throw_value("autograd::grad", "input " + std::to_string(i) +
+                                                " is not a leaf (ember differentiates with "
+                                                "respect to leaves)");
+  }
+  Gradients acc;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    BackwardOptions o;
+    if (!grad_outputs.empty()) o.grad_output = grad_outputs[i];
+    // The outputs may share a graph: keep it until the last one has run through it.
+    o.retain_graph = i + 1 < outputs.size() || retain_graph.value_or(create_graph);
+    o.create_graph = create_graph;
+    o.accumulate_into = &acc;
+    o.accumulate_grad = false;
+    autodiff::run_backward(outputs[i], o);
+  }
+  TensorList out;
+  out.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor g = acc.get(inputs[i]);
+    if (!g.defined() && !allow_unused)
+      detail::throw_value("autograd::grad", "input " + std::to_string(i) +
+                                                " was not used to compute the outputs (pass "
+                                                "allow_unused = true to get an undefined "
+                                                "gradient for it)");
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+}  // namespace autograd
 
 }  // namespace ember

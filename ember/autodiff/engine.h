@@ -16,6 +16,8 @@ struct AutogradMeta {
   bool requires_grad = false;
   std::shared_ptr<Node> grad_fn;  // null for leaves
   int output_nr = 0;
+  Tensor grad;                    // Tensor::grad(): what backward passes accumulated
+  bool retains_grad = false;      // a non-leaf whose grad backward fills (retain_grad())
 };
 
 /// A tensor a node keeps for backward: held directly, or (under gradient checkpointing) a
@@ -45,6 +47,8 @@ struct Node {
   bool released = false;         // saved tensors freed by a backward without retain_graph
   bool recompute = false;        // checkpointing: outputs are recomputed, not kept
   TensorList recomputed;         // cache during one backward
+  // Outputs whose retain_grad() was called, by output number (weak: the meta owns the node).
+  std::vector<std::weak_ptr<AutogradMeta>> retained;
 };
 
 namespace autodiff {

@@ -286,6 +286,10 @@ Module& Module::train(bool on) {
   return *this;
 }
 
+void Module::zero_grad(bool set_to_none) {
+  for (const Tensor& p : parameters()) detail::zero_grad_slot(p, set_to_none);
+}
+
 Module& Module::freeze() {
   for (auto& [prefix, m] : named_modules())
     for (auto& s : m->params_) s.tensor->requires_grad_(false);

@@ -89,6 +89,9 @@ class Module {
   Module& train(bool on = true);
   Module& eval() { return train(false); }
   bool is_training() const { return training_; }
+  /// Clears the grad() slot of every parameter (set_to_none, libtorch's default), or fills it
+  /// with zeros in place.
+  void zero_grad(bool set_to_none = true);
   /// Stops (or restarts) gradients for every parameter.
   Module& freeze();
   Module& unfreeze();

@@ -1,5 +1,5 @@
 #pragma once
-// Every nn module: Module, layers, convolutions, pooling, normalisation, activations,
+// Every nn module: Module, layers, convolutions, pooling, normalisation, activations, losses,
 // attention, recurrent and transformer layers, positional encodings, containers and initialisers.
 #include "ember/nn/activation.h"
 #include "ember/nn/attention.h"
@@ -8,6 +8,7 @@
 #include "ember/nn/conv.h"
 #include "ember/nn/init.h"
 #include "ember/nn/layers.h"
+#include "ember/nn/loss.h"
 #include "ember/nn/module.h"
 #include "ember/nn/norm.h"
 #include "ember/nn/pool.h"

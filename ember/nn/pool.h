@@ -14,12 +14,24 @@ struct PoolOptions {
   Ints dilation = 1;  // max pooling only
   bool ceil_mode = false;
   bool count_include_pad = true;  // average pooling only
+  /// libtorch's positional arguments (kernel, stride = kernel, padding).
+  static PoolOptions positional(int64_t kernel, std::optional<int64_t> stride, int64_t padding) {
+    PoolOptions o;
+    o.kernel = kernel;
+    if (stride) o.stride = Ints(*stride);
+    o.padding = padding;
+    return o;
+  }
 };
+
 
 template <int Dims>
 class MaxPoolNd : public Module {
  public:
   explicit MaxPoolNd(const PoolOptions& o) : options(o) {}
+  /// libtorch's positional form: nn::MaxPool2d(2) (kernel, stride = kernel, padding).
+  explicit MaxPoolNd(int64_t kernel, std::optional<int64_t> stride = {}, int64_t padding = 0)
+      : options(PoolOptions::positional(kernel, stride, padding)) {}
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "MaxPool" + std::to_string(Dims) + "d"; }
   std::string extra_repr() const override;
@@ -33,6 +45,9 @@ template <int Dims>
 class AvgPoolNd : public Module {
  public:
   explicit AvgPoolNd(const PoolOptions& o) : options(o) {}
+  /// libtorch's positional form: nn::AvgPool2d(2) (kernel, stride = kernel, padding).
+  explicit AvgPoolNd(int64_t kernel, std::optional<int64_t> stride = {}, int64_t padding = 0)
+      : options(PoolOptions::positional(kernel, stride, padding)) {}
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "AvgPool" + std::to_string(Dims) + "d"; }
   std::string extra_repr() const override;

@@ -153,6 +153,14 @@ Tensor var(const Tensor& x, const Shape& dims, double correction, bool keepdim) 
   a.f[0] = correction;
   return dispatch1(OpId::var, a, {x});
 }
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const Shape& dims, double correction,
+                                    bool keepdim) {
+  return {var(x, dims, correction, keepdim), mean(x, dims, keepdim)};
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const Shape& dims, double correction,
+                                    bool keepdim) {
+  return {std(x, dims, correction, keepdim), mean(x, dims, keepdim)};
+}
 Tensor std(const Tensor& x, const Shape& dims, double correction, bool keepdim) {
   Attrs a;
   a.ints = dims;

@@ -39,6 +39,11 @@ Tensor all(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
 /// max(0, n - correction).
 Tensor var(const Tensor& x, const Shape& dims = {}, double correction = 1, bool keepdim = false);
 Tensor std(const Tensor& x, const Shape& dims = {}, double correction = 1, bool keepdim = false);
+/// (var, mean) and (std, mean) over `dims` in one call (torch::var_mean, torch::std_mean).
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const Shape& dims = {}, double correction = 1,
+                                    bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const Shape& dims = {}, double correction = 1,
+                                    bool keepdim = false);
 /// log(sum(exp(x))) computed stably; integer inputs give the default float dtype.
 Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim = false);
 /// p-norm of a floating input (p = inf for max-abs, -inf for min-abs, 0 for the count of
@@ -46,6 +51,51 @@ Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim = false);
 Tensor norm(const Tensor& x, double p = 2, const Shape& dims = {}, bool keepdim = false);
 /// Number of non-zero elements over `dims`, int64.
 Tensor count_nonzero(const Tensor& x, const Shape& dims = {});
+
+// The same reductions over one integer dim, as libtorch's IntArrayRef converts from one
+// (`sum(x, 1)`, `mean(x, -1, true)`); templates (detail::IntegralDim), so `{}` stays a Shape.
+template <detail::IntegralDim I>
+Tensor sum(const Tensor& x, I dim, bool keepdim = false, std::optional<DType> dtype = {}) {
+  return sum(x, Shape{int64_t(dim)}, keepdim, dtype);
+}
+template <detail::IntegralDim I>
+Tensor mean(const Tensor& x, I dim, bool keepdim = false, std::optional<DType> dtype = {}) {
+  return mean(x, Shape{int64_t(dim)}, keepdim, dtype);
+}
+#define EMBER_DIM_FORM(name)                                     \
+  template <detail::IntegralDim I>                               \
+  Tensor name(const Tensor& x, I dim, bool keepdim = false) {    \
+    return name(x, Shape{int64_t(dim)}, keepdim);                \
+  }
+EMBER_DIM_FORM(amax) EMBER_DIM_FORM(amin) EMBER_DIM_FORM(any) EMBER_DIM_FORM(all)
+EMBER_DIM_FORM(logsumexp)
+#undef EMBER_DIM_FORM
+template <detail::IntegralDim I>
+Tensor var(const Tensor& x, I dim, double correction = 1, bool keepdim = false) {
+  return var(x, Shape{int64_t(dim)}, correction, keepdim);
+}
+template <detail::IntegralDim I>
+Tensor std(const Tensor& x, I dim, double correction = 1, bool keepdim = false) {
+  return std(x, Shape{int64_t(dim)}, correction, keepdim);
+}
+template <detail::IntegralDim I>
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, I dim, double correction = 1,
+                                    bool keepdim = false) {
+  return var_mean(x, Shape{int64_t(dim)}, correction, keepdim);
+}
+template <detail::IntegralDim I>
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, I dim, double correction = 1,
+                                    bool keepdim = false) {
+  return std_mean(x, Shape{int64_t(dim)}, correction, keepdim);
+}
+template <detail::IntegralDim I>
+Tensor norm(const Tensor& x, double p, I dim, bool keepdim = false) {
+  return norm(x, p, Shape{int64_t(dim)}, keepdim);
+}
+template <detail::IntegralDim I>
+Tensor count_nonzero(const Tensor& x, I dim) {
+  return count_nonzero(x, Shape{int64_t(dim)});
+}
 
 /// Running sum (product) along `dim`, of the input cast to `dtype` when given.
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype = {});

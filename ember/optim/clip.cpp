@@ -64,3 +64,26 @@ void clip_grad_value(Gradients& grads, const std::vector<Tensor>& params, double
 }
 
 }  // namespace ember::optim
+
+namespace ember::nn::utils {
+namespace {
+// The clipped gradients go back into the slots they came from.
+void store_slots(const Gradients& grads, const std::vector<Tensor>& params) {
+  for (const auto& p : params)
+    if (grads.contains(p)) p.mutable_grad() = grads.get(p);
+}
+}  // namespace
+
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type) {
+  Gradients grads = ember::detail::slot_gradients(params);
+  double total = optim::clip_grad_norm(grads, params, max_norm, norm_type);
+  store_slots(grads, params);
+  return total;
+}
+
+void clip_grad_value_(const std::vector<Tensor>& params, double clip_value) {
+  Gradients grads = ember::detail::slot_gradients(params);
+  optim::clip_grad_value(grads, params, clip_value);
+  store_slots(grads, params);
+}
+}  // namespace ember::nn::utils

@@ -1,5 +1,6 @@
 #pragma once
-// Gradient clipping on a Gradients object (in place: the held gradients are replaced).
+// Gradient clipping on a Gradients object (in place: the held gradients are replaced), or, as
+// torch::nn::utils does, on the gradients held in the parameters' grad() slots.
 #include <limits>
 #include <vector>
 
@@ -24,3 +25,11 @@ void clip_grad_value(Gradients& grads, const std::vector<Tensor>& params, double
 inline constexpr double kInfNorm = std::numeric_limits<double>::infinity();
 
 }  // namespace ember::optim
+
+namespace ember::nn::utils {
+/// torch::nn::utils::clip_grad_norm_: optim::clip_grad_norm on the parameters' grad() slots
+/// (what backward() accumulated), which it replaces; returns the total norm before clipping.
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type = 2);
+/// torch::nn::utils::clip_grad_value_: clamps every grad() slot of `params` to [-v, v].
+void clip_grad_value_(const std::vector<Tensor>& params, double clip_value);
+}  // namespace ember::nn::utils

@@ -15,6 +15,22 @@ std::vector<Tensor> Optimizer::all_params() const {
   return out;
 }
 
+void Optimizer::step(const Gradients& grads) {
+  apply_gradients(grads);
+  // What backward() left in the slots is now stale: drop it (nothing is added there while the
+  // slot is empty, so a loop of backward() and step(grads) never accumulates).
+  for (size_t g = 0; g < num_groups(); ++g)
+    for (const Tensor& p : params(g))
+      if (p.grad().defined()) p.mutable_grad() = Tensor();
+}
+
+void Optimizer::step() { apply_gradients(detail::slot_gradients(all_params())); }
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (size_t g = 0; g < num_groups(); ++g)
+    for (const Tensor& p : params(g)) detail::zero_grad_slot(p, set_to_none);
+}
+
 std::optional<double> Optimizer::initial_lr(size_t g) const {
   return g < initial_lr_.size() ? initial_lr_[g] : std::nullopt;
 }

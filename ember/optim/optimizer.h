@@ -1,7 +1,8 @@
 #pragma once
 // Optimizer base: parameter groups with per-group options, per-parameter state, save/load.
 // Parameters are plain tensors (leaves that require grad); gradients come from a Gradients object,
-// so one backward (or several accumulated with BackwardOptions::accumulate_into) feeds one step.
+// so one backward (or several accumulated with BackwardOptions::accumulate_into) feeds one step,
+// or, libtorch's way, from the parameters' grad() slots: zero_grad(), backward(), step().
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,8 +35,16 @@ class Optimizer {
   Optimizer& operator=(const Optimizer&) = delete;
 
   /// Updates, in place and without recording history, every parameter that has a gradient in
-  /// `grads`; parameters without one are skipped (like torch's `p.grad is None`).
-  virtual void step(const Gradients& grads) = 0;
+  /// `grads`; parameters without one are skipped (like torch's `p.grad is None`). Then clears
+  /// every parameter's grad() slot, so a loop of backward() and step(grads) never adds there
+  /// nor keeps a gradient alive past the step.
+  void step(const Gradients& grads);
+  /// libtorch's step(): the same update from the gradients backward() accumulated in the
+  /// parameters' grad() slots, which it leaves as they are (zero_grad() clears them).
+  void step();
+  /// Clears every parameter's grad() slot (set_to_none, libtorch's default), or fills it with
+  /// zeros in place.
+  void zero_grad(bool set_to_none = true);
   /// Number of parameter groups.
   virtual size_t num_groups() const = 0;
   /// The parameters of group `g`.
@@ -67,6 +76,8 @@ class Optimizer {
 
  protected:
   explicit Optimizer(std::string name) : name_(std::move(name)) {}
+  /// The update rule over `grads` (what both step forms run).
+  virtual void apply_gradients(const Gradients& grads) = 0;
   /// State of the parameters of every group, in all_params() order.
   virtual std::vector<ParamState*> param_states() = 0;
   std::vector<const ParamState*> param_states_const() const;
@@ -112,19 +123,6 @@ class OptimizerWith : public Optimizer {
   /// The state of parameter `i` of group `g`.
   const ParamState& state(size_t g, size_t i) const { return groups_.at(g).state.at(i); }
 
-  void step(const Gradients& grads) override {
-    NoGradGuard no_grad;
-    for (auto& grp : groups_) {
-      validate(grp.options);
-      for (size_t i = 0; i < grp.params.size(); ++i) {
-        const Tensor& p = grp.params[i];
-        if (!grads.contains(p)) continue;
-        Tensor g = grads.get(p);
-        if (!g.defined()) continue;
-        update(p, g.detach(), grp.options, grp.state[i]);
-      }
-    }
-  }
   size_t num_groups() const override { return groups_.size(); }
   const std::vector<Tensor>& params(size_t g) const override { return groups_.at(g).params; }
   double lr(size_t g) const override { return groups_.at(g).options.lr; }
@@ -157,6 +155,20 @@ class OptimizerWith : public Optimizer {
   virtual void validate(const Options& o) const = 0;
   /// One parameter's in-place update (runs under NoGradGuard).
   virtual void update(const Tensor& p, const Tensor& g, const Options& o, ParamState& s) = 0;
+
+  void apply_gradients(const Gradients& grads) override {
+    NoGradGuard no_grad;
+    for (auto& grp : groups_) {
+      validate(grp.options);
+      for (size_t i = 0; i < grp.params.size(); ++i) {
+        const Tensor& p = grp.params[i];
+        if (!grads.contains(p)) continue;
+        Tensor g = grads.get(p);
+        if (!g.defined()) continue;
+        update(p, g.detach(), grp.options, grp.state[i]);
+      }
+    }
+  }
 
   void check_group_values(size_t g, double lr, std::optional<double> m) const override {
     Options o = groups_.at(g).options;

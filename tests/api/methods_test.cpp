@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "ember/data/dataset.h"
@@ -94,6 +95,44 @@ TEST(TensorMethods, LibtorchArgumentOrderAndDefaults) {
   EXPECT_EQ(a.new_ones({1}).dtype(), kF32);
   EXPECT_EQ(a.t().mm(a).shape(), Shape({3, 3}));
   EXPECT_EQ(vals(a.where(a > 3, -1)), (std::vector<float>{-1, -1, -1, 6, 5, 4}));
+}
+
+TEST(TensorMethods, ReductionsTakeOneIntegerDimAsLibtorchDoes) {
+  Tensor a = tensor(std::vector<float>{3, 1, 2, 6, 5, 4}, {2, 3});
+  EXPECT_TRUE(equal(a.sum(1), a.sum({1})));
+  EXPECT_TRUE(equal(a.sum(-1, true), a.sum({1}, true)));
+  EXPECT_TRUE(equal(a.sum(size_t(0), false, kF64), a.sum({0}, false, kF64)));
+  EXPECT_TRUE(equal(sum(a, 1), a.sum({1})));
+  // A braced list is still a Shape: {} is every dim, not dim 0.
+  EXPECT_EQ(a.sum({}).item<float>(), 21);
+  EXPECT_EQ(a.sum({}, true).shape(), Shape({1, 1}));
+  EXPECT_EQ(sum(a, {}, true).shape(), Shape({1, 1}));
+  EXPECT_TRUE(equal(a.sum({0, 1}), a.sum()));
+  EXPECT_TRUE(equal(a.mean(1, true), a.mean({1}, true)));
+  EXPECT_TRUE(equal(mean(a, -1), a.mean({1})));
+  EXPECT_TRUE(equal(a.amax(1), a.amax({1})));
+  EXPECT_TRUE(equal(a.amin(0), amin(a, 0)));
+  EXPECT_TRUE(equal(amax(a, 0, true), a.amax({0}, true)));
+  EXPECT_TRUE(equal((a > 3).any(0), (a > 3).any({0})));
+  EXPECT_TRUE(equal((a > 1).all(1), all(a > 1, 1)));
+  EXPECT_TRUE(equal(a.logsumexp(1), logsumexp(a, {1})));
+  EXPECT_TRUE(equal(a.norm(2, 1), a.norm(2, {1})));
+  EXPECT_TRUE(equal(norm(a, 1.0, 0), a.norm(1, {0})));
+  EXPECT_TRUE(equal(a.count_nonzero(0), count_nonzero(a, 0)));
+  EXPECT_TRUE(equal(a.var(1), a.var({1})));
+  EXPECT_TRUE(equal(ember::var(a, 0, 0.0, true), a.var({0}, 0.0, true)));
+  // libtorch's std(dim, unbiased, keepdim): the bool reads as correction 1 or 0.
+  EXPECT_EQ(vals(a.std(1, /*unbiased=*/true, /*keepdim=*/true)), (std::vector<float>{1, 1}));
+  EXPECT_EQ(a.std(1, true, true).shape(), Shape({2, 1}));
+  EXPECT_NEAR(vals(a.std(1, /*unbiased=*/false))[0], std::sqrt(2.0f / 3), 1e-6);
+  EXPECT_TRUE(equal(ember::std(a, 1, false), a.std({1}, 0.0)));
+  // std(bool) / var(bool) reduce every element.
+  EXPECT_TRUE(equal(a.std(true), a.std()));
+  EXPECT_NEAR(a.var(false).item<float>(), 35.0f / 12, 1e-5);
+  EXPECT_TRUE(a.equal(a.clone()));
+  EXPECT_FALSE(a.equal(a + 1));
+  EXPECT_TRUE(a.allclose(a + 1e-6f));
+  EXPECT_FALSE(a.allclose(a + 1e-3f));
 }
 
 TEST(TensorMethods, InPlaceFormsWriteAndCheckDtypes) {

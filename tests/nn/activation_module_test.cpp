@@ -1,10 +1,11 @@
 // Activation modules against PyTorch (tests/data/modules/activations.json): outputs, printed
-// summaries, PReLU's learned slope receiving gradients, and shape errors.
+// summaries, PReLU's learned slope receiving gradients, and shape errors; the loss modules.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "ember/ember.h"
+#include "ember/nn/loss.h"
 #include "golden.h"
 
 namespace ember {
@@ -58,6 +59,29 @@ TEST(ActivationModules, PReLUSlopeLearnsAndShapesAreChecked) {
   EXPECT_THROW(p(ones({2, 4})), ShapeError);
   EXPECT_THROW(nn::GLU()(ones({2, 3})), ShapeError);
   EXPECT_THROW(nn::PReLU({.num_parameters = 0}), ValueError);
+}
+
+TEST(LossModules, CallTheFunctionalFormsWithTheirOptions) {
+  manual_seed(4);
+  Tensor logits = randn({5, 3}), cls = tensor({0, 2, 1, 1, 0});
+  Tensor x = randn({5, 3}), y = randn({5, 3}), p = rand({5, 3}), t = rand({5, 3});
+  nn::CrossEntropyLoss ce({.label_smoothing = 0.1});
+  EXPECT_TRUE(equal(ce(logits, cls), cross_entropy(logits, cls, {.label_smoothing = 0.1})));
+  nn::NLLLoss nll({.reduction = "sum"});
+  Tensor lp = log_softmax(logits, 1);
+  EXPECT_TRUE(equal(nll(lp, cls), nll_loss(lp, cls, {.reduction = "sum"})));
+  EXPECT_TRUE(equal(nn::MSELoss()(x, y), mse_loss(x, y)));
+  EXPECT_TRUE(equal(nn::L1Loss("none")(x, y), l1_loss(x, y, "none")));
+  EXPECT_TRUE(equal(nn::SmoothL1Loss("mean", 0.5)(x, y), smooth_l1_loss(x, y, "mean", 0.5)));
+  EXPECT_TRUE(equal(nn::HuberLoss("sum", 2.0)(x, y), huber_loss(x, y, "sum", 2.0)));
+  EXPECT_TRUE(equal(nn::BCELoss()(p, t), binary_cross_entropy(p, t)));
+  EXPECT_TRUE(equal(nn::BCEWithLogitsLoss()(x, t), binary_cross_entropy_with_logits(x, t)));
+  EXPECT_TRUE(equal(nn::KLDivLoss("sum", true)(lp, log(p)), kl_div(lp, log(p), "sum", true)));
+  // A module like any other: it prints, clones and sits behind a Module pointer.
+  EXPECT_EQ(ce.repr(), "CrossEntropyLoss()");
+  auto copy = std::dynamic_pointer_cast<nn::LossModule>(nn::HuberLoss("sum", 2.0).clone());
+  ASSERT_TRUE(copy);
+  EXPECT_TRUE(equal(copy->forward(x, y), huber_loss(x, y, "sum", 2.0)));
 }
 
 }  // namespace

@@ -119,6 +119,86 @@ TEST(Optim, StepsOnAccumulatedGradientsAndStaysOffTheGraph) {
   EXPECT_NEAR(w.grad(g).to_vector<double>()[0], 2 * got[0], 1e-15);
 }
 
+// A two-layer model trained for a few steps with `train_step`, from the same start.
+template <class Step>
+std::vector<float> train_small_model(Step train_step, int steps) {
+  manual_seed(3);
+  nn::Sequential net(nn::Linear(4, 8), nn::Tanh(), nn::Linear(8, 3));
+  optim::Adam opt(net.parameters(), 0.01);
+  Tensor x = randn({16, 4}), y = randint(3, {16});
+  for (int i = 0; i < steps; ++i) train_step(net, opt, x, y);
+  std::vector<float> out;
+  for (const Tensor& p : net.parameters())
+    for (float v : p.to_vector<float>()) out.push_back(v);
+  return out;
+}
+
+TEST(Optim, TheLibtorchLoopTrainsAsTheEmberLoopDoes) {
+  auto ember_style = [](nn::Sequential& net, optim::Adam& opt, const Tensor& x, const Tensor& y) {
+    Gradients g = cross_entropy(net(x), y).backward();
+    opt.step(g);
+  };
+  auto libtorch_style = [](nn::Sequential& net, optim::Adam& opt, const Tensor& x,
+                           const Tensor& y) {
+    opt.zero_grad();
+    Tensor loss = cross_entropy(net.forward(x), y);
+    loss.backward();
+    opt.step();
+  };
+  std::vector<float> a = train_small_model(ember_style, 5);
+  std::vector<float> b = train_small_model(libtorch_style, 5);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << i;
+  // Module::zero_grad works like the optimizer's, and a forgotten zero_grad accumulates.
+  auto accumulating = [](nn::Sequential& net, optim::Adam& opt, const Tensor& x,
+                         const Tensor& y) {
+    cross_entropy(net(x), y).backward();
+    opt.step();
+  };
+  auto module_zero = [](nn::Sequential& net, optim::Adam& opt, const Tensor& x, const Tensor& y) {
+    net.zero_grad();
+    cross_entropy(net(x), y).backward();
+    opt.step();
+  };
+  EXPECT_EQ(train_small_model(module_zero, 5), a);
+  EXPECT_NE(train_small_model(accumulating, 5), a);
+}
+
+TEST(Optim, StepWithGradientsClearsTheSlotsAndZeroGradClearsThem) {
+  Tensor w = tensor({1.0, 2.0}).requires_grad_(), b = tensor({3.0}).requires_grad_();
+  optim::SGD opt({w, b}, {.lr = 0.5});
+  Gradients g = (w * w).sum().backward();
+  EXPECT_TRUE(w.grad().defined());  // backward fills the slot too (the same tensor)
+  EXPECT_TRUE(w.grad().is_alias_of(w.grad(g)));
+  opt.step(g);  // ember's form: the slots are cleared, so the next backward starts afresh
+  EXPECT_FALSE(w.grad().defined());
+  EXPECT_EQ(w.to_vector<double>(), (std::vector<double>{0.0, 0.0}));
+  // libtorch's form: step() reads the slots and leaves them; zero_grad() clears them.
+  (w + b * 2).sum().backward();
+  opt.step();
+  EXPECT_EQ(w.to_vector<double>(), (std::vector<double>{-0.5, -0.5}));
+  EXPECT_EQ(b.to_vector<double>(), (std::vector<double>{1.0}));  // b's grad: 2 per element of w
+  EXPECT_EQ(w.grad().to_vector<double>(), (std::vector<double>{1.0, 1.0}));
+  opt.zero_grad(/*set_to_none=*/false);
+  EXPECT_EQ(w.grad().to_vector<double>(), (std::vector<double>{0.0, 0.0}));
+  opt.zero_grad();
+  EXPECT_FALSE(w.grad().defined());
+  EXPECT_FALSE(b.grad().defined());
+  opt.step();  // no gradients: nothing moves
+  EXPECT_EQ(b.to_vector<double>(), (std::vector<double>{1.0}));
+}
+
+TEST(Optim, NnUtilsClippingWorksOnTheSlots) {
+  Tensor w = tensor({3.0, 4.0}).requires_grad_();
+  (w * w).sum().backward();  // grad (6, 8): norm 10
+  EXPECT_NEAR(nn::utils::clip_grad_norm_({w}, 5.0), 10.0, 1e-12);
+  auto g = w.grad().to_vector<double>();
+  EXPECT_NEAR(g[0], 3.0, 1e-5);
+  EXPECT_NEAR(g[1], 4.0, 1e-5);
+  nn::utils::clip_grad_value_({w}, 3.5);
+  EXPECT_EQ(w.grad().to_vector<double>()[1], 3.5);
+}
+
 TEST(Optim, UpdatesKeepTheParamDtypeAndStateFollowsIt) {
   Tensor w = ones({3}, {.dtype = kF32}).requires_grad_();
   optim::AdamW opt({w}, {.lr = 0.01});
