@@ -9,9 +9,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "../examples/fashion_mnist/net.h"
 #include "bench.h"
 #include "ember/data/loader.h"
+#include "ember/models/fashion_cnn.h"
 #include "ember/train/learner.h"
 
 namespace {
@@ -20,7 +20,7 @@ using namespace ember;
 struct EpochRun {
   std::shared_ptr<data::FashionMNIST> train_set;
   std::unique_ptr<data::DataLoader<data::Example>> loader;
-  fashion::Net net;
+  models::FashionCnn net;
   std::unique_ptr<optim::Adam> opt;
   int64_t epoch = 0;
 

@@ -7,9 +7,9 @@
 // Dropout is 0 in the transformer, so that both sides do the same work and no random stream.
 #include <memory>
 
-#include "../examples/fashion_mnist/net.h"
 #include "bench.h"
 #include "ember/ember.h"
+#include "ember/models/fashion_cnn.h"
 #include "ember/models/resnet.h"
 
 namespace {
@@ -126,7 +126,7 @@ EMBER_BENCH({.name = "transformer_lm_step",
 EMBER_BENCH({.name = "cnn_fmnist_train_step_b64",
              .setup =
                  [] {
-                   return body(std::make_shared<Step<fashion::Net, optim::Adam>>(
+                   return body(std::make_shared<Step<models::FashionCnn, optim::Adam>>(
                        optim::AdamOptions{.lr = 1e-3}, randn({64, 1, 28, 28}),
                        randint(0, 10, {64})));
                  },

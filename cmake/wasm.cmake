@@ -9,6 +9,21 @@
 option(EMBER_WASM_SIMD "WebAssembly SIMD (-msimd128)" ON)
 option(EMBER_WASM_THREADS "Also build the pthreads variant (ember-mt)" ON)
 set(EMBER_WASM_OUT ${PROJECT_BINARY_DIR}/web CACHE PATH "Where the .js/.wasm pairs go")
+# The dtypes flex's kernels are compiled for (ember/backends/flex/loops.h, EMBER_FLEX_DTYPES):
+# a browser model needs f32, plus int64 for labels and indices, bool for masks and u8 for
+# images. Each dtype added costs about 150 KB of .wasm; a kernel called with one left out throws
+# ember's DTypeError naming the op, the dtype and this list (casts to and from any dtype stay).
+set(EMBER_WASM_DTYPES "bool;u8;i64;f32" CACHE STRING
+    "dtypes of flex's kernels in the wasm build: a subset of bool;u8;i8;i16;i32;i64;f16;bf16;f32;f64")
+set(_bits bool u8 i8 i16 i32 i64 f16 bf16 f32 f64)
+set(_dtype_mask 0)
+foreach(d ${EMBER_WASM_DTYPES})
+  list(FIND _bits ${d} _i)
+  if(_i LESS 0)
+    message(FATAL_ERROR "EMBER_WASM_DTYPES: unknown dtype '${d}' (expected one of ${_bits})")
+  endif()
+  math(EXPR _dtype_mask "${_dtype_mask} | (1 << ${_i})")
+endforeach()
 
 set(_dirs ember ember/detail ember/ops ember/autodiff ember/backends ember/backends/flex ember/nn
           ember/optim)
@@ -74,6 +89,7 @@ foreach(v ${_variants})
   add_library(ember_wasm_${v} STATIC ${EMBER_WASM_SOURCES})
   target_include_directories(ember_wasm_${v} PUBLIC ${PROJECT_SOURCE_DIR})
   target_compile_options(ember_wasm_${v} PRIVATE ${_cflags})
+  target_compile_definitions(ember_wasm_${v} PRIVATE EMBER_FLEX_DTYPES=${_dtype_mask})
   set(_l ${_link})
   if(v STREQUAL "mt")
     target_compile_options(ember_wasm_${v} PRIVATE -pthread)

@@ -3,9 +3,9 @@
 
 #include "ember/c/handles.h"
 #include "ember/ember.h"
+#include "ember/models/fashion_cnn.h"
 #include "ember/optim/optimizers.h"
 #include "ember/store/safetensors.h"
-#include "examples/fashion_mnist/net.h"  // the demo's CNN: one definition, the same keys
 
 using namespace ember;
 using c_api::guarded;
@@ -110,7 +110,7 @@ ember_status ember_model_fashion_cnn(ember_module** out) {
   return guarded("ember_model_fashion_cnn", [&] {
     need(out, "out");
     DeviceGuard on(Device::flex());
-    *out = new ember_module(std::make_shared<fashion::Net>());
+    *out = new ember_module(std::make_shared<models::FashionCnn>());
   });
 }
 

@@ -196,7 +196,7 @@ EMBER_C_API ember_status ember_state_dict_save_file(const ember_state_dict* sd, 
 EMBER_C_API void ember_state_dict_free(ember_state_dict* sd);
 
 /* --- modules ----------------------------------------------------------------------------- */
-/** The Fashion-MNIST CNN of examples/fashion_mnist (conv1, conv2, fc1, fc2; input
+/** The Fashion-MNIST CNN, ember::models::FashionCnn (conv1, conv2, fc1, fc2; input
  *  [N, 1, 28, 28] f32, output [N, 10] logits), freshly initialised on Device::flex(). */
 EMBER_C_API ember_status ember_model_fashion_cnn(ember_module** out);
 /** An MLP: Linear(sizes[0], sizes[1]), ReLU, ..., Linear(sizes[n-2], sizes[n-1]), as an

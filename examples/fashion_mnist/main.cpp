@@ -8,6 +8,7 @@
 #include <ember/data/fashion_mnist.h>
 #include <ember/data/loader.h>
 #include <ember/ember.h>
+#include <ember/models/fashion_cnn.h>
 #include <ember/store/load.h>
 #include <ember/store/safetensors.h>
 #include <ember/train/learner.h>
@@ -18,10 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "net.h"
-
 using namespace ember;
-using fashion::Net;
+using Net = models::FashionCnn;
 
 // Test accuracy in percent (no history recorded).
 double test_accuracy(Net& net, const data::DatasetPtr<data::Example>& test, Device device) {

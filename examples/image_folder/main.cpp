@@ -7,6 +7,7 @@
 #include <ember/data/fashion_mnist.h>
 #include <ember/data/loader.h>
 #include <ember/ember.h>
+#include <ember/models/fashion_cnn.h>
 #include <ember/train/learner.h>
 #include <ember/vision/augment.h>
 #include <ember/vision/image.h>
@@ -18,8 +19,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "../fashion_mnist/net.h"
 
 using namespace ember;
 namespace fs = std::filesystem;
@@ -149,7 +148,7 @@ int main(int argc, char** argv) {
   data::DataLoader<data::Example> test_loader(test, {.batch_size = 500, .workers = 2});
 
   // 3. Training.
-  fashion::Net net;
+  models::FashionCnn net;  // the Fashion-MNIST CNN
   optim::Adam opt(net.parameters(), {.lr = 1e-3});
   train::Learner learner(net, opt, {.epochs = epochs});
   learner.add_metric(train::accuracy());

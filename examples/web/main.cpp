@@ -6,6 +6,7 @@
 // Writes OUT_DIR/model.safetensors, images.u8 (N x 784), labels.u8 (N), expected.f32 (N x 10).
 #include <ember/data/fashion_mnist.h>
 #include <ember/ember.h>
+#include <ember/models/fashion_cnn.h>
 #include <ember/store/safetensors.h>
 
 #include <cstdio>
@@ -15,8 +16,6 @@
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include "../fashion_mnist/net.h"
 
 using namespace ember;
 
@@ -56,7 +55,7 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(out);
     DeviceGuard on(Device::flex());  // the backend the WebAssembly build runs
     manual_seed(seed);
-    fashion::Net net;
+    models::FashionCnn net;
     if (!weights.empty()) {
       net.load_state_dict(store::load_safetensors(weights));
     }

@@ -91,6 +91,12 @@ try {
       const t = em.tensor(new Float32Array([1, -2, 3]), [3]).relu();
       out.relu = Array.from(t.toFloat32Array());
       t.dispose(); b.dispose();
+      // The build's dtype subset (cmake/wasm.cmake): f64 kernels are left out, casts stay.
+      const d = em.tensor(new Float64Array([1, -2]), [2]);
+      try { d.relu().dispose(); } catch (e) { out.f64 = `${e.statusName}|${e.message}`; }
+      const f = d.to("float32"), r = f.relu();
+      out.f64cast = Array.from(r.toFloat32Array());
+      d.dispose(); f.dispose(); r.dispose();
       return out;
     });
     check(/^EmberError\|EMBER_ERR_SHAPE\|ember_matmul: \[matmul\]/.test(api.matmul ?? ""),
@@ -99,6 +105,9 @@ try {
     check(/HTTP 404/.test(api.fetch ?? ""), `[${mode}] a failed fetch: ${api.fetch}`);
     check(/after dispose/.test(api.disposed ?? ""), `[${mode}] use after dispose() throws`);
     check(JSON.stringify(api.relu) === "[1,0,3]", `[${mode}] relu through the JS API`);
+    check(/^EMBER_ERR_DTYPE\|.*\[relu\] not supported for dtype float64 \(this build's flex kernels take only /.test(api.f64 ?? ""),
+          `[${mode}] a dtype left out of the build is refused by name (${api.f64})`);
+    check(JSON.stringify(api.f64cast) === "[1,0]", `[${mode}] f64 casts to f32 and runs`);
 
     // Training an MLP in the page lowers the loss.
     const tr = await page.evaluate(() => window.emberDemo.trainMlp(30));

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ember/backends/flex/flex.h"
+#include "ember/backends/flex/loops.h"
 #include "ember/error.h"
 
 namespace ember::flex {
@@ -11,16 +12,29 @@ namespace ember::flex {
 /// Runs f(T{}) for the dtypes gemm() computes natively; others throw DTypeError naming `op`.
 template <class F>
 void dispatch_gemm(DType dt, const char* op, const F& f) {
-  switch (dt) {
+  switch (dt) {  // the built ones (loops.h's EMBER_FLEX_DTYPES)
+#if EMBER_FLEX_HAS_(8)
     case DType::F32: f(float{}); break;
+#endif
+#if EMBER_FLEX_HAS_(9)
     case DType::F64: f(double{}); break;
+#endif
+#if EMBER_FLEX_HAS_(1)
     case DType::U8: f(uint8_t{}); break;
+#endif
+#if EMBER_FLEX_HAS_(2)
     case DType::I8: f(int8_t{}); break;
+#endif
+#if EMBER_FLEX_HAS_(3)
     case DType::I16: f(int16_t{}); break;
+#endif
+#if EMBER_FLEX_HAS_(4)
     case DType::I32: f(int32_t{}); break;
+#endif
+#if EMBER_FLEX_HAS_(5)
     case DType::I64: f(int64_t{}); break;
-    default:
-      ember::detail::throw_dtype(op, "not supported for dtype " + std::string(dtype_name(dt)));
+#endif
+    default: throw_unsupported_dtype(op, dt);
   }
 }
 

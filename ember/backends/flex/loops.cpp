@@ -1,5 +1,7 @@
 #include "ember/backends/flex/loops.h"
 
+#include <string>
+
 #include "ember/backends/flex/thread_pool.h"
 
 namespace ember::flex {
@@ -117,6 +119,17 @@ Tensor new_output(const OpCall& c, int i) {
     return o;
   }
   return ember::detail::empty_tensor(m.shape, m.dtype, c.device);
+}
+
+void throw_unsupported_dtype(const char* op, DType dt) {
+  std::string m = "not supported for dtype " + std::string(dtype_name(dt));
+  if (!is_built(dt)) {
+    m += " (this build's flex kernels take only";
+    for (int d = 0; (kAllDTypes >> d) != 0; ++d)
+      if (is_built(DType(d))) (m += ' ') += dtype_name(DType(d));
+    m += "; cast to one of them)";
+  }
+  ember::detail::throw_dtype(op, m);
 }
 
 }  // namespace ember::flex

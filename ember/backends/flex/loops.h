@@ -55,42 +55,110 @@ template <class T> using compute_t = typename compute<T>::type;
 
 }  // namespace ember::flex
 
+// The dtypes flex's kernels are compiled for, as a DTypeMask: all ten unless the build asks for
+// fewer (cmake/wasm.cmake passes EMBER_FLEX_DTYPES for the WebAssembly build, where every
+// kernel instantiated for ten dtypes is what makes the module big). A kernel called with a dtype
+// left out throws DTypeError naming the op, the dtype and the dtypes built; casts still convert
+// between a built dtype and any other, so tensors of every dtype can be made, loaded and cast.
+#ifndef EMBER_FLEX_DTYPES
+#define EMBER_FLEX_DTYPES 0x3ff
+#endif
+#define EMBER_FLEX_HAS_(bit) ((EMBER_FLEX_DTYPES >> (bit)) & 1)
+
+namespace ember::flex {
+inline constexpr DTypeMask kBuiltDTypes = EMBER_FLEX_DTYPES;
+inline constexpr bool is_built(DType d) { return (kBuiltDTypes & mask_of(d)) != 0; }
+/// Throws DTypeError: "[op] not supported for dtype f64", plus, for a dtype this build left
+/// out, the dtypes it has.
+[[noreturn]] void throw_unsupported_dtype(const char* op, DType dt);
+}  // namespace ember::flex
+
 // Dtype dispatch: runs the body with `T` bound to the C++ type of `dt`. The _FLOAT, _INT and
-// _NUMERIC forms cover subsets; other dtypes throw DTypeError naming `op`.
+// _NUMERIC forms cover subsets; other dtypes throw DTypeError naming `op`. Each form covers only
+// the built dtypes (EMBER_FLEX_DTYPES); EMBER_DISPATCH_EVERY covers all ten whatever was built
+// (the other side of a cast).
 #define EMBER_CASE_(E, Ty, ...) \
   case ::ember::DType::E: {     \
     using T = Ty;               \
     __VA_ARGS__;                \
     break;                      \
   }
-#define EMBER_DEFAULT_(op, dt)                                                              \
-  default:                                                                                  \
-    ::ember::detail::throw_dtype(op, std::string("not supported for dtype ") +              \
-                                         std::string(::ember::dtype_name(dt)));
-#define EMBER_DISPATCH_FLOAT(dt, op, ...)                                          \
-  switch (dt) {                                                                    \
-    EMBER_CASE_(F32, float, __VA_ARGS__) EMBER_CASE_(F64, double, __VA_ARGS__)     \
-    EMBER_CASE_(F16, ::ember::Half, __VA_ARGS__)                                   \
-    EMBER_CASE_(BF16, ::ember::BFloat16, __VA_ARGS__)                              \
-    EMBER_DEFAULT_(op, dt)                                                         \
+#define EMBER_DEFAULT_(op, dt) \
+  default:                     \
+    ::ember::flex::throw_unsupported_dtype(op, dt);
+// One EMBER_C<dtype>_ per dtype: its case when built, nothing when not.
+#if EMBER_FLEX_HAS_(0)
+#define EMBER_CBool_(...) EMBER_CASE_(Bool, bool, __VA_ARGS__)
+#else
+#define EMBER_CBool_(...)
+#endif
+#if EMBER_FLEX_HAS_(1)
+#define EMBER_CU8_(...) EMBER_CASE_(U8, uint8_t, __VA_ARGS__)
+#else
+#define EMBER_CU8_(...)
+#endif
+#if EMBER_FLEX_HAS_(2)
+#define EMBER_CI8_(...) EMBER_CASE_(I8, int8_t, __VA_ARGS__)
+#else
+#define EMBER_CI8_(...)
+#endif
+#if EMBER_FLEX_HAS_(3)
+#define EMBER_CI16_(...) EMBER_CASE_(I16, int16_t, __VA_ARGS__)
+#else
+#define EMBER_CI16_(...)
+#endif
+#if EMBER_FLEX_HAS_(4)
+#define EMBER_CI32_(...) EMBER_CASE_(I32, int32_t, __VA_ARGS__)
+#else
+#define EMBER_CI32_(...)
+#endif
+#if EMBER_FLEX_HAS_(5)
+#define EMBER_CI64_(...) EMBER_CASE_(I64, int64_t, __VA_ARGS__)
+#else
+#define EMBER_CI64_(...)
+#endif
+#if EMBER_FLEX_HAS_(6)
+#define EMBER_CF16_(...) EMBER_CASE_(F16, ::ember::Half, __VA_ARGS__)
+#else
+#define EMBER_CF16_(...)
+#endif
+#if EMBER_FLEX_HAS_(7)
+#define EMBER_CBF16_(...) EMBER_CASE_(BF16, ::ember::BFloat16, __VA_ARGS__)
+#else
+#define EMBER_CBF16_(...)
+#endif
+#if EMBER_FLEX_HAS_(8)
+#define EMBER_CF32_(...) EMBER_CASE_(F32, float, __VA_ARGS__)
+#else
+#define EMBER_CF32_(...)
+#endif
+#if EMBER_FLEX_HAS_(9)
+#define EMBER_CF64_(...) EMBER_CASE_(F64, double, __VA_ARGS__)
+#else
+#define EMBER_CF64_(...)
+#endif
+#define EMBER_FLOAT_CASES_(...)                                                  \
+  EMBER_CF32_(__VA_ARGS__) EMBER_CF64_(__VA_ARGS__) EMBER_CF16_(__VA_ARGS__) \
+  EMBER_CBF16_(__VA_ARGS__)
+#define EMBER_INT_CASES_(...)                                                    \
+  EMBER_CU8_(__VA_ARGS__) EMBER_CI8_(__VA_ARGS__) EMBER_CI16_(__VA_ARGS__)       \
+  EMBER_CI32_(__VA_ARGS__) EMBER_CI64_(__VA_ARGS__)
+#define EMBER_DISPATCH_FLOAT(dt, op, ...)                          \
+  switch (dt) { EMBER_FLOAT_CASES_(__VA_ARGS__) EMBER_DEFAULT_(op, dt) }
+#define EMBER_DISPATCH_INT(dt, op, ...)                            \
+  switch (dt) { EMBER_INT_CASES_(__VA_ARGS__) EMBER_DEFAULT_(op, dt) }
+#define EMBER_DISPATCH_NUMERIC(dt, op, ...)                                              \
+  switch (dt) {                                                                          \
+    EMBER_INT_CASES_(__VA_ARGS__) EMBER_FLOAT_CASES_(__VA_ARGS__) EMBER_DEFAULT_(op, dt) \
   }
-#define EMBER_DISPATCH_INT(dt, op, ...)                                                       \
-  switch (dt) {                                                                               \
-    EMBER_CASE_(U8, uint8_t, __VA_ARGS__) EMBER_CASE_(I8, int8_t, __VA_ARGS__)                \
-    EMBER_CASE_(I16, int16_t, __VA_ARGS__) EMBER_CASE_(I32, int32_t, __VA_ARGS__)             \
-    EMBER_CASE_(I64, int64_t, __VA_ARGS__)                                                    \
-    EMBER_DEFAULT_(op, dt)                                                                    \
+#define EMBER_DISPATCH_ALL(dt, op, ...)                                      \
+  switch (dt) {                                                              \
+    EMBER_CBool_(__VA_ARGS__) EMBER_INT_CASES_(__VA_ARGS__)                  \
+    EMBER_FLOAT_CASES_(__VA_ARGS__) EMBER_DEFAULT_(op, dt)                   \
   }
-#define EMBER_DISPATCH_NUMERIC(dt, op, ...)                                                   \
-  switch (dt) {                                                                               \
-    EMBER_CASE_(U8, uint8_t, __VA_ARGS__) EMBER_CASE_(I8, int8_t, __VA_ARGS__)                \
-    EMBER_CASE_(I16, int16_t, __VA_ARGS__) EMBER_CASE_(I32, int32_t, __VA_ARGS__)             \
-    EMBER_CASE_(I64, int64_t, __VA_ARGS__) EMBER_CASE_(F32, float, __VA_ARGS__)               \
-    EMBER_CASE_(F64, double, __VA_ARGS__) EMBER_CASE_(F16, ::ember::Half, __VA_ARGS__)        \
-    EMBER_CASE_(BF16, ::ember::BFloat16, __VA_ARGS__)                                         \
-    EMBER_DEFAULT_(op, dt)                                                                    \
-  }
-#define EMBER_DISPATCH_ALL(dt, op, ...)                                                       \
+#define EMBER_DISPATCH_INT_BOOL(dt, op, ...)                                          \
+  switch (dt) { EMBER_CBool_(__VA_ARGS__) EMBER_INT_CASES_(__VA_ARGS__) EMBER_DEFAULT_(op, dt) }
+#define EMBER_DISPATCH_EVERY(dt, op, ...)                                                     \
   switch (dt) {                                                                               \
     EMBER_CASE_(Bool, bool, __VA_ARGS__)                                                      \
     EMBER_CASE_(U8, uint8_t, __VA_ARGS__) EMBER_CASE_(I8, int8_t, __VA_ARGS__)                \
@@ -98,13 +166,5 @@ template <class T> using compute_t = typename compute<T>::type;
     EMBER_CASE_(I64, int64_t, __VA_ARGS__) EMBER_CASE_(F32, float, __VA_ARGS__)               \
     EMBER_CASE_(F64, double, __VA_ARGS__) EMBER_CASE_(F16, ::ember::Half, __VA_ARGS__)        \
     EMBER_CASE_(BF16, ::ember::BFloat16, __VA_ARGS__)                                         \
-    EMBER_DEFAULT_(op, dt)                                                                    \
-  }
-#define EMBER_DISPATCH_INT_BOOL(dt, op, ...)                                                  \
-  switch (dt) {                                                                               \
-    EMBER_CASE_(Bool, bool, __VA_ARGS__)                                                      \
-    EMBER_CASE_(U8, uint8_t, __VA_ARGS__) EMBER_CASE_(I8, int8_t, __VA_ARGS__)                \
-    EMBER_CASE_(I16, int16_t, __VA_ARGS__) EMBER_CASE_(I32, int32_t, __VA_ARGS__)             \
-    EMBER_CASE_(I64, int64_t, __VA_ARGS__)                                                    \
     EMBER_DEFAULT_(op, dt)                                                                    \
   }

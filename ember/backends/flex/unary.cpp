@@ -25,21 +25,31 @@ struct CastTo {
   }
 };
 
+template <class From, class To> void cast_run(const Tensor& out, std::span<const Tensor> ins) {
+  if constexpr (std::is_same_v<From, To>) {
+    run_map(out, ins, map1_loop<From, kl_identity_t>, kl_identity_t{});
+  } else {
+    CastTo<compute_t<To>> f;
+    run_map(out, ins, map1_to_loop<From, To, CastTo<compute_t<To>>>, f);
+  }
+}
+
 void cast_into(const Tensor& out, const Tensor& in) {
   if (in.dtype() == out.dtype()) return copy_into(out, in);  // width-only copies, tiled transposes
   Tensor ins[] = {in};
-  EMBER_DISPATCH_ALL(in.dtype(), "cast", {
-    using From = T;
-    EMBER_DISPATCH_ALL(out.dtype(), "cast", {
-      using To = T;
-      if constexpr (std::is_same_v<From, To>) {
-        run_map(out, ins, map1_loop<From, kl_identity_t>, kl_identity_t{});
-      } else {
-        CastTo<compute_t<To>> f;
-        run_map(out, ins, map1_to_loop<From, To, CastTo<compute_t<To>>>, f);
-      }
+  // One side built is enough (a build with fewer dtypes still loads and casts every dtype); in
+  // the full build both branches name the same instantiations.
+  if (is_built(in.dtype())) {
+    EMBER_DISPATCH_ALL(in.dtype(), "cast", {
+      using From = T;
+      EMBER_DISPATCH_EVERY(out.dtype(), "cast", cast_run<From, T>(out, ins));
     });
-  });
+  } else {
+    EMBER_DISPATCH_EVERY(in.dtype(), "cast", {
+      using From = T;
+      EMBER_DISPATCH_ALL(out.dtype(), "cast", cast_run<From, T>(out, ins));
+    });
+  }
 }
 
 TensorList k_cast(const OpCall& c) {
