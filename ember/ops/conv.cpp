@@ -13,6 +13,7 @@
 #include "ember/ops/common.h"
 #include "ember/ops/modes.h"
 #include "ember/ops/nn.h"
+#include "ember/tensor_impl.h"
 
 namespace ember::ops {
 
@@ -253,6 +254,34 @@ Shape conv_output_shape(OpId op, const ConvGeometry& g) {
   const auto& sp = op == OpId::fold ? g.in : g.out;
   for (int i = 3 - g.nsp; i < 3; ++i) s.push_back(sp[size_t(i)]);
   return s;
+}
+
+// [N, C, spatial...] -> [N, spatial..., C] and back.
+namespace {
+Shape last_order(int64_t nd) {
+  Shape p = {0};
+  for (int64_t i = 2; i < nd; ++i) p.push_back(i);
+  p.push_back(1);
+  return p;
+}
+Shape first_order(int64_t nd) {
+  Shape p = {0, nd - 1};
+  for (int64_t i = 2; i < nd; ++i) p.push_back(i - 1);
+  return p;
+}
+}  // namespace
+
+bool channels_last(const Tensor& t) {
+  if (t.dim() < 3 || t.dim() > 5 || t.is_contiguous()) return false;
+  return t.permute(last_order(t.dim())).is_contiguous();
+}
+
+Tensor empty_channels_last(const Shape& shape, DType dtype, Device device) {
+  const int64_t nd = int64_t(shape.size());
+  Shape stored = {shape[0]};
+  for (int64_t i = 2; i < nd; ++i) stored.push_back(shape[size_t(i)]);
+  stored.push_back(shape[1]);
+  return detail::empty_tensor(stored, dtype, device).permute(first_order(nd));
 }
 
 namespace {
