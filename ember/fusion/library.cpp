@@ -105,9 +105,7 @@ bool run_with_epilogue(const Node& lib, const Node* act, const Node* res,
   }
   if (conv_library_op(lib.op)) {
     const Tensor bias = lib.inputs.size() > 2 ? input(lib, 2, vals) : Tensor();
-    if (!cpu::can_conv(lib.op, lib.attrs, a, b, bias, ep, out)) return false;
-    cpu::conv(lib.op, lib.attrs, a, b, bias, ep, out);
-    return true;
+    return cpu::try_conv(lib.op, lib.attrs, a, b, bias, ep, out).defined();
   }
   if (res) return false;  // products take no residual here
   if (lib.op == OpId::linear) {

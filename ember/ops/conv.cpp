@@ -256,17 +256,12 @@ Shape conv_output_shape(OpId op, const ConvGeometry& g) {
   return s;
 }
 
-// [N, C, spatial...] -> [N, spatial..., C] and back.
+// [N, C, spatial...] -> [N, spatial..., C].
 namespace {
 Shape last_order(int64_t nd) {
   Shape p = {0};
   for (int64_t i = 2; i < nd; ++i) p.push_back(i);
   p.push_back(1);
-  return p;
-}
-Shape first_order(int64_t nd) {
-  Shape p = {0, nd - 1};
-  for (int64_t i = 2; i < nd; ++i) p.push_back(i - 1);
   return p;
 }
 }  // namespace
@@ -277,11 +272,16 @@ bool channels_last(const Tensor& t) {
 }
 
 Tensor empty_channels_last(const Shape& shape, DType dtype, Device device) {
-  const int64_t nd = int64_t(shape.size());
-  Shape stored = {shape[0]};
-  for (int64_t i = 2; i < nd; ++i) stored.push_back(shape[size_t(i)]);
-  stored.push_back(shape[1]);
-  return detail::empty_tensor(stored, dtype, device).permute(first_order(nd));
+  // The strides made here rather than by a permute (an op: dispatch, inference): planners call
+  // this once per value and run.
+  const size_t nd = shape.size();
+  Shape strides(nd);
+  int64_t st = 1;
+  strides[1] = st, st *= shape[1];
+  for (size_t i = nd; i-- > 2;) strides[i] = st, st *= shape[i];
+  strides[0] = st;
+  return detail::make_view(detail::empty_tensor({numel_of(shape)}, dtype, device), shape,
+                           std::move(strides), 0);
 }
 
 namespace {

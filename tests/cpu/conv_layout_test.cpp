@@ -102,6 +102,26 @@ TEST_F(ConvLayout, ChannelsLastEqualsNchw) {
   }
 }
 
+// try_conv (a fused queue's one call) runs what can_conv serves and returns nothing for the rest,
+// writing nothing: a placed output in neither layout, another dtype.
+TEST_F(ConvLayout, TryConvRunsOnlyWhatCanConvServes) {
+  const Tensor x = rnd({1, 16, 12, 12}), w = rnd({16, 16, 3, 3});
+  const Attrs a = attrs({.padding = {1}});
+  const Tensor want = F::conv2d(x, w, Tensor(), {.padding = {1}});
+  const Tensor y = ops::empty_channels_last(want.shape(), DType::F32, kCpu);
+  EXPECT_EQ(cpu::try_conv(OpId::conv2d, a, to_last(x), w.to(kCpu), Tensor(), {}, y).impl(),
+            y.impl());
+  EXPECT_EQ(mismatch(y, want, 1e-4, 1e-4), "");
+  const Tensor odd = Tensor(rnd({1, 16, 12, 12}).to(kCpu)).transpose(2, 3);  // [N, C, W, H] memory
+  const Tensor before = odd.contiguous();
+  EXPECT_FALSE(cpu::try_conv(OpId::conv2d, a, x.to(kCpu), w.to(kCpu), Tensor(), {}, odd).defined());
+  EXPECT_FALSE(cpu::can_conv(OpId::conv2d, a, x.to(kCpu), w.to(kCpu), Tensor(), {}, odd));
+  EXPECT_EQ(mismatch(odd, before, 0, 0), "");
+  EXPECT_FALSE(
+      cpu::try_conv(OpId::conv2d, a, x.to(DType::F64).to(kCpu), w.to(DType::F64).to(kCpu), Tensor())
+          .defined());
+}
+
 // A loaded model's (frozen) weights take Winograd's kernel for 3x3 convolutions at 28x28 and
 // above where oneDNN has one (AVX-512): its sums round differently, within 1e-4 of flex's; with
 // epilogues, residuals and either layout, over one and two threads, and a second call reusing

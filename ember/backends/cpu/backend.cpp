@@ -75,6 +75,10 @@ Tensor conv(OpId op, const Attrs&, const Tensor&, const Tensor&, const Tensor&, 
             const Tensor&) {
   no_dnnl(op_name(op));
 }
+Tensor try_conv(OpId, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&,
+                const Tensor&) {
+  return {};
+}
 DnnlStats dnnl_stats() { return {}; }
 void set_dnnl_cache_capacity(int64_t) {}
 WeightCacheStats dnnl_weight_cache_stats() { return {}; }

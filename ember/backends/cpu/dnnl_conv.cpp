@@ -543,11 +543,14 @@ Plan plan_of(OpId op, const Geo& g, bool rows_ok) {
 // Runs the convolution into `placed` (or a fresh output); undefined when oneDNN cannot. The work
 // splits over ember's pool by images, or, for fewer images than threads, by output rows or
 // channels.
+// A placed output that is neither contiguous nor channels-last is the caller's error, unless
+// `quiet` (then: undefined).
 Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w, const Tensor& bias,
-               const Epilogue& ep, Device device, const Tensor& placed) {
+               const Epilogue& ep, Device device, const Tensor& placed, bool quiet = false) {
   const Prepared pr = prepare(op, attrs, x_in, w, bias, ep, placed);
   const Geo& g = pr.g;
   if (!servable(g, x_in, w, bias, ep, pr.out)) return {};
+  if (quiet && placed.defined() && !placeable(placed, pr.out)) return {};
   const Plan plan = plan_of(op, g, pr.rows);
   Job j{op, &pr, &w, nullptr, &ep, Tensor(), device};
   j.nb = plan.nb;
@@ -637,6 +640,11 @@ Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const
     throw Error(std::string("[") + op_name(op) +
                 "] oneDNN cannot serve this call (ask can_conv first)");
   return r;
+}
+
+Tensor try_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
+                const Epilogue& ep, const Tensor& out) {
+  return try_run(op, attrs, x, w, bias, ep, x.device(), out, /*quiet=*/true);
 }
 
 void register_dnnl_conv(BackendImpl& b) {

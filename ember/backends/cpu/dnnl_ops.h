@@ -58,6 +58,10 @@ bool can_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, con
               const Epilogue& ep = {}, const Tensor& out = {});
 Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
             const Epilogue& ep = {}, const Tensor& out = {});
+/// conv, or an undefined tensor (nothing written) where can_conv says no: one call where the
+/// pair would each work out the call's geometry and find its primitive (a fused queue's runs).
+Tensor try_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
+                const Epilogue& ep = {}, const Tensor& out = {});
 
 /// Products whose result has at most skinny_rows() rows (all dims but the last; default 32) run
 /// flex's skinny kernels in the cpu backend's own matmul/linear kernels: measured faster than
