@@ -57,6 +57,11 @@ bool queued_library_call(const OpCall& c) {
   return conv_library_op(c.op) && c.device.backend() == Backend::Cpu && cpu::dnnl_available();
 }
 
+bool channels_last_conv(const Node& n) {
+  return n.op == OpId::conv2d && n.device.backend() == Backend::Cpu && cpu::dnnl_available() &&
+         n.meta.n == 1 && n.meta.m[0].dtype == DType::F32;
+}
+
 bool epilogue_pair(const Node& lib, const Node& act) {
   cpu::Epilogue ep;
   if (const DeviceProducts& p = g_products[int(lib.device.backend())]; p.serves) {
@@ -100,9 +105,7 @@ bool run_with_epilogue(const Node& lib, const Node* act, const Node* res,
   }
   if (conv_library_op(lib.op)) {
     const Tensor bias = lib.inputs.size() > 2 ? input(lib, 2, vals) : Tensor();
-    if (!cpu::can_conv(lib.op, lib.attrs, a, b, bias, ep)) return false;
-    cpu::conv(lib.op, lib.attrs, a, b, bias, ep, out);
-    return true;
+    return cpu::try_conv(lib.op, lib.attrs, a, b, bias, ep, out).defined();
   }
   if (res) return false;  // products take no residual here
   if (lib.op == OpId::linear) {

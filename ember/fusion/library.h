@@ -31,6 +31,10 @@ bool library_op(OpId op);
 /// activation after one (ReLU, relu6's clamp, ...) becomes its oneDNN post-op.
 bool conv_library_op(OpId op);
 bool queued_library_call(const OpCall& c);
+/// Whether the value of convolution `n` (with its epilogue) may be laid out channels-last when
+/// only such convolutions read it: a conv2d that oneDNN runs (on cpu), whose kernels read and
+/// write that layout without reorders, and take any strides.
+bool channels_last_conv(const Node& n);
 /// Whether `act` (reading the product `lib` makes) can be `lib`'s epilogue.
 bool epilogue_pair(const Node& lib, const Node& act);
 /// Whether `add` (reading the convolution `lib` makes and one other value) can be `lib`'s

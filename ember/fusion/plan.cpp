@@ -17,6 +17,7 @@
 #include "ember/kl/render.h"
 #include "ember/kl/serialize.h"
 #include "ember/kl/trace_op.h"
+#include "ember/ops/conv.h"
 
 namespace ember::fusion {
 namespace {
@@ -62,13 +63,14 @@ Tensor over(std::shared_ptr<Storage> st, const TensorMeta& m, Device d) {
 }
 
 // A value's tensor for this flush: its own storage when something outside the queue still holds
-// it, else a temporary.
-Tensor value_tensor(const Value& v, const Node& n, BackendImpl* b) {
+// it, else a temporary (channels-last when `last`: mark_channels_last).
+Tensor value_tensor(const Value& v, const Node& n, BackendImpl* b, bool last = false) {
   const TensorMeta& m = n.meta.m[v.out];
   if (auto st = v.storage.lock()) {
     fill(*st, b);
     return over(std::move(st), m, n.device);
   }
+  if (last) return ops::empty_channels_last(m.shape, m.dtype, n.device.without_layers());
   return detail::empty_tensor(m.shape, m.dtype, n.device.without_layers());
 }
 
@@ -89,6 +91,7 @@ struct Plan {
   std::vector<std::unique_ptr<MultiGroup>> multis;
   std::vector<char> stored;  // per value: written to memory (by its node, step or kernel)
   std::vector<char> live;    // per step: something outside the queue sees what it does
+  std::vector<char> last;    // per value: laid out channels-last (mark_channels_last)
   // The nodes of a step, in program order.
   std::vector<int32_t> nodes_of(const Step& st) const {
     if (st.group >= 0) return groups[size_t(st.group)]->chain.nodes;
@@ -455,6 +458,47 @@ void merge_multi(Plan& plan, const std::vector<char>& built, const std::vector<N
   drop_steps(plan, absorbed);
 }
 
+// The values that pass from one convolution to the next, laid out channels-last: oneDNN's
+// direct kernels read and write that layout, so none of them is reordered on the way (into the
+// NCHW layout and back, which cost MobileNetV2 half of its time at batch 1). A value qualifies
+// when a convolution step makes it (its own value, or its epilogue's), nothing outside the queue
+// holds it, and every reader is a convolution step that takes it as its input or as the
+// residual summed into its output: those take any strides, and whatever else reads a value
+// (a fused kernel, a view) expects it contiguous.
+void mark_channels_last(Plan& plan, const std::vector<Node>& nodes,
+                        const std::vector<Value>& values,
+                        const std::vector<std::vector<int32_t>>& readers) {
+  plan.last.assign(values.size(), 0);
+  std::vector<int32_t> step_of_node(nodes.size(), -1);
+  for (size_t si = 0; si < plan.steps.size(); ++si)
+    for (int32_t ni : plan.nodes_of(plan.steps[si])) step_of_node[size_t(ni)] = int32_t(si);
+  auto conv_step = [&](const Step& st) {
+    return st.node >= 0 && st.group < 0 && st.row < 0 && st.multi < 0 &&
+           channels_last_conv(nodes[size_t(st.node)]);
+  };
+  for (const Step& st : plan.steps) {
+    if (!conv_step(st)) continue;
+    const Node& made = nodes[size_t(st.epi >= 0 ? st.epi : st.res >= 0 ? st.res : st.node)];
+    if (made.outputs.size() != 1 || made.meta.m[0].shape.size() != 4) continue;
+    const int32_t v = made.outputs[0];
+    if (!values[size_t(v)].storage.expired() || readers[size_t(v)].empty()) continue;
+    bool ok = true;
+    for (int32_t r : readers[size_t(v)]) {
+      const int32_t rs = step_of_node[size_t(r)];
+      if (rs < 0 || !conv_step(plan.steps[size_t(rs)])) {
+        ok = false;
+        break;
+      }
+      const Step& s2 = plan.steps[size_t(rs)];
+      const Node& rn = nodes[size_t(r)];
+      bool as_input = s2.node == r && rn.inputs[0].value == v;
+      for (size_t k = 1; k < rn.inputs.size(); ++k) as_input = as_input && rn.inputs[k].value != v;
+      ok = ok && (as_input || s2.res == r);  // the add's other operand is the convolution's own
+    }
+    plan.last[size_t(v)] = ok;
+  }
+}
+
 std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vector<Value>& values,
                                 Executor& exec, Device place) {
   auto plan = std::make_unique<Plan>();
@@ -801,6 +845,7 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
   merge_losses(*plan, readers, nodes, values, target);
   merge_siblings(*plan, nodes, values, target);
   merge_multi(*plan, built, nodes, values, target);
+  mark_channels_last(*plan, nodes, values, readers);
   std::vector<Compiled*> todo;
   for (const Step& st : plan->steps)
     if (st.group >= 0 && built[size_t(st.group)]) todo.push_back(&plan->groups[size_t(st.group)]->code);
@@ -877,14 +922,16 @@ std::shared_ptr<Plan> plan_for(const std::vector<Node>& nodes, const std::vector
   return p;
 }
 
-void run_eager(Node& n, const std::vector<Value>& values, std::vector<Tensor>& vals,
-               BackendImpl* b) {
+// Runs node n on its own; `last` (or null): the values laid out channels-last.
+void run_eager(Node& n, const std::vector<Value>& values, std::vector<Tensor>& vals, BackendImpl* b,
+               const std::vector<char>* last = nullptr) {
   TensorList ins;
   ins.reserve(n.inputs.size());
   for (const NodeInput& in : n.inputs)
     ins.push_back(in.value >= 0 ? vals[size_t(in.value)] : in.tensor);
   TensorList placed;
-  for (int32_t v : n.outputs) placed.push_back(value_tensor(values[size_t(v)], n, b));
+  for (int32_t v : n.outputs)
+    placed.push_back(value_tensor(values[size_t(v)], n, b, last && (*last)[size_t(v)]));
   OpCall call{n.op, n.attrs, ins, n.meta, n.device, nullptr, placed};
   TensorList got = run_on_backend(call);
   for (size_t k = 0; k < n.outputs.size(); ++k) {
@@ -938,7 +985,7 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
                  const Node* res = st.res >= 0 ? &nodes[size_t(st.res)] : nullptr;
                  const Node& last = act ? *act : *res;
                  const int32_t v = last.outputs[0];
-                 Tensor out = value_tensor(values[size_t(v)], last, b);
+                 Tensor out = value_tensor(values[size_t(v)], last, b, plan->last[size_t(v)]);
                  if (!run_with_epilogue(nodes[size_t(st.node)], act, res, vals, out)) return false;
                  vals[size_t(v)] = out;
                  return true;
@@ -959,7 +1006,10 @@ void run_plan(Device place, std::vector<Node>& nodes, const std::vector<Value>& 
         for (int k = 0; k < launches; ++k) stats_kernel(k == 0 ? int64_t(ran.size()) : 0);
       }
     } else {  // eager, or still compiling (or no compiler): the nodes run one by one meanwhile
-      for (int32_t ni : ran) run_eager(nodes[size_t(ni)], values, vals, b);
+      // A convolution alone may make a channels-last value; a step's nodes run one by one
+      // (an epilogue oneDNN did not take) make contiguous ones, which any reader takes.
+      for (int32_t ni : ran)
+        run_eager(nodes[size_t(ni)], values, vals, b, ran.size() == 1 ? &plan->last : nullptr);
       stats_eager(int64_t(ran.size()));
     }
     for (int32_t ni : ran) {

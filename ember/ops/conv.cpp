@@ -13,6 +13,7 @@
 #include "ember/ops/common.h"
 #include "ember/ops/modes.h"
 #include "ember/ops/nn.h"
+#include "ember/tensor_impl.h"
 
 namespace ember::ops {
 
@@ -253,6 +254,34 @@ Shape conv_output_shape(OpId op, const ConvGeometry& g) {
   const auto& sp = op == OpId::fold ? g.in : g.out;
   for (int i = 3 - g.nsp; i < 3; ++i) s.push_back(sp[size_t(i)]);
   return s;
+}
+
+// [N, C, spatial...] -> [N, spatial..., C].
+namespace {
+Shape last_order(int64_t nd) {
+  Shape p = {0};
+  for (int64_t i = 2; i < nd; ++i) p.push_back(i);
+  p.push_back(1);
+  return p;
+}
+}  // namespace
+
+bool channels_last(const Tensor& t) {
+  if (t.dim() < 3 || t.dim() > 5 || t.is_contiguous()) return false;
+  return t.permute(last_order(t.dim())).is_contiguous();
+}
+
+Tensor empty_channels_last(const Shape& shape, DType dtype, Device device) {
+  // The strides made here rather than by a permute (an op: dispatch, inference): planners call
+  // this once per value and run.
+  const size_t nd = shape.size();
+  Shape strides(nd);
+  int64_t st = 1;
+  strides[1] = st, st *= shape[1];
+  for (size_t i = nd; i-- > 2;) strides[i] = st, st *= shape[i];
+  strides[0] = st;
+  return detail::make_view(detail::empty_tensor({numel_of(shape)}, dtype, device), shape,
+                           std::move(strides), 0);
 }
 
 namespace {

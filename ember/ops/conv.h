@@ -39,6 +39,11 @@ inline Shape used_dims(const ConvGeometry::Dims& v, int nsp) {
   return Shape(std::span<const int64_t>(v.data() + (3 - nsp), size_t(nsp)));
 }
 inline size_t dim_slot(int nsp, int i) { return size_t(3 - nsp + i); }
+/// Whether `t` ([N, C, spatial...], 3-d to 5-d) is packed channels-last (NWC, NHWC or NDHWC
+/// memory: channels innermost) and not also plain contiguous.
+bool channels_last(const Tensor& t);
+/// An uninitialised tensor of `shape` ([N, C, spatial...]) packed channels-last.
+Tensor empty_channels_last(const Shape& shape, DType dtype, Device device);
 /// A geometry attr (one value, or one per spatial dim) right-aligned into three slots, `fill`
 /// in the unused ones; each value at least `min` (throws op's ValueError otherwise).
 ConvGeometry::Dims spread(const char* op, std::span<const int64_t> v, int nsp, const char* what,

@@ -67,12 +67,17 @@ bool can_linear(const Tensor&, const Tensor&, const Tensor&, const Epilogue&) { 
 Tensor linear(const Tensor&, const Tensor&, const Tensor&, const Epilogue&, const Tensor&) {
   no_dnnl("linear");
 }
-bool can_conv(OpId, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&) {
+bool can_conv(OpId, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&,
+              const Tensor&) {
   return false;
 }
 Tensor conv(OpId op, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&,
             const Tensor&) {
   no_dnnl(op_name(op));
+}
+Tensor try_conv(OpId, const Attrs&, const Tensor&, const Tensor&, const Tensor&, const Epilogue&,
+                const Tensor&) {
+  return {};
 }
 DnnlStats dnnl_stats() { return {}; }
 void set_dnnl_cache_capacity(int64_t) {}

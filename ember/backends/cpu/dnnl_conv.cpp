@@ -3,16 +3,22 @@
 // AVX-512), so the input is reordered in (from its own strides: a non-contiguous input costs no
 // extra copy), the weights likewise, and the result reordered out into a contiguous tensor. The
 // batch runs in chunks small enough that a chunk's blocked copies stay in cache, so the reorders
-// cost little next to the convolution. f32 only; anything else runs flex's kernel.
+// cost little next to the convolution. An input or a placed output in the dense channels-last
+// layout (NHWC strides under the NCHW shape) is given to the primitive as it is: oneDNN's direct
+// kernels read and write that layout, and the fusion layer keeps the values that pass from one
+// convolution to the next in it (fusion/plan.cpp), so those need no reorder at all. f32 only;
+// anything else runs flex's kernel.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "ember/backends/cpu/cpu.h"
 #include "ember/backends/cpu/dnnl_runtime.h"
 #include "ember/error.h"
 #include "ember/ops/conv.h"
+#include "ember/tensor_impl.h"
 
 namespace ember::cpu {
 namespace {
@@ -31,6 +37,15 @@ bool plain_layers() {
   return on;
 }
 
+// EMBER_DNNL_WINOGRAD=0 runs frozen weights' 3x3 convolutions directly too (see winograd()).
+bool winograd_on() {
+  static const bool on = [] {
+    const char* e = std::getenv("EMBER_DNNL_WINOGRAD");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
 // One convolution of `n` images as the primitive sees it (the key, and what build() needs).
 struct Problem {
   bool transposed = false;
@@ -38,10 +53,12 @@ struct Problem {
   int64_t n = 1;  // images in one chunk
   Geo g;
   int64_t pad_r[3]{};  // oneDNN's trailing padding (may be negative)
-  int64_t x_strides[5]{}, w_dims[6]{}, w_strides[6]{}, res_strides[5]{};
+  int64_t x_strides[5]{}, w_dims[6]{}, w_strides[6]{}, res_strides[5]{}, out_strides[5]{};
   int w_nd = 4;
   bool has_bias = false, has_res = false;
   bool plain = false;  // src and dst in their own (NCHW) layouts: see pointwise()
+  bool last = true;    // a channels-last src or dst is the primitive's own (else: any layout)
+  bool wino = false;   // Winograd's algorithm: see winograd()
   Epilogue ep;
   int nd() const { return nsp + 2; }
   std::span<const int64_t> sp(const Geo::Dims& d) const {
@@ -61,15 +78,16 @@ struct ConvEntry : Entry {
   dnnl_memory_desc_t x_half[2], src_half_md[2];
   dnnl_memory_desc_t x, src, w, wei, bias, dst, out, res;
   size_t scratch = 0;
+  size_t res_bytes = 0;  // a residual in the destination's own layout: copied, not reordered
 };
 
 dnnl_memory_desc_t md_of(const int64_t* d, const int64_t* s, int nd) {
   return plain_md({d, size_t(nd)}, {s, size_t(nd)}, dnnl_f32);
 }
 
-// Replaces `md` by the dense row-major descriptor of `dims` when it describes the same layout.
-bool plain_tag(dnnl_memory_desc_t& md, const int64_t* dims, int nd) {
-  const dnnl_format_tag_t tag = nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
+// Replaces `md` by the dense descriptor of `dims` in the layout `tag` when it describes the same
+// layout.
+bool same_as_tag(dnnl_memory_desc_t& md, const int64_t* dims, int nd, dnnl_format_tag_t tag) {
   dnnl_dims_t d{};
   for (int i = 0; i < nd; ++i) d[i] = dims[i];
   dnnl_memory_desc_t t;
@@ -79,22 +97,34 @@ bool plain_tag(dnnl_memory_desc_t& md, const int64_t* dims, int nd) {
   return true;
 }
 
+// The same, for the dense row-major layout (ncw, nchw, ncdhw).
+bool plain_tag(dnnl_memory_desc_t& md, const int64_t* dims, int nd) {
+  return same_as_tag(md, dims, nd, nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde);
+}
+
+// The same, for the dense channels-last layout (nwc, nhwc, ndhwc).
+bool last_tag(dnnl_memory_desc_t& md, const int64_t* dims, int nd) {
+  return same_as_tag(md, dims, nd, nd == 3 ? dnnl_acb : nd == 4 ? dnnl_acdb : dnnl_acdeb);
+}
+
 EntryPtr build(const Problem& p) {
   auto e = std::make_shared<ConvEntry>();
   const int nd = p.nd();
-  int64_t xd[5], od[5], os[5];
+  int64_t xd[5], od[5];
   p.dims(xd, false);
   p.dims(od, true);
-  for (int64_t i = nd - 1, st = 1; i >= 0; --i) os[i] = st, st *= od[i];
   e->x = md_of(xd, p.x_strides, nd);
-  e->out = md_of(od, os, nd);
+  e->out = md_of(od, p.out_strides, nd);
   e->w = md_of(p.w_dims, p.w_strides, p.w_nd);
   if (p.has_res) e->res = md_of(od, p.res_strides, nd);
   // The plain layouts by their tag (ncw, nchw, ncdhw): oneDNN's GEMM convolution matches the
   // tag exactly, and the canonical strides of a batch of one differ from its.
   const bool plain = p.plain && !p.has_res && plain_tag(e->x, xd, nd) && plain_tag(e->out, od, nd);
-  dnnl_memory_desc_t src = plain ? e->x : any_md({xd, size_t(nd)}, dnnl_f32);
-  dnnl_memory_desc_t dst = plain ? e->out : any_md({od, size_t(nd)}, dnnl_f32);
+  // A channels-last operand is the primitive's layout, so that it needs no reorder.
+  const bool x_last = !plain && !p.wino && p.last && last_tag(e->x, xd, nd);
+  const bool out_last = !plain && !p.wino && p.last && last_tag(e->out, od, nd);
+  dnnl_memory_desc_t src = plain || x_last ? e->x : any_md({xd, size_t(nd)}, dnnl_f32);
+  dnnl_memory_desc_t dst = plain || out_last ? e->out : any_md({od, size_t(nd)}, dnnl_f32);
   dnnl_memory_desc_t wei = any_md({p.w_dims, size_t(p.w_nd)}, dnnl_f32);
   const int64_t c_bias = p.g.c_out, unit = 1;
   if (p.has_bias) e->bias = plain_md({&c_bias, 1}, {&unit, 1}, dnnl_f32);
@@ -106,12 +136,20 @@ EntryPtr build(const Problem& p) {
   }
   const dnnl_memory_desc_t* bias = p.has_bias ? &e->bias : nullptr;
   dnnl_convolution_desc_t d;  // the deconvolution descriptor is the same type
-  const dnnl_status_t st = p.transposed ? dnnl_dilated_deconvolution_forward_desc_init(
-                                              &d, dnnl_forward_inference, dnnl_deconvolution_direct,
-                                              &src, &wei, bias, &dst, stride, dil, pl, pr)
-                                        : dnnl_dilated_convolution_forward_desc_init(
-                                              &d, dnnl_forward_inference, dnnl_convolution_direct,
-                                              &src, &wei, bias, &dst, stride, dil, pl, pr);
+  const dnnl_status_t st = p.transposed
+                               ? dnnl_dilated_deconvolution_forward_desc_init(
+                                     &d, dnnl_forward_inference, dnnl_deconvolution_direct, &src,
+                                     &wei, bias, &dst, stride, dil, pl, pr)
+                               : dnnl_dilated_convolution_forward_desc_init(
+                                     &d, dnnl_forward_inference,
+                                     p.wino ? dnnl_convolution_winograd : dnnl_convolution_direct,
+                                     &src, &wei, bias, &dst, stride, dil, pl, pr);
+  if (st != dnnl_success && (x_last || out_last || p.wino)) {
+    Problem q = p;  // directly, on the layouts oneDNN picks, reordered
+    q.last = p.wino;
+    q.wino = false;
+    return build(q);
+  }
   if (st != dnnl_success) return e;
   Attr attr = new_attr();
   PostOps po;
@@ -124,9 +162,11 @@ EntryPtr build(const Problem& p) {
   PrimitiveDesc pd;
   if (dnnl_primitive_desc_create(pd.out(), &d, attr.get(), engine(), nullptr) != dnnl_success ||
       is_reference(pd)) {
-    if (!plain) return e;
-    Problem q = p;  // no implementation on the plain layouts: the blocked ones, reordered
+    if (!plain && !x_last && !out_last && !p.wino) return e;
+    Problem q = p;  // no implementation on these layouts: the ones oneDNN picks, reordered
     q.plain = false;
+    q.last = p.wino;  // no Winograd kernel: the direct ones, channels-last
+    q.wino = false;
     return build(q);
   }
   e->src = query_md(pd, dnnl_query_src_md);
@@ -149,7 +189,11 @@ EntryPtr build(const Problem& p) {
   }
   e->wei_in = make_reorder(e->w, e->wei);
   e->dst_out = make_reorder(e->dst, e->out);
-  if (p.has_res) e->res_in = make_reorder(e->res, e->dst, /*even_if_equal=*/true);
+  // oneDNN's reorder between equal layouts is a generic loop (a few GB/s), slower than a copy.
+  if (p.has_res && dnnl_memory_desc_equal(&e->res, &e->dst))
+    e->res_bytes = dnnl_memory_desc_get_size(&e->dst);
+  else if (p.has_res)
+    e->res_in = make_reorder(e->res, e->dst, /*even_if_equal=*/true);
   e->ok = true;
   return e;
 }
@@ -165,7 +209,9 @@ Key key_of(const Problem& p) {
   k.add({p.x_strides, size_t(p.nd())});
   k.add({p.w_strides, size_t(p.w_nd)});
   k.add(p.has_bias);
+  k.add({p.out_strides, size_t(p.nd())});
   k.add(p.plain);
+  k.add(p.wino);
   if (p.has_res) k.add({p.res_strides, size_t(p.nd())});
   k.add_epilogue(p.ep);
   return k;
@@ -198,9 +244,26 @@ bool pointwise(OpId op, const Geo& g, const Tensor& x) {
   return true;
 }
 
-// The call's problem for chunks of `n` images (`residual` and `x` already batched).
+// Winograd's F(2x2, 3x3) takes a 3x3 convolution in 2.25x fewer multiplications: oneDNN's
+// kernel for it (AVX-512, blocked layouts, 16-channel multiples) ran ResNet-18's 3x3 layers at
+// 56x56 and 28x28 1.4-1.6x faster than its direct ones (0.9 against 1.5 ms at one thread), and
+// no faster at 14x14 or 7x7 (too few tiles), where the direct kernels keep channels-last and
+// need no reorders. Its sums round differently (about 1e-6 relative), so it serves only frozen
+// weights: a loaded model's inference, never a module being trained.
+bool winograd(OpId op, const Geo& g, const Tensor& w) {
+  if (transposed_op(op) || g.nsp != 2 || g.groups != 1 || g.c_in % 16 || g.c_out % 16) return false;
+  if (g.out[1] * g.out[2] < 28 * 28) return false;
+  for (size_t j = 1; j < 3; ++j)
+    if (g.kernel[j] != 3 || g.stride[j] != 1 || g.dilation[j] != 1) return false;
+  const auto& st = w.impl()->storage;
+  return st && st->frozen && winograd_on();
+}
+
+// The call's problem for chunks of `n` images (`residual`, `x` and the output's strides `os`
+// already batched).
 Problem problem(OpId op, const Geo& g, const Tensor& x, const Tensor& w, bool bias,
-                const Epilogue& ep, const Tensor& residual, int64_t n) {
+                const Epilogue& ep, const Tensor& residual, const int64_t* os, bool wino,
+                int64_t n) {
   Problem p;
   p.transposed = transposed_op(op);
   p.nsp = g.nsp;
@@ -209,13 +272,14 @@ Problem problem(OpId op, const Geo& g, const Tensor& x, const Tensor& w, bool bi
   p.has_bias = bias;
   p.ep = ep;
   p.plain = ep.act == Activation::None && pointwise(op, g, x);
+  p.wino = wino;
   for (int s = 3 - g.nsp; s < 3; ++s) {
     const size_t j = size_t(s);
     const int64_t span = (g.kernel[j] - 1) * g.dilation[j] + 1;
     p.pad_r[j] = p.transposed ? (g.in[j] - 1) * g.stride[j] - g.pad[j] + span - g.out[j]
                               : (g.out[j] - 1) * g.stride[j] + span - g.in[j] - g.pad[j];
   }
-  for (int i = 0; i < p.nd(); ++i) p.x_strides[i] = x.stride(i);
+  for (int i = 0; i < p.nd(); ++i) p.x_strides[i] = x.stride(i), p.out_strides[i] = os[i];
   // Weights: conv [O, I/G, k...], conv_transpose [I, O/G, k...]; oneDNN wants [G, O/G, I/G, k...]
   // (groups) or [O, I, k...].
   const int64_t G = g.groups, s0 = w.stride(0), s1 = w.stride(1);
@@ -263,28 +327,64 @@ bool servable(const Geo& g, const Tensor& x, const Tensor& w, const Tensor& bias
 struct Prepared {
   Geo g;
   Shape out;
-  Tensor x, res;  // batched
+  Tensor x, res;      // batched
+  int64_t os[5]{};    // the output's strides, batched: placed, else contiguous
+  bool rows = false;  // a batch of one may split by rows (input and output channels-last)
+  bool wino = false;  // Winograd's algorithm, where oneDNN has it (winograd())
 };
 
+// A placed output the convolution writes as it is: contiguous, or channels-last.
+bool placeable(const Tensor& placed, const Shape& shape) {
+  return placed.shape() == shape && placed.dtype() == DType::F32 &&
+         (placed.is_contiguous() || ops::channels_last(placed));
+}
+
 Prepared prepare(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
-                 const Epilogue& ep) {
+                 const Epilogue& ep, const Tensor& placed) {
   const Tensor in[3] = {x, w, bias};
   Prepared r;
   r.g = ops::conv_geometry(op, attrs, in);
   r.out = ops::conv_output_shape(op, r.g);
   r.x = r.g.batched ? x : x.unsqueeze(0);
   if (ep.residual.defined()) r.res = r.g.batched ? ep.residual : ep.residual.unsqueeze(0);
+  const bool last_out = placed.defined() && placeable(placed, r.out) && !placed.is_contiguous();
+  const Tensor ob = !last_out ? Tensor() : r.g.batched ? placed : placed.unsqueeze(0);
+  const int nd = r.g.nsp + 2;
+  for (int64_t i = nd - 1, st = 1; i >= 0; --i) {
+    const int64_t size = i == 0 ? r.g.n : i == 1 ? r.g.c_out : r.g.out[size_t(i + 1 - r.g.nsp)];
+    r.os[i] = last_out ? ob.stride(i) : st;
+    st *= size;
+  }
+  r.rows = last_out && !transposed_op(op) && ops::channels_last(r.x);
+  r.wino = winograd(op, r.g, w);
   return r;
 }
 
-// Element (image, channel) of a batched tensor whose first element is at `base`.
+// Element (image, channel, first-spatial-dim row) of a batched tensor whose first element is at
+// `base`.
 template <class C>
-C* at(C* base, const Tensor& t, int64_t image, int64_t channel = 0) {
-  return base + (image * t.stride(0) + channel * t.stride(1)) * int64_t(sizeof(float));
+C* at(C* base, const Tensor& t, int64_t image, int64_t channel = 0, int64_t row = 0) {
+  return base +
+         (image * t.stride(0) + channel * t.stride(1) + row * t.stride(2)) * int64_t(sizeof(float));
 }
 
-// What every piece of one call shares. A piece is a range of images and of output channels,
-// run on one thread in chunks of `nb` images, each chunk a single-threaded oneDNN call.
+// The geometry of output rows [r0, r1) of the first spatial dim (the input rows they read,
+// with the padding that falls inside the piece); `in0` is the first input row. False when a
+// piece would read no input row.
+bool row_piece(Geo& g, int64_t r0, int64_t r1, int64_t& in0) {
+  const size_t j = size_t(3 - g.nsp);
+  const int64_t span = (g.kernel[j] - 1) * g.dilation[j] + 1;
+  const int64_t s = r0 * g.stride[j] - g.pad[j], e = (r1 - 1) * g.stride[j] - g.pad[j] + span;
+  in0 = std::max<int64_t>(s, 0);
+  const int64_t in1 = std::min(e, g.in[j]);
+  if (in1 <= in0) return false;
+  g.out[j] = r1 - r0, g.in[j] = in1 - in0, g.pad[j] = in0 - s;
+  return true;
+}
+
+// What every piece of one call shares. A piece is a range of images, of output channels and of
+// output rows, run on one thread in chunks of `nb` images, each chunk a single-threaded oneDNN
+// call.
 struct Job {
   OpId op;
   const Prepared* pr;
@@ -310,9 +410,13 @@ void* room(Tensor& buf, const dnnl_memory_desc_t& md, Device device) {
   return buf.raw_data();
 }
 
-// Images [n0, n1), output channels [o0, o1); false when oneDNN refused a chunk's primitive.
-bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
+// Images [n0, n1), output channels [o0, o1), output rows [r0, r1) of the first spatial dim (all
+// of them when r1 is 0); false when oneDNN refused a chunk's primitive.
+bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1, int64_t r0 = 0,
+               int64_t r1 = 0) {
   Geo g = j.pr->g;
+  int64_t in0 = 0;
+  if (r1 > 0 && !row_piece(g, r0, r1, in0)) return false;
   const bool transposed = transposed_op(j.op);
   const bool sliced = o1 - o0 != g.c_out;
   // A slice of a grouped convolution is whole groups (plan_of): their input channels too.
@@ -327,8 +431,9 @@ bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
   for (int64_t n = n0; n < n1; n += j.nb) {
     const int64_t len = std::min(j.nb, n1 - n);
     EntryPtr hold;
-    const ConvEntry* c =
-        entry_for(problem(j.op, g, j.pr->x, *j.w, bias != nullptr, *j.ep, j.pr->res, len), hold);
+    const ConvEntry* c = entry_for(problem(j.op, g, j.pr->x, *j.w, bias != nullptr, *j.ep,
+                                           j.pr->res, j.pr->os, j.pr->wino, len),
+                                   hold);
     if (!c) return false;
     const void* wp = w;
     if (c->wei_in) {
@@ -345,19 +450,22 @@ bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
         wp = packed ? packed.get() : wbuf.raw_data();
       }
     }
-    const void* src = at(j.x, j.pr->x, n, g.groups == j.pr->g.groups ? 0 : i0);
+    const void* src = at(j.x, j.pr->x, n, g.groups == j.pr->g.groups ? 0 : i0, in0);
     if (c->src_in && j.shared_src && dnnl_memory_desc_equal(&c->src, &j.shared->src)) {
       src = j.shared_src;
     } else if (c->src_in) {
       void* to = room(sbuf, c->src, j.device);
       execute(c->src_in, {{DNNL_ARG_FROM, &c->x, src}, {DNNL_ARG_TO, &c->src, to}});
+      note_activation_reorder();
       src = to;
     }
-    void* out = at(j.out, j.outb, n, o0);
+    void* out = at(j.out, j.outb, n, o0, r0);
     void* dst = c->dst_out ? room(dbuf, c->dst, j.device) : out;
-    if (c->res_in)
-      execute(c->res_in,
-              {{DNNL_ARG_FROM, &c->res, at(j.res, j.pr->res, n, o0)}, {DNNL_ARG_TO, &c->dst, dst}});
+    if (c->res_bytes)
+      std::memcpy(dst, at(j.res, j.pr->res, n, o0, r0), c->res_bytes);
+    else if (c->res_in)
+      execute(c->res_in, {{DNNL_ARG_FROM, &c->res, at(j.res, j.pr->res, n, o0, r0)},
+                          {DNNL_ARG_TO, &c->dst, dst}});
     if (bias)
       execute(c->conv,
               {{DNNL_ARG_SRC, &c->src, src},
@@ -371,31 +479,43 @@ bool run_piece(const Job& j, int64_t n0, int64_t n1, int64_t o0, int64_t o1) {
                {DNNL_ARG_WEIGHTS, &c->wei, wp},
                {DNNL_ARG_DST, &c->dst, dst}},
               c->scratch);
-    if (c->dst_out)
+    if (c->dst_out) {
       execute(c->dst_out, {{DNNL_ARG_FROM, &c->dst, dst}, {DNNL_ARG_TO, &c->out, out}});
+      note_activation_reorder();
+    }
   }
   return true;
 }
 
 // How a call splits over ember's pool: by images, or, for fewer images than threads, by output
-// channels (in multiples of 16, oneDNN's widest channel block; whole groups of a grouped
-// convolution, such as a depthwise one); chunks of nb images each.
+// rows or by output channels (in multiples of 16, oneDNN's widest channel block; whole groups of
+// a grouped convolution, such as a depthwise one); chunks of nb images each. Rows only into a
+// channels-last output: a band of its rows is itself dense channels-last (so the primitive
+// writes it in place, and, from a channels-last input, reads its input rows in place), where a
+// band of its channels is not.
 struct Plan {
-  int64_t images = 1, channels = 1, per_c = 0, nb = 1;
-  Geo first;  // the geometry of the first piece (its channel count)
+  int64_t images = 1, channels = 1, rows = 1, per_c = 0, per_r = 0, nb = 1;
+  Geo first;  // the geometry of the first piece (its channels and rows)
 };
 
-Plan plan_of(OpId op, const Geo& g) {
+Plan plan_of(OpId op, const Geo& g, bool rows_ok) {
   Plan p;
   const int64_t threads = workers();
   const double flops = 2.0 * double(g.n) * double(g.c_out) * double(g.c_in / g.groups) *
                        double(g.kernel_numel()) *
                        double(transposed_op(op) ? g.in_numel() : g.out_numel());
+  const int64_t oh = g.out[size_t(3 - g.nsp)];
   // Below ~2 MFLOP (tens of microseconds) handing pieces to the pool costs more than it saves.
   if (threads > 1 && flops >= double(1 << 21)) {
+    const bool by_channels =
+        g.c_out >= 32 && (g.groups == 1 || (!transposed_op(op) && g.groups % 16 == 0));
+    // Rows when they share out evenly (ResNet's 7 rows on two threads would be 4 and 3).
+    const bool even_rows = oh % threads == 0 || oh >= 8 * threads;
     if (g.n >= 2)
       p.images = std::min<int64_t>(threads, g.n);
-    else if (g.c_out >= 32 && (g.groups == 1 || (!transposed_op(op) && g.groups % 16 == 0)))
+    else if (rows_ok && oh >= threads && (even_rows || !by_channels))
+      p.rows = threads;
+    else if (by_channels)
       p.channels = threads;
   }
   // A multiple of 16 output channels, and of whole groups: 16 groups' worth when grouped.
@@ -403,6 +523,8 @@ Plan plan_of(OpId op, const Geo& g) {
   p.per_c = p.channels == 1 ? g.c_out
                             : ((g.c_out + p.channels - 1) / p.channels + step - 1) / step * step;
   p.channels = (g.c_out + p.per_c - 1) / p.per_c;
+  p.per_r = (oh + p.rows - 1) / p.rows;
+  p.rows = (oh + p.per_r - 1) / p.per_r;
   p.nb = std::min(chunk_images(g), (g.n + p.images - 1) / p.images);
   p.first = g;
   p.first.c_out = std::min(p.per_c, g.c_out);
@@ -410,28 +532,39 @@ Plan plan_of(OpId op, const Geo& g) {
     p.first.groups = p.first.c_out / (g.c_out / g.groups);
     p.first.c_in = p.first.groups * (g.c_in / g.groups);
   }
+  int64_t in0 = 0;
+  if (p.rows > 1 && !row_piece(p.first, 0, p.per_r, in0)) {  // a piece would read no input
+    p.rows = 1, p.per_r = oh;
+    p.first = g;
+  }
   return p;
 }
 
 // Runs the convolution into `placed` (or a fresh output); undefined when oneDNN cannot. The work
-// splits over ember's pool by images, or, for fewer images than threads, by output channels.
+// splits over ember's pool by images, or, for fewer images than threads, by output rows or
+// channels.
+// A placed output that is neither contiguous nor channels-last is the caller's error, unless
+// `quiet` (then: undefined).
 Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w, const Tensor& bias,
-               const Epilogue& ep, Device device, const Tensor& placed) {
-  const Prepared pr = prepare(op, attrs, x_in, w, bias, ep);
+               const Epilogue& ep, Device device, const Tensor& placed, bool quiet = false) {
+  const Prepared pr = prepare(op, attrs, x_in, w, bias, ep, placed);
   const Geo& g = pr.g;
   if (!servable(g, x_in, w, bias, ep, pr.out)) return {};
-  const Plan plan = plan_of(op, g);
+  if (quiet && placed.defined() && !placeable(placed, pr.out)) return {};
+  const Plan plan = plan_of(op, g, pr.rows);
   Job j{op, &pr, &w, nullptr, &ep, Tensor(), device};
   j.nb = plan.nb;
   // The first chunk's primitive, made before any output exists: it says whether oneDNN serves
   // the call, and for full-channel pieces its weights are reordered once for all threads.
   EntryPtr hold;
-  const ConvEntry* first =
-      entry_for(problem(op, plan.first, pr.x, w, bias.defined(), ep, pr.res, j.nb), hold);
+  const ConvEntry* first = entry_for(
+      problem(op, plan.first, pr.x, w, bias.defined(), ep, pr.res, pr.os, pr.wino, j.nb), hold);
   if (!first) return {};
   const Tensor b = bias.defined() ? bias.contiguous() : bias;
   j.bias = &b;
-  Tensor out = output_tensor(placed, pr.out, device, op_name(op));
+  Tensor out = placed.defined() && placeable(placed, pr.out)
+                   ? placed
+                   : output_tensor(placed, pr.out, device, op_name(op));
   j.outb = g.batched ? out : out.unsqueeze(0);
   j.x = static_cast<const char*>(pr.x.raw_data());
   j.wd = static_cast<const char*>(w.raw_data());
@@ -457,14 +590,18 @@ Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w,
       execute(first->src_half[k], {{DNNL_ARG_FROM, &first->x_half[k], from},
                                    {DNNL_ARG_TO, &first->src_half_md[k], to}});
     });
+    note_activation_reorder();
     j.shared = first, j.shared_src = to;
   }
   std::atomic<bool> ok{true};
-  for_each_piece(plan.images * plan.channels, [&](int64_t i) {
-    const int64_t ni = i / plan.channels, ci = i % plan.channels;
+  const int64_t oh = g.out[size_t(3 - g.nsp)];
+  for_each_piece(plan.images * plan.channels * plan.rows, [&](int64_t i) {
+    const int64_t ri = i % plan.rows, ci = i / plan.rows % plan.channels;
+    const int64_t ni = i / (plan.rows * plan.channels);
     const int64_t n0 = g.n * ni / plan.images, n1 = g.n * (ni + 1) / plan.images;
     const int64_t o0 = ci * plan.per_c, o1 = std::min(g.c_out, o0 + plan.per_c);
-    if (!run_piece(j, n0, n1, o0, o1)) ok = false;
+    const int64_t r0 = ri * plan.per_r, r1 = plan.rows == 1 ? 0 : std::min(oh, r0 + plan.per_r);
+    if (!run_piece(j, n0, n1, o0, o1, r0, r1)) ok = false;
   });
   if (!ok) return {};
   note_served();
@@ -472,21 +609,28 @@ Tensor try_run(OpId op, const Attrs& attrs, const Tensor& x_in, const Tensor& w,
 }
 
 TensorList k_conv(const OpCall& c) {
-  Tensor r =
-      try_run(c.op, c.attrs, c.inputs[0], c.inputs[1], c.inputs[2], {}, c.device, placed_output(c));
+  const Tensor placed = placed_output(c);
+  Tensor r = try_run(c.op, c.attrs, c.inputs[0], c.inputs[1], c.inputs[2], {}, c.device, placed);
   if (r.defined()) return {r};
-  return flex_kernel(c.op)(c);
+  if (!placed.defined() || placed.is_contiguous()) return flex_kernel(c.op)(c);
+  // flex's kernels place only contiguous outputs: its own one is copied into the channels-last
+  // one (run_on_backend copies a result that is not the placed output).
+  OpCall own = c;
+  own.out = {};
+  return flex_kernel(c.op)(own);
 }
 
 }  // namespace
 
 bool can_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
-              const Epilogue& ep) {
-  const Prepared pr = prepare(op, attrs, x, w, bias, ep);
+              const Epilogue& ep, const Tensor& out) {
+  const Prepared pr = prepare(op, attrs, x, w, bias, ep, out);
   if (!servable(pr.g, x, w, bias, ep, pr.out)) return false;
-  const Plan plan = plan_of(op, pr.g);
+  if (out.defined() && !placeable(out, pr.out)) return false;
+  const Plan plan = plan_of(op, pr.g, pr.rows);
   EntryPtr hold;
-  return entry_for(problem(op, plan.first, pr.x, w, bias.defined(), ep, pr.res, plan.nb), hold);
+  return entry_for(
+      problem(op, plan.first, pr.x, w, bias.defined(), ep, pr.res, pr.os, pr.wino, plan.nb), hold);
 }
 
 Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
@@ -496,6 +640,11 @@ Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const
     throw Error(std::string("[") + op_name(op) +
                 "] oneDNN cannot serve this call (ask can_conv first)");
   return r;
+}
+
+Tensor try_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
+                const Epilogue& ep, const Tensor& out) {
+  return try_run(op, attrs, x, w, bias, ep, x.device(), out, /*quiet=*/true);
 }
 
 void register_dnnl_conv(BackendImpl& b) {

@@ -52,11 +52,16 @@ bool can_linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epil
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epilogue& ep = {},
               const Tensor& out = {});
 /// conv1d/2d/3d and conv_transpose1d/2d (`op`, with the op's attrs: ember/ops/conv.cpp) with an
-/// epilogue; its scale must be 1.
+/// epilogue; its scale must be 1. A convolution's placed `out` may also be channels-last (NHWC
+/// strides, ops::channels_last): from and into that layout oneDNN needs no reorder.
 bool can_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
-              const Epilogue& ep = {});
+              const Epilogue& ep = {}, const Tensor& out = {});
 Tensor conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
             const Epilogue& ep = {}, const Tensor& out = {});
+/// conv, or an undefined tensor (nothing written) where can_conv says no: one call where the
+/// pair would each work out the call's geometry and find its primitive (a fused queue's runs).
+Tensor try_conv(OpId op, const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& bias,
+                const Epilogue& ep = {}, const Tensor& out = {});
 
 /// Products whose result has at most skinny_rows() rows (all dims but the last; default 32) run
 /// flex's skinny kernels in the cpu backend's own matmul/linear kernels: measured faster than
@@ -76,6 +81,9 @@ struct DnnlStats {
   int64_t hits = 0, misses = 0, evictions = 0, size = 0, capacity = 0;
   int64_t operand_copies = 0;
   int64_t served = 0;  // calls oneDNN ran (the others fell back to flex's kernels)
+  // A convolution's input or output copied between ember's layout and the primitive's (none
+  // when both are channels-last, the layout of oneDNN's direct kernels).
+  int64_t activation_reorders = 0;
 };
 DnnlStats dnnl_stats();
 /// The cache of convolution weights reordered into oneDNN's layouts, for frozen storages (a

@@ -339,15 +339,15 @@ class Cache {
   }
   DnnlStats stats() {
     std::lock_guard lock(mu_);
-    return {created_.load(),      hits_,     misses_,        evictions_,
-            int64_t(lru_.size()), capacity_, copies_.load(), served_.load()};
+    return {created_.load(), hits_,          misses_,        evictions_,      int64_t(lru_.size()),
+            capacity_,       copies_.load(), served_.load(), reorders_.load()};
   }
   void set_capacity(int64_t n) {
     std::lock_guard lock(mu_);
     capacity_ = std::max<int64_t>(0, n);
     trim();
   }
-  std::atomic<int64_t> created_{0}, copies_{0}, served_{0};
+  std::atomic<int64_t> created_{0}, copies_{0}, served_{0}, reorders_{0};
 
  private:
   struct Node {
@@ -386,6 +386,7 @@ EntryPtr lookup(const Key& key, BuildFn build, const void* ctx) {
 void note_primitive_created() { cache().created_.fetch_add(1, std::memory_order_relaxed); }
 void note_operand_copy() { cache().copies_.fetch_add(1, std::memory_order_relaxed); }
 void note_served() { cache().served_.fetch_add(1, std::memory_order_relaxed); }
+void note_activation_reorder() { cache().reorders_.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace ember::cpu::onednn
 

@@ -180,6 +180,8 @@ void note_primitive_created();
 void note_operand_copy();
 /// Counts a call oneDNN ran (dnnl_stats().served).
 void note_served();
+/// Counts a convolution's input or output reordered (dnnl_stats().activation_reorders).
+void note_activation_reorder();
 // The cache's capacity: EMBER_DNNL_CACHE_CAPACITY entries, default 1024 (set_dnnl_cache_capacity).
 
 }  // namespace ember::cpu::onednn

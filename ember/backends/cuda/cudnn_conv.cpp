@@ -175,19 +175,10 @@ Plan* plan_for(const Problem& p, const char* op) {
   return pl;
 }
 
-// Whether `t` (4-d or 5-d, NCHW order) is packed channels-last and not also plain contiguous.
-bool channels_last(const Tensor& t) {
-  if (t.is_contiguous()) return false;
-  Shape perm = {0};
-  for (int64_t i = 2; i < t.dim(); ++i) perm.push_back(i);
-  perm.push_back(1);
-  return t.permute(perm).is_contiguous();
-}
-
 // `t` packed in the chosen layout (a copy on the device when it is not).
 Tensor packed(const Tensor& t, bool nhwc) {
   if (!nhwc) return t.is_contiguous() ? t : t.contiguous();
-  if (channels_last(t)) return t;
+  if (ops::channels_last(t)) return t;
   Shape to = {0}, back = {0, t.dim() - 1};
   for (int64_t i = 2; i < t.dim(); ++i) to.push_back(i), back.push_back(i - 1);
   to.push_back(1);
@@ -314,7 +305,7 @@ TensorList k_conv(const OpCall& c) {
   const bool ok = transposed ? describe(cg, g.out, g.in, p) : describe(g, g.in, g.out, p);
   if (!ok) return dnn_fallback(c, kCannot);
   const Tensor x = as_nd(c.inputs[0], g, g.batched);
-  p.nhwc = g.nsp > 1 && channels_last(x);
+  p.nhwc = g.nsp > 1 && ops::channels_last(x);
   const Tensor xp = packed(x, p.nhwc),
                wp = packed(g.nsp == 1 ? c.inputs[1].unsqueeze(2) : c.inputs[1], p.nhwc);
   Tensor out = placed_or(c, c.meta.m[0].shape, p.nhwc);
@@ -342,7 +333,7 @@ TensorList k_conv_grad(const OpCall& c) {
   if (!describe(g, g.in, g.out, p)) return dnn_fallback(c, kCannot);
   auto nd = [&](const Tensor& t) { return g.nsp == 1 ? t.unsqueeze(2) : t; };
   const Tensor main = nd(c.inputs[0]);  // gy (input grad) or x (weight grad)
-  p.nhwc = g.nsp > 1 && channels_last(main);
+  p.nhwc = g.nsp > 1 && ops::channels_last(main);
   const Tensor a = packed(main, p.nhwc), b = packed(nd(c.inputs[1]), p.nhwc);
   Tensor out = placed_or(c, c.meta.m[0].shape, p.nhwc);
   const Tensor o = nd(out);
