@@ -6,6 +6,7 @@
 
 #include "ember/amp.h"
 #include "ember/autodiff/engine.h"
+#include "ember/autodiff/hooks.h"
 #include "ember/autodiff/rules.h"
 #include "ember/error.h"
 #include "ember/ops/binary.h"
@@ -46,6 +47,21 @@ void Gradients::accumulate(const std::shared_ptr<AutogradMeta>& meta, const Tens
 }
 
 namespace autodiff {
+
+namespace {
+thread_local LeafReadyFn t_leaf_hook = nullptr;
+thread_local void* t_leaf_ctx = nullptr;
+}  // namespace
+ScopedLeafHook::ScopedLeafHook(LeafReadyFn fn, void* ctx)
+    : prev_fn_(t_leaf_hook), prev_ctx_(t_leaf_ctx) {
+  t_leaf_hook = fn;
+  t_leaf_ctx = ctx;
+}
+ScopedLeafHook::~ScopedLeafHook() {
+  t_leaf_hook = prev_fn_;
+  t_leaf_ctx = prev_ctx_;
+}
+const AutogradMeta* leaf_key(const Tensor& t) { return meta_of(t); }
 
 // Checkpointing: runs a cheap node's forward again from its (recursively recomputed) inputs;
 // the results are cached on the node for the rest of this backward pass.
@@ -124,13 +140,18 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
   Gradients& grads = o.accumulate_into ? *o.accumulate_into : local;
   const bool create = o.create_graph;
   const bool retain = o.retain_graph || create;
+  const LeafReadyFn hook = t_leaf_hook;
+  void* const hook_ctx = t_leaf_ctx;
   if (!rm->grad_fn) {  // the root is a leaf
     grads.accumulate(meta_ptr_of(root), g0);
+    if (hook) hook(hook_ctx, rm, grads);
     return o.accumulate_into ? Gradients(grads) : local;
   }
   // Count, for every node reachable from the root, how many edges lead into it (one map for
   // the walk and the pending cotangents: a lookup per edge, not three).
   std::unordered_map<Node*, Visit> graph;
+  // With a leaf hook: the edges into each leaf not yet run, so the hook fires when its last ran.
+  std::unordered_map<const AutogradMeta*, int> leaf_edges;
   std::vector<Node*> stack{rm->grad_fn.get()};
   graph.try_emplace(rm->grad_fn.get());
   while (!stack.empty()) {
@@ -141,6 +162,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
                                           " was already freed by an earlier backward; pass "
                                           "retain_graph = true to backward through it twice");
     for (const Edge& e : n->next) {
+      if (hook && e.leaf) ++leaf_edges[e.leaf.get()];
       if (!e.fn) continue;
       auto [it, fresh] = graph.try_emplace(e.fn.get());
       ++it->second.deps;
@@ -210,6 +232,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
       Tensor g = i < in_grads.size() ? in_grads[i] : Tensor();
       if (e.leaf) {
         if (g.defined()) grads.accumulate(e.leaf, g);
+        if (hook && --leaf_edges[e.leaf.get()] == 0) hook(hook_ctx, e.leaf.get(), grads);
       } else if (e.fn) {
         Visit& v = graph.find(e.fn.get())->second;
         add_into(v.grads, size_t(e.output_nr), g);
