@@ -3,6 +3,7 @@
 // freed as soon as a node is done (unless the graph is retained).
 #include <iterator>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ember/amp.h"
 #include "ember/autodiff/engine.h"
@@ -62,6 +63,24 @@ ScopedLeafHook::~ScopedLeafHook() {
   t_leaf_ctx = prev_ctx_;
 }
 const AutogradMeta* leaf_key(const Tensor& t) { return meta_of(t); }
+
+std::unordered_set<const AutogradMeta*> reachable_leaves(const Tensor& root) {
+  std::unordered_set<const AutogradMeta*> leaves;
+  AutogradMeta* rm = meta_of(root);
+  if (!rm || !rm->requires_grad) return leaves;
+  if (!rm->grad_fn) return {rm};
+  std::unordered_set<Node*> seen{rm->grad_fn.get()};
+  std::vector<Node*> stack{rm->grad_fn.get()};
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->next) {
+      if (e.leaf) leaves.insert(e.leaf.get());
+      if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+    }
+  }
+  return leaves;
+}
 
 // Checkpointing: runs a cheap node's forward again from its (recursively recomputed) inputs;
 // the results are cached on the node for the rest of this backward pass.

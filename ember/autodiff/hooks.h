@@ -3,6 +3,7 @@
 // runs (distributed data parallel) learns when each leaf's gradient of this pass is complete.
 // Thread-local: a hook sees only the backward passes run on the thread that installed it.
 #include <memory>
+#include <unordered_set>
 
 #include "ember/autodiff.h"
 
@@ -28,5 +29,7 @@ class ScopedLeafHook {
 
 /// The key Gradients uses for `t` (null when t takes no part in differentiation).
 const AutogradMeta* leaf_key(const Tensor& t);
+/// The leaves a backward pass from `root` can reach (the root itself when it is a leaf).
+std::unordered_set<const AutogradMeta*> reachable_leaves(const Tensor& root);
 
 }  // namespace ember::autodiff

@@ -3,8 +3,9 @@
 // engine's leaf hook (ember/autodiff/hooks.h) says when a parameter's gradient is final; a
 // bucket whose parameters are all final starts at once, in bucket order on every rank (so ranks
 // that finish parameters in different orders still issue the same collectives in the same
-// order). Buckets left after backward (unused parameters) start at its end, with zeros for the
-// gradients this rank lacks, plus one small all-reduce of which ranks had a gradient at all.
+// order). Parameters the backward pass cannot reach (unused in this forward) count as final
+// before it starts, with zeros for the gradients this rank lacks; one small all-reduce of which
+// ranks had a gradient at all leaves the parameters no rank used without one.
 #include <algorithm>
 #include <unordered_map>
 
@@ -37,6 +38,7 @@ struct DistributedDataParallel::Impl {
   std::vector<char> final_;  // parameter i's gradient is final in this pass
   size_t next = 0;           // the next bucket to launch
   std::vector<std::string> unused;
+  int early = 0;  // buckets started inside backward
 
   Impl(nn::Module& m, ProcessGroup& g, const DDPOptions& o) : module(m), group(g), opt(o) {}
 
@@ -132,12 +134,24 @@ Gradients DistributedDataParallel::backward(const Tensor& loss, const BackwardOp
     b.work = Work();
   }
   d.next = 0;
+  // Parameters backward cannot reach (unused in this forward) are final already: their buckets
+  // may start before backward (PyTorch's find_unused_parameters does the same walk).
+  const Gradients none;
+  const Gradients& before = o.accumulate_into ? *o.accumulate_into : none;
+  const auto reach = autodiff::reachable_leaves(loss);
+  for (size_t i = 0; i < d.params.size(); ++i)
+    if (!reach.count(autodiff::leaf_key(d.params[i]))) {
+      d.final_[i] = 1;
+      ++d.buckets[size_t(d.bucket_of[i])].ready;
+    }
+  d.launch_ready(before);
   Gradients grads;
   {
     autodiff::ScopedLeafHook hook(&Impl::on_leaf, &d);
     grads = loss.backward(o);
   }
-  // Buckets still waiting hold parameters this rank did not use: start them now, in order.
+  d.early = int(d.next);
+  // Buckets still waiting (a leaf backward reached but gave no gradient): start them now.
   for (; d.next < d.buckets.size(); ++d.next) d.launch(d.buckets[d.next], grads);
   // Which parameters some rank had a gradient for (the others stay without one).
   std::vector<uint8_t> has(d.params.size());
@@ -187,5 +201,6 @@ std::vector<std::vector<std::string>> DistributedDataParallel::buckets() const {
 }
 
 std::vector<std::string> DistributedDataParallel::unused_parameters() const { return impl_->unused; }
+int DistributedDataParallel::buckets_started_in_backward() const { return impl_->early; }
 
 }  // namespace ember::distributed

@@ -65,6 +65,9 @@ class DistributedDataParallel {
   std::vector<std::vector<std::string>> buckets() const;
   /// Parameters that no rank gave a gradient in the last synchronised backward().
   std::vector<std::string> unused_parameters() const;
+  /// How many buckets of the last synchronised backward() started before backward ended (the
+  /// others started at its end).
+  int buckets_started_in_backward() const;
 
   struct Impl;
 

@@ -30,6 +30,7 @@ struct ProcessGroup::Impl {
   /// The transport for tensors on `d`; null for a world of one (the group copies itself).
   detail::Comm* comm_for(Device d, const char* op);
   void fail(const std::string& msg);
+  bool failed();
 };
 
 namespace detail {

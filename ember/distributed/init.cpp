@@ -60,10 +60,12 @@ State& state() {
   return *s;
 }
 
+#ifdef EMBER_HAVE_MPI
 bool clean_exit() {
   State& s = state();
-  return !s.world || s.world->impl().failure.empty();
+  return !s.world || !s.world->impl().failed();
 }
+#endif
 
 void at_exit() {
 #ifdef EMBER_HAVE_MPI

@@ -22,29 +22,42 @@ struct Work::Impl {
   std::shared_ptr<ProcessGroup::Impl> group;
   const char* op = "";
   std::unique_ptr<detail::Request> req;  // null: nothing in flight (a world of one)
-  std::function<void()> finish;          // writes the result back, once, in wait()
+  std::function<void()> finish;          // writes the result back, once
   TensorList keep;                       // staging buffers the transport reads or writes
   steady_clock::time_point start = steady_clock::now();
   bool done = false, finished = false;
+
+  void complete() {
+    if (finished) return;
+    if (req && !done) {
+      try {
+        detail::wait_for(*req, op, group->who(), start, group->timeout);
+      } catch (const DistributedError& e) {
+        group->fail(e.what());
+        finished = true;
+        throw;
+      }
+      done = true;
+    }
+    finished = true;
+    NoGradGuard no_grad;  // collectives are not differentiated
+    if (finish) finish();
+    keep.clear();
+    req.reset();
+  }
+  // A handle dropped without wait() still completes (the transport must not write freed
+  // staging buffers) and writes its result, like a blocking collective.
+  ~Impl() {
+    if (finished || group->failed()) return;  // after a failure nothing more arrives
+    try {
+      complete();
+    } catch (...) {
+    }
+  }
 };
 
 void Work::wait() {
-  if (!impl_ || impl_->finished) return;
-  Impl& w = *impl_;
-  if (w.req && !w.done) {
-    try {
-      detail::wait_for(*w.req, w.op, w.group->who(), w.start, w.group->timeout);
-    } catch (const DistributedError& e) {
-      w.group->fail(e.what());
-      throw;
-    }
-    w.done = true;
-  }
-  w.finished = true;
-  NoGradGuard no_grad;  // collectives are not differentiated
-  if (w.finish) w.finish();
-  w.keep.clear();
-  w.req.reset();
+  if (impl_) impl_->complete();
 }
 
 bool Work::is_completed() {
@@ -92,6 +105,11 @@ void ProcessGroup::Impl::check_usable(const char* op) {
   if (!failure.empty())
     throw DistributedError(std::string("[") + op + "] " + who() +
                            ": the group failed earlier and can no longer be used: " + failure);
+}
+
+bool ProcessGroup::Impl::failed() {
+  std::lock_guard lock(mu);
+  return !failure.empty();
 }
 
 void ProcessGroup::Impl::fail(const std::string& msg) {

@@ -64,8 +64,8 @@ TEST(DistLocal, ErrorsNameTheCollective) {
             std::string::npos);
 }
 
-TEST(DistLocal, TimeoutFromEnvironment) {
-  dist::init();  // the world exists: init's options no longer apply; launch_info still parses
+TEST(DistLocal, LaunchInfoFromTorchrunVariables) {
+
   setenv("WORLD_SIZE", "2", 1);
   setenv("RANK", "1", 1);
   unsetenv("MASTER_ADDR");
@@ -165,9 +165,11 @@ TEST(DistLocal, DdpInAWorldOfOneIsPlainTraining) {
   test::Mlp b;
   dist::DDP ddp(a, {.bucket_cap_mb = 0});
   EXPECT_EQ(ddp.buckets().size(), 8u);  // one parameter a bucket at this cap
+  EXPECT_EQ(ddp.buckets_started_in_backward(), 0);
   auto [x, y] = test::batch(0, 8);
   Gradients ga = ddp.backward(test::sq_error_sum(ddp(x), y));
   Gradients gb = test::sq_error_sum(b(x), y).backward();
+  EXPECT_EQ(ddp.buckets_started_in_backward(), 8);
   for (auto& [name, p] : a.named_parameters()) {
     Tensor q;
     for (auto& [n2, p2] : b.named_parameters())

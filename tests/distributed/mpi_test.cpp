@@ -155,6 +155,8 @@ TEST(Mpi, DdpEqualsSingleProcessBitwiseF64) {
   for (int step = 0; step < 4; ++step) {
     auto [x, y] = test::batch(4 * w.rank(), 4);
     opt.step(ddp.backward(test::sq_error_sum(ddp(x), y)));
+    // Every bucket started before backward ended (unused head_b and `never` count as final).
+    EXPECT_EQ(ddp.buckets_started_in_backward(), int(ddp.buckets().size()));
     Gradients acc0 = test::sq_error_sum(ref(test::batch(0, 4).first), test::batch(0, 4).second).backward();
     Gradients acc1 = test::sq_error_sum(ref(test::batch(4, 4).first), test::batch(4, 4).second).backward();
     Gradients total;
