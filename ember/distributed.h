@@ -125,3 +125,4 @@ int world_size();
 }  // namespace ember::distributed
 
 #include "ember/distributed/ddp.h"
+#include "ember/distributed/zero.h"

@@ -67,4 +67,22 @@ DatasetPtr<T> distributed_shard(DatasetPtr<T> src, std::shared_ptr<const Distrib
   return std::make_shared<DistributedShard<T>>(std::move(src), std::move(s));
 }
 
+/// A loader over a distributed_shard whose epoch(e) first sets the sampler's epoch to e: what
+/// train::Learner::fit calls (size() and epoch(e, start)), so each epoch gets its own order.
+template <class Loader>
+class SamplerEpochs {
+ public:
+  SamplerEpochs(Loader& loader, std::shared_ptr<DistributedSampler> sampler)
+      : loader_(loader), sampler_(std::move(sampler)) {}
+  int64_t size() const { return loader_.size(); }
+  auto epoch(uint64_t e, int64_t start = 0) {
+    sampler_->set_epoch(e);
+    return loader_.epoch(e, start);
+  }
+
+ private:
+  Loader& loader_;
+  std::shared_ptr<DistributedSampler> sampler_;
+};
+
 }  // namespace ember::data

@@ -120,6 +120,7 @@ DistributedDataParallel::~DistributedDataParallel() = default;
 
 Tensor DistributedDataParallel::forward(const Tensor& x) { return impl_->module.forward(x); }
 nn::Module& DistributedDataParallel::module() { return impl_->module; }
+ProcessGroup& DistributedDataParallel::group() { return impl_->group; }
 
 Gradients DistributedDataParallel::backward(const Tensor& loss, const BackwardOptions& o) {
   Impl& d = *impl_;
@@ -157,7 +158,9 @@ Gradients DistributedDataParallel::backward(const Tensor& loss, const BackwardOp
   std::vector<uint8_t> has(d.params.size());
   for (size_t i = 0; i < d.params.size(); ++i)
     has[i] = grads.contains(d.params[i]) && grads.get(d.params[i]).defined();
-  Tensor used = tensor(has, {int64_t(has.size())}, DType::U8, Device::flex());
+  // On the parameters' device: a torchrun-style launch has NCCL only, for CUDA tensors.
+  const Device dev = d.params.empty() ? Device::flex() : d.params[0].device().without_layers();
+  Tensor used = tensor(has, {int64_t(has.size())}, DType::U8, Device::flex()).to(dev);
   Work used_work = d.group.all_reduce(used, ReduceOp::Max);
   used_work.wait();
   const std::vector<uint8_t> any = used.to_vector<uint8_t>();
@@ -202,5 +205,38 @@ std::vector<std::vector<std::string>> DistributedDataParallel::buckets() const {
 
 std::vector<std::string> DistributedDataParallel::unused_parameters() const { return impl_->unused; }
 int DistributedDataParallel::buckets_started_in_backward() const { return impl_->early; }
+
+namespace {
+class LearnerBridge final : public train::DataParallel {
+ public:
+  explicit LearnerBridge(DistributedDataParallel& d) : ddp_(d) {}
+  int rank() const override { return ddp_.group().rank(); }
+  int world_size() const override { return ddp_.group().size(); }
+  void backward(const Tensor& loss, Gradients& into, bool sync) override {
+    if (sync) {
+      ddp_.backward(loss, {.accumulate_into = &into});
+    } else {
+      auto local = ddp_.no_sync();
+      ddp_.backward(loss, {.accumulate_into = &into});
+    }
+  }
+  void sum(std::vector<double>& v) override {
+    if (v.empty()) return;
+    // On the model's device: a torchrun-style launch has NCCL only, for CUDA tensors.
+    std::vector<Tensor> ps = ddp_.module().parameters();
+    const Device dev = ps.empty() ? Device::flex() : ps[0].device().without_layers();
+    Tensor t = tensor(v, {int64_t(v.size())}, DType::F64, Device::flex()).to(dev);
+    ddp_.group().all_reduce(t).wait();
+    v = t.to_vector<double>();
+  }
+
+ private:
+  DistributedDataParallel& ddp_;
+};
+}  // namespace
+
+std::shared_ptr<train::DataParallel> data_parallel(DistributedDataParallel& ddp) {
+  return std::make_shared<LearnerBridge>(ddp);
+}
 
 }  // namespace ember::distributed

@@ -9,6 +9,7 @@
 #include "ember/autodiff.h"
 #include "ember/distributed.h"
 #include "ember/tensor.h"
+#include "ember/train/data_parallel.h"
 
 namespace ember::nn {
 class Module;
@@ -61,6 +62,8 @@ class DistributedDataParallel {
   [[nodiscard]] NoSync no_sync() { return NoSync(*this); }
 
   nn::Module& module();
+  /// The group the replicas form.
+  ProcessGroup& group();
   /// The buckets, each a list of parameter names in launch order.
   std::vector<std::vector<std::string>> buckets() const;
   /// Parameters that no rank gave a gradient in the last synchronised backward().
@@ -76,5 +79,10 @@ class DistributedDataParallel {
 };
 
 using DDP = DistributedDataParallel;
+
+/// The Learner's view of `ddp` (which must outlive it), for LearnerOptions::data_parallel:
+/// backward through ddp (no_sync inside an accumulation window), metric states summed over its
+/// group, rank 0 writing the files.
+std::shared_ptr<train::DataParallel> data_parallel(DistributedDataParallel& ddp);
 
 }  // namespace ember::distributed

@@ -20,6 +20,7 @@
 #include "ember/nn/module.h"
 #include "ember/optim/lr_scheduler.h"
 #include "ember/optim/optimizer.h"
+#include "ember/train/data_parallel.h"
 #include "ember/train/metrics.h"
 #include "ember/train/renderer.h"
 
@@ -88,6 +89,13 @@ struct LearnerOptions {
   /// With `renderer` null and standard output a terminal: the dashboard (true), or the one-line
   /// live bar (false; EMBER_DASHBOARD=0 in the environment does the same).
   bool dashboard = true;
+  /// Data-parallel training (distributed::data_parallel(ddp), docs/distributed.md): backward
+  /// combines gradients across ranks at each optimizer step; each epoch's metrics are those of
+  /// all ranks' samples together (their exact states summed; "lr" and throughput stay this
+  /// rank's); only rank 0 writes checkpoints, best weights, logs, TensorBoard files and the
+  /// report, and the other ranks show nothing unless given a renderer. Every rank resumes from
+  /// the same checkpoint_dir (rank 0's), so it must be one folder all ranks can read.
+  std::shared_ptr<DataParallel> data_parallel = {};
 };
 
 struct FitResult {

@@ -223,6 +223,20 @@ TEST(DistLocal, ShardFeedsTheDataLoader) {
   for (auto& b : loader)
     for (int64_t v : b) seen.push_back(v);
   EXPECT_EQ(seen, (std::vector<int64_t>{101, 103, 105, 107, 109}));
+  // SamplerEpochs sets the sampler's epoch from the loader's (as the Learner asks for epochs).
+  auto shuffled = std::make_shared<data::DistributedSampler>(
+      10, data::DistributedSamplerOptions{.num_replicas = 2, .rank = 0, .seed = 4});
+  data::DataLoader<int64_t, data::VectorBatcher> l2(data::distributed_shard(ds, shuffled),
+                                                    {.batch_size = 5});
+  data::SamplerEpochs epochs(l2, shuffled);
+  std::vector<std::vector<int64_t>> orders;
+  for (uint64_t e : {0u, 1u, 0u}) {
+    orders.emplace_back();
+    for (auto& b : epochs.epoch(e)) orders.back() = b;
+    EXPECT_EQ(shuffled->epoch(), e);
+  }
+  EXPECT_NE(orders[0], orders[1]);
+  EXPECT_EQ(orders[0], orders[2]);
 }
 
 }  // namespace

@@ -3,7 +3,12 @@
 // non-contiguous inputs, DDP against single-process training, and the sampler across ranks.
 #include <gtest/gtest.h>
 
+#include <ember/data/loader.h>
 #include <ember/data/sampler.h>
+#include <ember/train/learner.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <set>
 
 #include "distributed/mlp.h"
@@ -242,6 +247,89 @@ TEST(Mpi, DdpUnusedParameters) {
   w.broadcast(other, 1).wait();
   EXPECT_EQ(hb.to_vector<double>(), other.to_vector<double>());  // the same on both ranks
   EXPECT_GT(sum(abs(hb)).item<double>(), 0.0);
+}
+
+// ZeRO-1: the state lives on one rank a parameter, the weights are those of plain Adam, bit for bit.
+TEST(Mpi, ZeroRedundancyOptimizerMatchesAdam) {
+  auto& w = world();
+  manual_seed(21);
+  test::Mlp a;
+  manual_seed(21);
+  test::Mlp b;
+  dist::DDP da(a), db(b);
+  dist::ZeroRedundancyOptimizer zero(a.parameters(), [](std::vector<Tensor> ps) {
+    return std::make_unique<optim::Adam>(std::move(ps), optim::AdamOptions{.lr = 0.01});
+  });
+  optim::Adam plain(b.parameters(), {.lr = 0.01});
+  for (int step = 0; step < 3; ++step) {
+    auto [x, y] = test::batch(4 * w.rank(), 4);
+    zero.step(da.backward(mse_loss(da(x), y)));
+    plain.step(db.backward(mse_loss(db(x), y)));
+  }
+  auto pa = a.parameters(), pb = b.parameters();
+  std::set<int> owners;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_EQ(pa[i].to_vector<double>(), pb[i].to_vector<double>()) << i;
+    owners.insert(zero.owner(i));
+  }
+  EXPECT_EQ(owners.size(), 2u);
+  ASSERT_NE(zero.local(), nullptr);
+  EXPECT_LT(zero.local()->all_params().size(), pa.size());
+}
+
+// The Learner under DDP: each rank trains on its shard; the epoch metrics are over both shards
+// (so equal on both ranks although the shards differ), the weights stay equal, and only rank 0
+// writes its log and checkpoints.
+TEST(Mpi, LearnerUnderDdp) {
+  namespace fs = std::filesystem;
+  auto& w = world();
+  const fs::path dir = fs::temp_directory_path() /
+                       ("ember_dist_learner_" + std::to_string(getppid())) /
+                       ("rank" + std::to_string(w.rank()));
+  fs::remove_all(dir);
+  manual_seed(11 + w.rank());
+  test::Mlp model;
+  dist::DDP ddp(model);
+  optim::SGD opt(model.parameters(), {.lr = 0.05});
+  auto [x, y] = test::batch(0, 16);
+  std::vector<std::pair<Tensor, Tensor>> items;
+  for (int64_t i = 0; i < 16; ++i) items.push_back({x[i], y[i]});
+  auto sampler = std::make_shared<data::DistributedSampler>(
+      16, data::DistributedSamplerOptions{.num_replicas = 2, .rank = w.rank()});
+  data::DataLoader<std::pair<Tensor, Tensor>> shard(
+      data::distributed_shard(data::in_memory(items), sampler), {.batch_size = 4});
+  data::SamplerEpochs loader(shard, sampler);  // a new shared order each epoch
+  train::Learner learner(model, opt,
+                         {.epochs = 2,
+                          .grad_accumulation = 2,
+                          .checkpoint_dir = (dir / "ckpt").string(),
+                          .log_path = (dir / "log.csv").string(),
+                          .handle_interrupt = false,
+                          .renderer = std::shared_ptr<train::Renderer>(train::silent_renderer()),
+                          .data_parallel = dist::data_parallel(ddp)});
+  auto step = [&](std::pair<Tensor, Tensor>& b) {
+    return train::StepOutput{.loss = mse_loss(model(b.first), b.second)};
+  };
+  train::FitResult r = learner.fit(loader, step);
+  EXPECT_EQ(sampler->epoch(), 1u);
+  ASSERT_EQ(r.history.size(), 2u);
+  EXPECT_EQ(r.global_step, 2);
+  for (const auto& rec : r.history) {
+    Tensor mine = scalar_tensor(rec.train[0].second, DType::F64, host());
+    Tensor rank0 = mine.clone();
+    w.broadcast(rank0, 0).wait();
+    EXPECT_EQ(rec.train[0].first, "loss");
+    EXPECT_EQ(mine.item<double>(), rank0.item<double>());
+  }
+  for (Tensor& p : model.parameters()) {
+    Tensor q = p.detach().clone();
+    w.broadcast(q, 0).wait();
+    EXPECT_EQ(p.to_vector<double>(), q.to_vector<double>());
+  }
+  EXPECT_EQ(fs::exists(dir / "log.csv"), w.rank() == 0);
+  EXPECT_EQ(fs::exists(dir / "ckpt") && !fs::is_empty(dir / "ckpt"), w.rank() == 0);
+  w.barrier().wait();
+  fs::remove_all(dir);
 }
 
 }  // namespace
