@@ -16,6 +16,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config libgtest-dev libgmock-
       python3-torchvision python3-opencv python3-scipy python3-skimage  # tests/gen/gen_vision_ops.py
       libboost-dev libssl-dev  # the remote backend and ember-server: Boost.Beast WebSocket, TLS 1.3
       liblapacke-dev libopenblas-dev  # LAPACK in the cpu backend's linalg ops (optional)
+      libopenmpi-dev openmpi-bin  # ember::distributed's MPI transport; mpirun runs its tests
       chromium  # headless browser: ember-plot's report is rendered and checked in it
       emscripten)  # the WebAssembly build (preset wasm, docs/web.md), tested in chromium
 missing=()

@@ -3,9 +3,11 @@
 // freed as soon as a node is done (unless the graph is retained).
 #include <iterator>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ember/amp.h"
 #include "ember/autodiff/engine.h"
+#include "ember/autodiff/hooks.h"
 #include "ember/autodiff/rules.h"
 #include "ember/error.h"
 #include "ember/ops/binary.h"
@@ -46,6 +48,39 @@ void Gradients::accumulate(const std::shared_ptr<AutogradMeta>& meta, const Tens
 }
 
 namespace autodiff {
+
+namespace {
+thread_local LeafReadyFn t_leaf_hook = nullptr;
+thread_local void* t_leaf_ctx = nullptr;
+}  // namespace
+ScopedLeafHook::ScopedLeafHook(LeafReadyFn fn, void* ctx)
+    : prev_fn_(t_leaf_hook), prev_ctx_(t_leaf_ctx) {
+  t_leaf_hook = fn;
+  t_leaf_ctx = ctx;
+}
+ScopedLeafHook::~ScopedLeafHook() {
+  t_leaf_hook = prev_fn_;
+  t_leaf_ctx = prev_ctx_;
+}
+const AutogradMeta* leaf_key(const Tensor& t) { return meta_of(t); }
+
+std::unordered_set<const AutogradMeta*> reachable_leaves(const Tensor& root) {
+  std::unordered_set<const AutogradMeta*> leaves;
+  AutogradMeta* rm = meta_of(root);
+  if (!rm || !rm->requires_grad) return leaves;
+  if (!rm->grad_fn) return {rm};
+  std::unordered_set<Node*> seen{rm->grad_fn.get()};
+  std::vector<Node*> stack{rm->grad_fn.get()};
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->next) {
+      if (e.leaf) leaves.insert(e.leaf.get());
+      if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+    }
+  }
+  return leaves;
+}
 
 // Checkpointing: runs a cheap node's forward again from its (recursively recomputed) inputs;
 // the results are cached on the node for the rest of this backward pass.
@@ -142,14 +177,19 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
   const bool slots = o.accumulate_grad && !o.accumulate_into;
   std::unique_ptr<NoGradGuard> no_grad;
   if (!create) no_grad = std::make_unique<NoGradGuard>();
+  const LeafReadyFn hook = t_leaf_hook;
+  void* const hook_ctx = t_leaf_ctx;
   if (!rm->grad_fn) {  // the root is a leaf
     grads.accumulate(meta_ptr_of(root), g0);
     if (slots) add_to_slot(*rm, g0);
+    if (hook) hook(hook_ctx, rm, grads);
     return o.accumulate_into ? Gradients(grads) : local;
   }
   // Count, for every node reachable from the root, how many edges lead into it (one map for
   // the walk and the pending cotangents: a lookup per edge, not three).
   std::unordered_map<Node*, Visit> graph;
+  // With a leaf hook: the edges into each leaf not yet run, so the hook fires when its last ran.
+  std::unordered_map<const AutogradMeta*, int> leaf_edges;
   std::vector<Node*> stack{rm->grad_fn.get()};
   graph.try_emplace(rm->grad_fn.get());
   while (!stack.empty()) {
@@ -160,6 +200,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
                                           " was already freed by an earlier backward; pass "
                                           "retain_graph = true to backward through it twice");
     for (const Edge& e : n->next) {
+      if (hook && e.leaf) ++leaf_edges[e.leaf.get()];
       if (!e.fn) continue;
       auto [it, fresh] = graph.try_emplace(e.fn.get());
       ++it->second.deps;
@@ -231,6 +272,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
       Tensor g = i < in_grads.size() ? in_grads[i] : Tensor();
       if (e.leaf) {
         if (g.defined()) grads.accumulate(e.leaf, g);
+        if (hook && --leaf_edges[e.leaf.get()] == 0) hook(hook_ctx, e.leaf.get(), grads);
       } else if (e.fn) {
         Visit& v = graph.find(e.fn.get())->second;
         add_into(v.grads, size_t(e.output_nr), g);

@@ -118,7 +118,7 @@ std::string Learner::latest_checkpoint(const std::string& dir) {
 std::string Learner::Impl::save_checkpoint(int64_t done, int64_t step_in_epoch,
                                            double seconds_in_epoch) {
   const std::string& dir = options.checkpoint_dir;
-  if (dir.empty()) return {};
+  if (dir.empty() || !writer()) return {};
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)

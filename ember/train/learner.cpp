@@ -70,6 +70,35 @@ std::pair<bool, std::string> split_key(const std::string& key) {
 
 void Learner::Impl::fail(const std::string& msg) const { throw ValueError("[Learner] " + msg); }
 
+MetricValues Learner::Impl::epoch_values(const std::vector<MetricPtr>& metrics) const {
+  const auto& dp = options.data_parallel;
+  if (!dp || dp->world_size() == 1) return values_of(metrics);
+  // Counts and sums add up across ranks; the learning rate (the same everywhere) and timings
+  // (wall time is not additive) stay this rank's.
+  auto summed = [](const Metric& m) { return !m.timing() && m.name() != "lr"; };
+  std::vector<double> states;
+  for (const auto& m : metrics)
+    if (summed(*m)) {
+      std::vector<double> st = m->state();
+      states.insert(states.end(), st.begin(), st.end());
+    }
+  dp->sum(states);
+  MetricValues out;
+  size_t at = 0;
+  for (const auto& m : metrics) {
+    if (!summed(*m)) {
+      out.emplace_back(m->name(), m->value());
+      continue;
+    }
+    const size_t n = m->state().size();
+    MetricPtr all = m->fresh();
+    all->load_state(std::vector<double>(states.begin() + long(at), states.begin() + long(at + n)));
+    at += n;
+    out.emplace_back(all->name(), all->value());
+  }
+  return out;
+}
+
 void Learner::Impl::check_loss(const Tensor& l, const char* pass) const {
   if (!l.defined() || l.numel() != 1 || !is_floating(l.dtype()))
     fail(std::string("expected the ") + pass +
@@ -120,6 +149,7 @@ double Learner::Impl::metric_value(const std::string& key, const EpochRecord& r)
 }
 
 void Learner::Impl::save_best(const EpochRecord& rec) {
+  if (!writer()) return;
   const std::string& key = options.save_best;
   double v = metric_value(key, rec);
   bool higher = higher_is_better(key);
@@ -239,7 +269,8 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
     s.higher_is_better(s.options.save_best);
   }
   s.renderer = s.options.renderer ? s.options.renderer
-                                  : std::shared_ptr<Renderer>(auto_renderer(s.options.dashboard));
+               : s.writer()        ? std::shared_ptr<Renderer>(auto_renderer(s.options.dashboard))
+                                   : std::shared_ptr<Renderer>(silent_renderer());
   std::string resumed;
   if (!s.loaded && s.options.resume && !s.options.checkpoint_dir.empty()) {
     resumed = latest_checkpoint(s.options.checkpoint_dir);
@@ -253,9 +284,9 @@ Learner::FitScope::FitScope(Learner& l, int64_t train_steps, int64_t valid_steps
            std::to_string(s.epochs_done + 1) + ", but the training loader has only " +
            std::to_string(train_steps));
   // The log matches the history the fit continues from (rows of a lost epoch are dropped).
-  if (!s.options.log_path.empty() && !resumed.empty())
+  if (!s.options.log_path.empty() && !resumed.empty() && s.writer())
     write_metric_log(s.options.log_path, s.history);
-  if (!s.options.tensorboard_dir.empty()) {
+  if (!s.options.tensorboard_dir.empty() && s.writer()) {
     // Steps after the position this fit starts from (a run lost after its checkpoint, or the
     // whole of an earlier run when this one starts afresh) would be in the directory twice.
     const int64_t epochs = s.epochs_done, batches = s.epochs_done * train_steps + s.resume_step;
@@ -304,7 +335,7 @@ FitResult Learner::FitScope::finish() {
   s.renderer->on_fit_end();
   finished_ = true;
   s.events.reset();
-  if (!s.options.report_path.empty()) {
+  if (!s.options.report_path.empty() && s.writer()) {
     std::vector<ScalarEvent> scalars;
     if (!s.options.tensorboard_dir.empty()) scalars = read_event_dir(s.options.tensorboard_dir);
     std::string run = std::filesystem::path(s.options.report_path).parent_path().filename();
@@ -362,12 +393,16 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
   const int64_t accum = s.options.grad_accumulation;
   Tensor scaled = accum > 1 ? out.loss / double(accum) : out.loss;
   if (s.scaler) scaled = s.scaler->scale(scaled);
-  BackwardOptions bo;
-  bo.accumulate_into = &s.grads;
-  scaled.reshape({}).backward(bo);
-  scaled = Tensor();
   ++s.step;
   const bool boundary = s.step % accum == 0 || s.step == s.train_steps;
+  if (s.options.data_parallel) {  // gradients combined across ranks at the optimizer step only
+    s.options.data_parallel->backward(scaled.reshape({}), s.grads, boundary);
+  } else {
+    BackwardOptions bo;
+    bo.accumulate_into = &s.grads;
+    scaled.reshape({}).backward(bo);
+  }
+  scaled = Tensor();
   if (boundary) {
     if (s.scaler) s.scaler->unscale(s.grads, s.optimizer.all_params());
     if (s.options.clip_grad_value)
@@ -429,7 +464,9 @@ bool Learner::run_train_step(std::pair<Tensor, Tensor>& batch,
 Learner::Impl::Captured* Learner::Impl::captured_for(
     const std::pair<Tensor, Tensor>& batch,
     const std::function<StepOutput(std::pair<Tensor, Tensor>&)>& step) {
-  if (!capture_device || options.grad_accumulation != 1 || scaler) return nullptr;
+  // Data-parallel steps wait for collectives on the host: not captured (yet).
+  if (!capture_device || options.grad_accumulation != 1 || scaler || options.data_parallel)
+    return nullptr;
   const Tensor &x = batch.first, &y = batch.second;
   if (!x.defined() || !y.defined()) return nullptr;
   for (auto& c : captured)
@@ -518,7 +555,7 @@ bool Learner::Impl::end_train_step(StepOutput& out, double loss, double lr, Cloc
 bool Learner::end_train() {
   Impl& s = *impl_;
   if (s.interrupted) return false;
-  s.train_values = values_of(s.train_metrics);
+  s.train_values = s.epoch_values(s.train_metrics);
   s.train_seconds = seconds_since(s.epoch_start);
   s.valid_step = 0;
   for (auto& m : s.valid_metrics) m->reset();
@@ -559,7 +596,7 @@ bool Learner::end_epoch() {
   EpochRecord rec{.epoch = s.epoch,
                   .seconds = seconds_since(s.epoch_start),
                   .train = s.train_values,
-                  .valid = s.valid_steps > 0 ? values_of(s.valid_metrics) : MetricValues{}};
+                  .valid = s.valid_steps > 0 ? s.epoch_values(s.valid_metrics) : MetricValues{}};
   s.history.push_back(rec);
   s.epochs_done = s.epoch;
   if (s.scheduler && s.options.schedule_every == ScheduleEvery::epoch) s.scheduler->step();
@@ -588,7 +625,7 @@ bool Learner::end_epoch() {
         s.events->add_scalar(std::string(split_name(sp)) + "/" + name, v, rec.epoch);
   std::string saved = s.save_checkpoint(s.epochs_done, 0, 0);
   if (!saved.empty()) s.checkpoint = saved;
-  if (!s.options.log_path.empty()) write_metric_log(s.options.log_path, s.history);
+  if (!s.options.log_path.empty() && s.writer()) write_metric_log(s.options.log_path, s.history);
   s.renderer->on_epoch_end(rec);
   if (!note.empty()) s.renderer->on_message(note);
   return !s.stopped_early && s.epochs_done < s.options.epochs;

@@ -21,6 +21,7 @@
 #include "ember/nn/module.h"
 #include "ember/optim/lr_scheduler.h"
 #include "ember/optim/optimizer.h"
+#include "ember/train/data_parallel.h"
 #include "ember/train/metrics.h"
 #include "ember/train/renderer.h"
 
@@ -102,9 +103,16 @@ struct LearnerOptions {
   /// whose batches are (input, target) pairs captures the step once three batches in a row had
   /// the same shapes and dtypes, and replays it for every later batch of those shapes (a last,
   /// shorter batch runs eagerly). Only steps of one micro-batch (grad_accumulation 1) without
-  /// loss scaling are captured; a step that cannot be (a host read inside it, an optimizer
+  /// loss scaling or data_parallel are captured; a step that cannot be (a host read inside it, an optimizer
   /// without capture support) runs eagerly for the rest of the fit, with a message.
   CaptureMode capture = CaptureMode::automatic;
+  /// Data-parallel training (distributed::data_parallel(ddp), docs/distributed.md): backward
+  /// combines gradients across ranks at each optimizer step; each epoch's metrics are those of
+  /// all ranks' samples together (their exact states summed; "lr" and throughput stay this
+  /// rank's); only rank 0 writes checkpoints, best weights, logs, TensorBoard files and the
+  /// report, and the other ranks show nothing unless given a renderer. Every rank resumes from
+  /// the same checkpoint_dir (rank 0's), so it must be one folder all ranks can read.
+  std::shared_ptr<DataParallel> data_parallel = {};
 };
 
 struct FitResult {

@@ -50,6 +50,10 @@ struct Learner::Impl {
   MetricValues train_values;
   bool interrupted = false, stopped_early = false;
   std::unique_ptr<TensorBoardWriter> events;  // options.tensorboard_dir's file of this fit
+  /// This process writes files: no data_parallel, or its rank 0.
+  bool writer() const { return !options.data_parallel || options.data_parallel->rank() == 0; }
+  /// The metrics' epoch values; under data_parallel, over the samples of every rank.
+  MetricValues epoch_values(const std::vector<MetricPtr>& metrics) const;
 
   // Captured training steps (LearnerOptions::capture), for this fit only: a step's function
   // refers to the fit's train_step.

@@ -1,0 +1,23 @@
+# Runs fault_probe under mpirun and checks that it ended within MAX_SECONDS with output matching
+# EXPECT. -DMPIRUN= -DPROBE= -DMODE= -DEXPECT= -DMAX_SECONDS= [-DDEBUG=1]
+string(TIMESTAMP t0 "%s")
+set(ENV{EMBER_DIST_TIMEOUT} 2)
+set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+if(DEBUG)
+  set(ENV{EMBER_DIST_DEBUG} 1)
+endif()
+execute_process(COMMAND ${MPIRUN} -np 2 --oversubscribe --bind-to none ${PROBE} ${MODE}
+  OUTPUT_VARIABLE out ERROR_VARIABLE out RESULT_VARIABLE rc TIMEOUT 90)
+string(TIMESTAMP t1 "%s")
+math(EXPR dt "${t1} - ${t0}")
+message("mpirun ${MODE}: exit ${rc} after ${dt} s\n${out}")
+if(dt GREATER ${MAX_SECONDS})
+  message(FATAL_ERROR "the job took ${dt} s, more than ${MAX_SECONDS} s")
+endif()
+if(rc EQUAL 0)
+  message(FATAL_ERROR "mpirun succeeded: a failing rank must fail the job")
+endif()
+if(NOT out MATCHES "${EXPECT}")
+  message(FATAL_ERROR "expected output matching: ${EXPECT}")
+endif()
