@@ -103,8 +103,8 @@ struct LearnerOptions {
   /// whose batches are (input, target) pairs captures the step once three batches in a row had
   /// the same shapes and dtypes, and replays it for every later batch of those shapes (a last,
   /// shorter batch runs eagerly). Only steps of one micro-batch (grad_accumulation 1) without
-  /// loss scaling or data_parallel are captured; a step that cannot be (a host read inside it, an optimizer
-  /// without capture support) runs eagerly for the rest of the fit, with a message.
+  /// loss scaling or data_parallel are captured; a step that cannot be (a host read inside it,
+  /// an optimizer without capture support) runs eagerly for the rest of the fit, with a message.
   CaptureMode capture = CaptureMode::automatic;
   /// Data-parallel training (distributed::data_parallel(ddp), docs/distributed.md): backward
   /// combines gradients across ranks at each optimizer step; each epoch's metrics are those of
