@@ -75,7 +75,7 @@ namespace detail {
 void wait_for(Request& r, const char* op, const std::string& who, steady_clock::time_point start,
               milliseconds timeout) {
   const auto deadline = start + timeout;
-  for (int polls = 0; !r.test(op); ++polls) {
+  while (!r.test(op)) {
     if (steady_clock::now() > deadline) {
       r.abort();
       char secs[32];
@@ -86,8 +86,12 @@ void wait_for(Request& r, const char* op, const std::string& who, steady_clock::
           "collective); this group can no longer be used (the timeout is InitOptions::timeout "
           "or EMBER_DIST_TIMEOUT)");
     }
-    // Poll at once for quick collectives, then back off so a long wait leaves the CPU alone.
-    if (polls > 200) std::this_thread::sleep_for(std::chrono::microseconds(polls > 2000 ? 1000 : 20));
+    // MPI moves data only inside MPI calls, so a wait keeps polling (yielding the core) for its
+    // first 20 ms, like MPI_Wait's busy loop; a longer wait (a slow or dead peer) backs off to a
+    // poll every 50 us, then every millisecond after a second.
+    const auto waited = steady_clock::now() - start;
+    if (waited < milliseconds(20)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(waited < milliseconds(1000) ? 50 : 1000));
   }
 }
 }  // namespace detail
