@@ -11,6 +11,7 @@
 
 #include "bench.h"
 #include "ember/data/loader.h"
+#include "ember/ember.h"
 #include "ember/models/fashion_cnn.h"
 #include "ember/train/learner.h"
 

@@ -1,14 +1,17 @@
 # The WebAssembly build (preset `wasm`, Debian's emscripten): flex, nn, optim, the safetensors
 # reader and writer and the C ABI, linked into web/ember.js's modules. No oneDNN, LAPACK, CUDA,
 # remote backend, fusion/JIT, zlib, minizip, RE2 or SQLite: nothing here needs a native library.
-# Exceptions stay on (-fexceptions, catching enabled): ember's errors reach JavaScript as
-# messages through the C ABI's statuses. Two builds of the same sources:
+# Exceptions stay on (WebAssembly's own, below): ember's errors reach JavaScript as messages
+# through the C ABI's statuses. Two builds of the same sources:
 #   ember-st  single-threaded, runs on any page;
 #   ember-mt  -pthread (SharedArrayBuffer; used when the page is cross-origin isolated).
 # EMBER_WASM_SIMD (default ON) adds -msimd128: flex's loops and GEMM take their 128-bit paths.
 option(EMBER_WASM_SIMD "WebAssembly SIMD (-msimd128)" ON)
 option(EMBER_WASM_THREADS "Also build the pthreads variant (ember-mt)" ON)
 set(EMBER_WASM_OUT ${PROJECT_BINARY_DIR}/web CACHE PATH "Where the .js/.wasm pairs go")
+# The link's optimisation level (binaryen's passes over the whole module; the objects keep
+# CMAKE_CXX_FLAGS_RELEASE's -O3): -Oz makes the module 6% smaller than -O3.
+set(EMBER_WASM_LINK_OPT -Oz CACHE STRING "Link-time optimisation level of the wasm modules")
 # The dtypes flex's kernels are compiled for (ember/backends/flex/loops.h, EMBER_FLEX_DTYPES):
 # a browser model needs f32, plus int64 for labels and indices, bool for masks and u8 for
 # images. Each dtype added costs about 150 KB of .wasm; a kernel called with one left out throws
@@ -69,13 +72,29 @@ set_property(SOURCE ${PROJECT_SOURCE_DIR}/ember/store/safetensors_file.cpp
 file(GLOB EMBER_WASM_C_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/ember/c/*.cpp)
 set_property(SOURCE ${PROJECT_SOURCE_DIR}/ember/c/c_api.cpp APPEND PROPERTY COMPILE_DEFINITIONS
              EMBER_VERSION_STRING="${PROJECT_VERSION}")
+# Size: the kernels (flex, the hot loops) keep -O3; the rest (dispatch, shape inference, VJP
+# rules, nn, store, the C ABI) is compiled for size: a model's time is spent in the kernels, and
+# this halves the rest's code (docs/web.md, "Size and speed").
+set(EMBER_WASM_CODE_OPT -Os CACHE STRING "Optimisation level of the wasm build's non-kernel code")
+set(_size_sources ${EMBER_WASM_SOURCES} ${EMBER_WASM_C_SOURCES})
+list(FILTER _size_sources EXCLUDE REGEX "/ember/backends/flex/")
+set_property(SOURCE ${_size_sources} APPEND PROPERTY COMPILE_OPTIONS ${EMBER_WASM_CODE_OPT})
 
-set(_cflags -fexceptions -fno-math-errno -fno-trapping-math -Wno-unused-parameter)
+# Exceptions: WebAssembly's own (-fwasm-exceptions: throw and catch inside the module, no
+# JavaScript trampoline around every call that may throw; Chrome 95, Firefox 100, Safari 15.2,
+# node 17 and later) for the single-threaded module; emscripten's JavaScript-based ones for the
+# pthreads module, where Debian's emscripten 3.1.6 with -fwasm-exceptions catches ember's errors
+# only as "unknown exception" (a catch by type never matches), and for both with
+# EMBER_WASM_NATIVE_EH=OFF.
+option(EMBER_WASM_NATIVE_EH "WebAssembly exception handling (-fwasm-exceptions) for ember-st" ON)
+set(_js_eh -fexceptions)
+set(_js_eh_link -fexceptions -sDISABLE_EXCEPTION_CATCHING=0)
+set(_cflags -fno-math-errno -fno-trapping-math -Wno-unused-parameter)
 if(EMBER_WASM_SIMD)
   list(APPEND _cflags -msimd128)
 endif()
 # Exported to JavaScript: the C ABI (EMSCRIPTEN_KEEPALIVE on every entry point) plus malloc/free.
-set(_link -fexceptions -sDISABLE_EXCEPTION_CATCHING=0 -sALLOW_MEMORY_GROWTH=1
+set(_link -sALLOW_MEMORY_GROWTH=1
           -sMODULARIZE=1 -sEXPORT_NAME=createEmberModule -sENVIRONMENT=web,worker,node
           -sEXPORTED_FUNCTIONS=_malloc,_free
           -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8,ENV
@@ -88,9 +107,16 @@ endif()
 foreach(v ${_variants})
   add_library(ember_wasm_${v} STATIC ${EMBER_WASM_SOURCES})
   target_include_directories(ember_wasm_${v} PUBLIC ${PROJECT_SOURCE_DIR})
-  target_compile_options(ember_wasm_${v} PRIVATE ${_cflags})
+  if(v STREQUAL "st" AND EMBER_WASM_NATIVE_EH)
+    set(_eh -fwasm-exceptions)
+    set(_eh_link -fwasm-exceptions)
+  else()
+    set(_eh ${_js_eh})
+    set(_eh_link ${_js_eh_link})
+  endif()
+  target_compile_options(ember_wasm_${v} PRIVATE ${_eh} ${_cflags})
   target_compile_definitions(ember_wasm_${v} PRIVATE EMBER_FLEX_DTYPES=${_dtype_mask})
-  set(_l ${_link})
+  set(_l ${_eh_link} ${_link})
   if(v STREQUAL "mt")
     target_compile_options(ember_wasm_${v} PRIVATE -pthread)
     # A pool made at start-up, so no op waits for a worker to spawn (threads.cpp sizes itself
@@ -101,8 +127,8 @@ foreach(v ${_variants})
   # entry point) are linked; the library's objects come in only as far as they are used.
   add_executable(ember_${v} ${EMBER_WASM_C_SOURCES})
   target_link_libraries(ember_${v} PRIVATE ember_wasm_${v})
-  target_compile_options(ember_${v} PRIVATE ${_cflags} $<$<STREQUAL:${v},mt>:-pthread>)
-  target_link_options(ember_${v} PRIVATE ${_l} "$<$<CONFIG:Release>:-O3>")
+  target_compile_options(ember_${v} PRIVATE ${_eh} ${_cflags} $<$<STREQUAL:${v},mt>:-pthread>)
+  target_link_options(ember_${v} PRIVATE ${_l} "$<$<CONFIG:Release>:${EMBER_WASM_LINK_OPT}>")
   set_target_properties(ember_${v} PROPERTIES OUTPUT_NAME ember-${v} SUFFIX .js
     RUNTIME_OUTPUT_DIRECTORY ${EMBER_WASM_OUT})
 endforeach()

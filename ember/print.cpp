@@ -1,9 +1,9 @@
-// PyTorch-style printing: `std::cout << t` gives tensor([[1., 2.], [3., 4.]]) with torch's number
-// formatting (integer mode, fixed 4 decimals, or scientific), summarised above 1000 elements.
+// PyTorch-style printing: `t.str()` and `std::cout << t` give tensor([[1., 2.], [3., 4.]]) with
+// torch's number formatting (integer mode, fixed 4 decimals, or scientific), summarised above
+// 1000 elements.
 #include <cmath>
 #include <cstdio>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -63,32 +63,32 @@ void shown(const Shape& s, bool summarise, std::vector<int64_t>& out, size_t d =
   }
 }
 
-void emit(std::ostream& os, const std::vector<double>& v, const Shape& s, const Formatter& f,
+void emit(std::string& os, const std::vector<double>& v, const Shape& s, const Formatter& f,
           bool summarise, size_t d, int64_t base, size_t indent) {
   if (d == s.size()) {
-    if (f.mode == Formatter::Cell) os << f.cells[size_t(base)];
-    else os << f.pad(v[size_t(base)]);
+    if (f.mode == Formatter::Cell) os += f.cells[size_t(base)];
+    else os += f.pad(v[size_t(base)]);
     return;
   }
   int64_t stride = 1;
   for (size_t k = d + 1; k < s.size(); ++k) stride *= s[k];
-  os << '[';
+  os += '[';
   for (int64_t i = 0; i < s[d]; ++i) {
     if (i > 0) {
-      os << ',';
-      if (d + 1 == s.size()) os << ' ';
-      else os << std::string(s.size() - d - 1, '\n') << std::string(indent + d + 1, ' ');
+      os += ',';
+      if (d + 1 == s.size()) os += ' ';
+      else os.append(s.size() - d - 1, '\n').append(indent + d + 1, ' ');
     }
     if (summarise && s[d] > 2 * kEdge && i == kEdge) {
-      os << "...";
-      os << ',';
-      if (d + 1 == s.size()) os << ' ';
-      else os << std::string(s.size() - d - 1, '\n') << std::string(indent + d + 1, ' ');
+      os += "...";
+      os += ',';
+      if (d + 1 == s.size()) os += ' ';
+      else os.append(s.size() - d - 1, '\n').append(indent + d + 1, ' ');
       i = s[d] - kEdge;
     }
     emit(os, v, s, f, summarise, d + 1, base + i * stride, indent);
   }
-  os << ']';
+  os += ']';
 }
 
 // torch's _Formatter: integer mode, fixed 4 decimals or scientific, chosen from the shown values.
@@ -145,8 +145,11 @@ std::vector<std::string> complex_cells(const Tensor& t, const std::vector<int64_
 
 }  // namespace
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) {
-  if (!t.defined()) return os << "tensor(undefined)";
+// Built in a string, not a stream: the WebAssembly module prints tensors (ember_tensor_str)
+// without linking iostreams and locales.
+std::string Tensor::str() const {
+  const Tensor& t = *this;
+  if (!t.defined()) return "tensor(undefined)";
   const Shape& s = t.shape();
   DType dt = t.dtype();
   bool summarise = t.numel() > kThreshold;
@@ -154,7 +157,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (t.numel()) shown(s, summarise, idx);
   std::vector<double> v;
   Formatter f;
-  if (is_complex(dt)) {
+  if (::ember::is_complex(dt)) {
     f.mode = Formatter::Cell;
     f.cells = complex_cells(t, idx);
   } else {
@@ -162,24 +165,25 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     f = make_formatter(v, idx, dt);
   }
 
-  std::ostringstream body;
-  const std::string prefix = "tensor(";
-  if (s.empty()) body << (f.mode == Formatter::Cell ? f.cells[0] : f.fmt(v[0]));
-  else if (t.numel() == 0) body << "[]";
-  else emit(body, v, s, f, summarise, 0, 0, prefix.size());
-  os << prefix << body.str();
+  std::string os = "tensor(";
+  const size_t indent = os.size();
+  if (s.empty()) os += f.mode == Formatter::Cell ? f.cells[0] : f.fmt(v[0]);
+  else if (t.numel() == 0) os += "[]";
+  else emit(os, v, s, f, summarise, 0, 0, indent);
   if (t.numel() == 0 && s.size() != 1) {
-    os << ", size=(";
-    for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-    os << (s.size() == 1 ? ",)" : ")");
+    os += ", size=(";
+    for (size_t i = 0; i < s.size(); ++i) (os += i ? ", " : "") += std::to_string(s[i]);
+    os += s.size() == 1 ? ",)" : ")";
   }
   // c64 is the default complex dtype, shown like f32 only where there are values to show it
   // (torch prints tensor([], dtype=complex64)).
   if ((dt != DType::F32 && dt != DType::I64 && dt != DType::Bool && dt != DType::C64) ||
       (dt == DType::C64 && t.numel() == 0))
-    os << ", dtype=" << dtype_name(dt);
-  if (t.device().backend() != Backend::Flex) os << ", device='" << t.device().str() << "'";
-  return os << ')';
+    (os += ", dtype=") += dtype_name(dt);
+  if (t.device().backend() != Backend::Flex) ((os += ", device='") += t.device().str()) += '\'';
+  return os += ')';
 }
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
 
 }  // namespace ember

@@ -2,12 +2,13 @@
 
 #include <atomic>
 #include <cstring>
-#include <iostream>
-#include <sstream>
+#include <cstdio>
+#include <string>
 
 #include "ember/autodiff.h"
 #include "ember/backends/backend.h"
 #include "ember/detail/capture.h"
+#include "ember/detail/text.h"
 #include "ember/detail/file.h"
 #include "ember/tensor_impl.h"
 #include "ember/error.h"
@@ -122,18 +123,10 @@ void store_scalar(void* p, DType d, Scalar s) {
   }
 }
 std::string scalar_str(Scalar s) {
-  if (s.is_complex()) {
-    std::ostringstream os;
-    os.precision(17);
-    os << s.to_double() << (s.imag() < 0 ? "" : "+") << s.imag() << "j";
-    return os.str();
-  }
-  if (s.is_floating()) {
-    std::ostringstream os;
-    os.precision(17);
-    os << s.to_double();
-    return os.str();
-  }
+  if (s.is_complex())
+    return ember::detail::format_g(s.to_double(), 17) + (s.imag() < 0 ? "" : "+") +
+           ember::detail::format_g(s.imag(), 17) + "j";
+  if (s.is_floating()) return ember::detail::format_g(s.to_double(), 17);
   return s.is_bool() ? (s.to_bool() ? "true" : "false") : std::to_string(s.to_int());
 }
 }  // namespace
@@ -193,13 +186,13 @@ TensorData Tensor::data() const {
   return d;
 }
 
-std::string Tensor::str() const {
-  std::ostringstream os;
-  os << *this;
-  return os.str();
-}
 
-void Tensor::print() const { std::cout << *this << "\n"; }
+// stdio, not iostreams: the WebAssembly build links no iostreams (docs/web.md).
+void Tensor::print() const {
+  const std::string s = str() + "\n";
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
 
 Tensor Tensor::to(Device d) const {
   const TensorImpl& i = need(impl_, "to");

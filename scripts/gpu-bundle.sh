@@ -12,13 +12,17 @@ tgz="${1:-.gpu/bundle.txz}"
 out="$(mktemp -d)/bundle"; trap 'rm -rf "$(dirname "$out")"' EXIT
 build="${BUILD:-build}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=ON >/dev/null
-cmake --build "$build" -j "$(nproc)" --target ember_tests ember_bench fashion_mnist
+targets=(ember_tests ember_bench fashion_mnist)
+# The distributed tests (NCCL cases) when the build has ember::distributed.
+grep -q '^EMBER_DISTRIBUTED:BOOL=ON' "$build/CMakeCache.txt" && targets+=(distributed_tests)
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 grep -q '^EMBER_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu-bundle: $build has no CUDA backend" >&2; exit 1; }
 mkdir -p "$out/bin" "$out/lib" "$out/src/tests" "$out/bench"
-cp "$build/tests/ember_tests" "$build/bench/ember_bench" "$build/examples/fashion_mnist" "$out/bin/"
+progs=("$build/tests/ember_tests" "$build/bench/ember_bench" "$build/examples/fashion_mnist")
+[ -x "$build/tests/distributed/distributed_tests" ] && progs+=("$build/tests/distributed/distributed_tests")
+cp "${progs[@]}" "$out/bin/"
 # ember's own libraries, each program's (libember, the model zoo, the ONNX runtime the bench links)
 # and the libraries outside glibc, the C++ runtime and CUDA: the GPU machine may not have them.
-progs=("$build/tests/ember_tests" "$build/bench/ember_bench" "$build/examples/fashion_mnist")
 for lib in $(ldd "${progs[@]}" | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in
     libember*) cp -L "$lib" "$out/lib/" ;;

@@ -30,18 +30,29 @@ if [ -n "$bundle" ]; then
   tests="$b/bin/ember_tests"; bench="$b/bin/ember_bench"; peer="$b/bench/torch_gpu.py"
   example="$b/bin/fashion_mnist"
   table="$b/bench/gpu_table.py"
+  dist="$b/bin/distributed_tests"
 else
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=ON >/dev/null &&
     cmake --build build-gpu -j "$(nproc)" --target ember_tests ember_bench fashion_mnist || exit 1
   tests=build-gpu/tests/ember_tests; bench=build-gpu/bench/ember_bench
   example=build-gpu/examples/fashion_mnist
   peer=../shared/peers/torch_gpu.py; table=bench/gpu_table.py
+  dist=build-gpu/tests/distributed/distributed_tests
 fi
 status=0
 echo "== cuda tests"
 "$tests" --gtest_filter="${GPU_CHECK_TESTS:-*Cuda*:*cuda*:*CUDA*}" --gtest_brief=1 >"$out/tests.log" 2>&1
 rc=$?; [ $rc -ne 0 ] && status=1
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|tests? ran" "$out/tests.log" | tail -40
+if [ -x "$dist" ]; then
+  # ember::distributed's NCCL cases in a world of one (a machine of one GPU). The toolkit's NCCL,
+  # else the one PyTorch's wheels bring.
+  nccl="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)"
+  echo "== NCCL tests (world of one)"
+  LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:${nccl}" "$dist" --gtest_filter='Nccl*' >"$out/nccl.log" 2>&1
+  rc=$?; [ $rc -ne 0 ] && status=1
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|tests? ran|error while loading" "$out/nccl.log" | tail -10
+fi
 if [ -n "${GPU_CHECK_EXAMPLE:-}" ]; then
   echo "== examples/fashion_mnist --device cuda"
   data="$(cd "$GPU_CHECK_EXAMPLE" && pwd)"

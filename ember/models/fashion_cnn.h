@@ -7,6 +7,7 @@
 #include "ember/nn/conv.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/layers.h"
+#include "ember/ops/unary.h"
 
 namespace ember::models {
 

@@ -1,8 +1,8 @@
 #pragma once
 // Private helpers of ember/nn: option values printed the way PyTorch's repr prints them.
-#include <sstream>
 #include <string>
 
+#include "ember/detail/text.h"
 #include "ember/nn/module.h"
 #include "ember/ops/creation.h"
 
@@ -29,9 +29,7 @@ inline bool all_equal(const Shape& v, int64_t x) {
 inline const char* py_bool(bool b) { return b ? "True" : "False"; }
 /// Python's float repr for the values options hold: 1.0, 0.25, 1e-05.
 inline std::string py_float(double d) {
-  std::ostringstream os;
-  os << d;
-  std::string s = os.str();
+  std::string s = ember::detail::format_g(d);
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
 }

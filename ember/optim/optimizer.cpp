@@ -2,8 +2,9 @@
 
 #include <cmath>
 #include <set>
-#include <sstream>
+#include <string>
 
+#include "ember/detail/text.h"
 #include "ember/error.h"
 
 namespace ember::optim {
@@ -49,17 +50,13 @@ void Optimizer::fail(const std::string& msg) const { detail::throw_value(name_.c
 
 void Optimizer::check_non_negative(const char* what, double v) const {
   if (!(v >= 0)) {
-    std::ostringstream os;
-    os << "expected " << what << " >= 0, found " << v;
-    fail(os.str());
+    fail(std::string("expected ") + what + " >= 0, found " + ember::detail::format_g(v));
   }
 }
 
 void Optimizer::check_beta(const char* what, double v) const {
   if (!(v >= 0 && v < 1)) {
-    std::ostringstream os;
-    os << "expected " << what << " in [0, 1), found " << v;
-    fail(os.str());
+    fail(std::string("expected ") + what + " in [0, 1), found " + ember::detail::format_g(v));
   }
 }
 
@@ -100,11 +97,7 @@ namespace {
 // Step counts travel as doubles: whole numbers up to 2^53 are exact.
 constexpr double kMaxStep = 9007199254740992.0;
 
-std::string number(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
+std::string number(double v) { return ember::detail::format_g(v); }
 
 // The parameter index and buffer name of a key "state.<i>.<name>"; nullopt when malformed.
 std::optional<std::pair<size_t, std::string>> split_state_key(const std::string& key) {

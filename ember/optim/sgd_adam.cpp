@@ -7,9 +7,10 @@
 // count advances when a replay runs, not when the capture records it. The values are the eager
 // step's, computed the same way in double and rounded once to f32.
 #include <cmath>
-#include <sstream>
+#include <string>
 
 #include "ember/detail/capture.h"
+#include "ember/detail/text.h"
 #include "ember/graph.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
@@ -26,10 +27,9 @@ void SGD::validate(const SGDOptions& o) const {
   check_non_negative("momentum", o.momentum);
   check_non_negative("weight_decay", o.weight_decay);
   if (o.nesterov && (o.momentum <= 0 || o.dampening != 0)) {
-    std::ostringstream os;
-    os << "expected momentum > 0 and dampening = 0 with nesterov, found momentum " << o.momentum
-       << " and dampening " << o.dampening;
-    fail(os.str());
+    fail("expected momentum > 0 and dampening = 0 with nesterov, found momentum " +
+         ember::detail::format_g(o.momentum) + " and dampening " +
+         ember::detail::format_g(o.dampening));
   }
 }
 
