@@ -117,7 +117,7 @@ std::function<void()> attention(bool backward) {
   return [=] {
     Tensor y = nn::functional::scaled_dot_product_attention(q, k, v, {.is_causal = true});
     if (!backward) return bench::keep(y);
-    Gradients g = y.backward({.grad_output = dy});
+    Gradients g = y.backward({.grad_output = dy, .accumulate_grad = false});  // autograd.grad
     bench::keep(g.get(q));
   };
 }

@@ -96,7 +96,7 @@ static std::function<void()> conv_train_step(Device d) {
   Tensor w = (randn({64, 64, 3, 3}) * 0.05).to(d).set_requires_grad(true);
   Tensor b = zeros({64}).to(d).set_requires_grad(true);
   return [=] {
-    Gradients g = conv2d(x, w, b, {.padding = {1}}).sum().backward();
+    Gradients g = conv2d(x, w, b, {.padding = {1}}).sum().backward({.accumulate_grad = false});
     bench::keep(g.get(w));
     bench::keep(g.get(x));
   };

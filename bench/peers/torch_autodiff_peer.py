@@ -20,7 +20,8 @@ def linear_params(n_in, n_out):
 
 
 # 784-512-512-10 with relu, cross_entropy on int64 targets. fwd_bwd returns the six parameter
-# gradients (autograd.grad: like ember's Gradients, nothing accumulates into .grad between steps);
+# gradients (autograd.grad: like ember's backward({.accumulate_grad = false}), nothing accumulates
+# into .grad between steps);
 # fwd_taped records the graph and drops it; fwd_nograd runs the same forward under no_grad.
 def mlp(tag, batch, widths, warm, iters):
     params = []

@@ -127,7 +127,9 @@ TEST(KernelCount, TransformerBlockTrainingStep) {
   Tensor g = randn({8, 64, 128}, {.device = Device::cpu()});
   const Counts c = count([&] {
     Tensor out = block.forward(x);
-    Gradients grads = out.backward({.grad_output = g});
+    // No optimizer steps here to clear the parameters' grad() slots, so each backward would
+    // add into them (libtorch's accumulation, 8 adds): the count is of the block's own kernels.
+    Gradients grads = out.backward({.grad_output = g, .accumulate_grad = false});
   });
   // Forward: the two norms and the softmax are row kernels; each of the three dropouts is a
   // pointwise kernel drawing its mask (the two residual adds with theirs). Backward: the dropout
