@@ -9,6 +9,7 @@
 #include "ember/autodiff/engine.h"
 #include "ember/autodiff/hooks.h"
 #include "ember/autodiff/rules.h"
+#include "ember/detail/capture.h"
 #include "ember/error.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/creation.h"
@@ -173,8 +174,10 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
   Gradients& grads = o.accumulate_into ? *o.accumulate_into : local;
   const bool create = o.create_graph;
   const bool retain = o.retain_graph || create;
-  // Gradients collected in accumulate_into go there only (ember's own accumulation).
-  const bool slots = o.accumulate_grad && !o.accumulate_into;
+  // Gradients collected in accumulate_into go there only (ember's own accumulation). Inside
+  // ember::capture the slots are left alone: a failed capture abandons what it queued, and a
+  // slot holding such a tensor would fail every later backward.
+  const bool slots = o.accumulate_grad && !o.accumulate_into && !detail::active_capture();
   std::unique_ptr<NoGradGuard> no_grad;
   if (!create) no_grad = std::make_unique<NoGradGuard>();
   const LeafReadyFn hook = t_leaf_hook;
