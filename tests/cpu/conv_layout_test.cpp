@@ -3,6 +3,7 @@
 // of either; a batch of one splits over two threads by output rows; and the fusion layer keeps
 // the values that pass from one convolution to the next channels-last (fusion/plan.cpp).
 #include "cpu_test_util.h"
+#include "fusion/fusion_helpers.h"
 #include "ember/backends/backend.h"
 #include "ember/backends/flex/thread_pool.h"
 #include "ember/fusion.h"
@@ -205,6 +206,9 @@ TEST_F(ConvLayout, FusedChainsPassChannelsLastValues) {
     h = h + F::conv2d(e, t[7], Tensor());
     return h.mean({2, 3});
   };
+  // The count of eager ops must not depend on the compiler's speed: the first run waits for its
+  // kernels (otherwise the mean runs eagerly while it compiles, as under the sanitizers).
+  fusion_test::WaitForKernels wait;
   const std::vector<Tensor> flex_in = {xf, w1, b1, w2, b2, we, wd, wp};
   std::vector<Tensor> cpu_in;
   for (const Tensor& t : flex_in) cpu_in.push_back(t.to(Device::cpu()));
