@@ -112,6 +112,12 @@ double Learner::Impl::read_loss(const StepOutput& out, const char* pass) const {
   return out.loss.item<double>();
 }
 
+void Learner::Impl::check_finite(double loss, const char* note) const {
+  if (options.stop_on_nan && !std::isfinite(loss))
+    fail("the training loss is " + std::to_string(loss) + " at epoch " + std::to_string(epoch) +
+         ", batch " + std::to_string(step + 1) + note);
+}
+
 double Learner::Impl::current_lr() const { return optimizer.num_groups() ? optimizer.lr(0) : 0; }
 
 void Learner::Impl::report(Split split, int64_t done, int64_t steps,
@@ -387,9 +393,7 @@ bool Learner::run_train_step(const std::function<StepOutput()>& step_fn) {
   const double lr = s.current_lr();
   StepOutput out = step_fn();
   const double loss = s.read_loss(out, "training");
-  if (s.options.stop_on_nan && !std::isfinite(loss))
-    s.fail("the training loss is " + std::to_string(loss) + " at epoch " + std::to_string(s.epoch) +
-           ", batch " + std::to_string(s.step + 1));
+  s.check_finite(loss, "");
   const int64_t accum = s.options.grad_accumulation;
   Tensor scaled = accum > 1 ? out.loss / double(accum) : out.loss;
   if (s.scaler) scaled = s.scaler->scale(scaled);
@@ -452,9 +456,7 @@ bool Learner::run_train_step(std::pair<Tensor, Tensor>& batch,
   if (c->has_output) out.output = c->step.output(k++);
   if (c->has_target) out.target = c->step.output(k++);
   const double loss = s.read_loss(out, "training");
-  if (s.options.stop_on_nan && !std::isfinite(loss))
-    s.fail("the training loss is " + std::to_string(loss) + " at epoch " + std::to_string(s.epoch) +
-           ", batch " + std::to_string(s.step + 1) + " (a replayed step: the optimizer has stepped)");
+  s.check_finite(loss, " (a replayed step: the optimizer has stepped)");
   ++s.step;
   ++s.global_step;
   if (s.scheduler && s.options.schedule_every == ScheduleEvery::step) s.scheduler->step();
@@ -522,31 +524,30 @@ void Learner::Impl::drop_captured(const std::string& why, bool off) {
 
 bool Learner::Impl::end_train_step(StepOutput& out, double loss, double lr, Clock::time_point t0,
                                    bool boundary) {
-  Impl& s = *this;
   StepContext ctx{
       .samples = batch_size_of(out), .lr = lr, .seconds = seconds_since(t0), .loss = loss};
   {
     NoGradGuard no_grad;
-    for (auto& m : s.train_metrics) m->update(out, ctx);
+    for (auto& m : train_metrics) m->update(out, ctx);
   }
   out = StepOutput();
-  if (s.events) {
+  if (events) {
     // Per batch: its loss and learning rate, and the other metrics' running values.
-    const int64_t batch = (s.epoch - 1) * s.train_steps + s.step;
-    s.events->add_scalar("batch/train/loss", loss, batch);
-    s.events->add_scalar("batch/train/lr", lr, batch);
-    for (const auto& m : s.train_metrics)
+    const int64_t batch = (epoch - 1) * train_steps + step;
+    events->add_scalar("batch/train/loss", loss, batch);
+    events->add_scalar("batch/train/lr", lr, batch);
+    for (const auto& m : train_metrics)
       if (m->name() != "loss" && m->name() != "lr")
-        s.events->add_scalar("batch/train/" + m->name(), m->value(), batch);
+        events->add_scalar("batch/train/" + m->name(), m->value(), batch);
   }
-  s.report(Split::train, s.step, s.train_steps, s.train_metrics, ctx);
-  if (boundary && s.stop_requested()) {
-    s.interrupted = true;
-    s.checkpoint = s.save_checkpoint(s.epochs_done, s.step, seconds_since(s.epoch_start));
-    s.renderer->on_message(s.checkpoint.empty()
-                               ? "interrupted at epoch " + std::to_string(s.epoch) + ", batch " +
-                                     std::to_string(s.step) + " (no checkpoint_dir: not saved)"
-                               : "interrupted: saved " + s.checkpoint);
+  report(Split::train, step, train_steps, train_metrics, ctx);
+  if (boundary && stop_requested()) {
+    interrupted = true;
+    checkpoint = save_checkpoint(epochs_done, step, seconds_since(epoch_start));
+    renderer->on_message(checkpoint.empty()
+                             ? "interrupted at epoch " + std::to_string(epoch) + ", batch " +
+                                   std::to_string(step) + " (no checkpoint_dir: not saved)"
+                             : "interrupted: saved " + checkpoint);
     return false;
   }
   return true;

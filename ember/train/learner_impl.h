@@ -89,6 +89,9 @@ struct Learner::Impl {
   void check_loss(const Tensor& loss, const char* pass) const;
   /// The step's loss on the host; throws ValueError naming the pass for a missing or bad loss.
   double read_loss(const StepOutput& out, const char* pass) const;
+  /// With options.stop_on_nan, throws ValueError naming the epoch and batch for a NaN or
+  /// infinite training loss (`note` ends the message).
+  void check_finite(double loss, const char* note) const;
   /// Group 0's learning rate (0 for an optimizer without groups).
   double current_lr() const;
   /// Progress of the running pass to the renderer (`ctx`: the step just done).

@@ -126,10 +126,10 @@ void free_block(void* ctx, const Storage& s) {
     p->retain(s.data);  // the graph being captured may read it: freed with the graph
     return;
   }
+  Stream* const def = default_stream(dev);
   Stream* last = s.last_use;
-  if (!last || stream_device(*last) != dev) last = default_stream(dev);
-  if (s.nbytes <= kCacheMaxBlock && last == default_stream(dev) &&
-      give_cached(dev, cached_size(s.nbytes), s.data))
+  if (!last || stream_device(*last) != dev) last = def;
+  if (s.nbytes <= kCacheMaxBlock && last == def && give_cached(dev, cached_size(s.nbytes), s.data))
     return;
   cudaSetDevice(dev);
   if (cudaFreeAsync(s.data, cudaStream_t(stream_handle(last, dev))) != cudaSuccess)
