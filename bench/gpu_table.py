@@ -31,6 +31,7 @@ def peer_rows():
     return got
 ours, eager, peer = load("ember_cuda.json"), load("ember_cuda_eager.json"), peer_rows()
 peer.update(load("torch_attention.json"))
+peer.update(load("torch_cuda_models.json"))  # overrides torch_gpu.py's rows of the same name
 # row: (peer eager row, peer compiled row, target kind, target value)
 rows = {
     "gemm_float32_4096": ("gemm_float32_4096", None, "ratio", 1 / 0.97),
@@ -47,6 +48,10 @@ rows = {
     # bench/peers/torch_attention_peer.py's rows (torch_attention.json)
     "attention_causal_b8h12_T4096_d64_bf16_fwd": ("attention_causal_b8h12_T4096_d64_bf16_fwd", None, "ratio", 1.0),
     "attention_causal_b8h12_T4096_d64_bf16_fwd_bwd": ("attention_causal_b8h12_T4096_d64_bf16_fwd_bwd", None, "ms", 2.0),
+    # bench/cuda_models.cpp beside torch_cuda_models_peer.py (targets: the CUDA issue's figures)
+    "resnet50_train_b64_f32": ("resnet50_train_b64_f32", None, "ms", 77.0),
+    "resnet50_train_b64_bf16": ("resnet50_train_b64_bf16_cl", None, "ms", 25.0),
+    "gpt2s_train_b8_t1024_bf16": ("gpt2s_train_b8_t1024_bf16", "gpt2s_train_b8_t1024_bf16_compiled", "ms", 20.0),
 }
 print("%-28s %10s %10s %10s %8s %10s %5s" % ("workload (cuda)", "ember ms", "torch ms", "compiled", "ratio", "target", "met"))
 for name, (pe, pc, kind, tv) in rows.items():

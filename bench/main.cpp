@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
   const char* clock_env = std::getenv("BENCH_CLOCK");
   TimingRules rules;
   rules.cpu_clock = clock_env && std::string(clock_env) == "cpu";
+  // Fixed counts for a profiler run (ncu over a whole step): EMBER_BENCH_WARMUP, EMBER_BENCH_ITERS.
+  if (const char* e = std::getenv("EMBER_BENCH_WARMUP")) rules.warmup = std::atoi(e);
+  if (const char* e = std::getenv("EMBER_BENCH_ITERS")) rules.iters = rules.max_iters = std::atoi(e);
   std::string filter, dev_name = "flex";
   if (const char* d = std::getenv("EMBER_BENCH_DEVICE")) dev_name = d;
   for (int i = 1; i < argc; ++i) {

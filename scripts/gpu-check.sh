@@ -63,7 +63,7 @@ if [ -n "${GPU_CHECK_EXAMPLE:-}" ]; then
 fi
 if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
   echo "== ember benchmark (cuda)"
-  rows="${GPU_CHECK_FILTER:-gemm_|copy_1GiB|elementwise_chain_64M|softmax_8192|layernorm_8192|sum_rows_8192|conv3x3_64c_56_b64|mlp_train_step_b128|tiny_add_dispatch|attention_causal}"
+  rows="${GPU_CHECK_FILTER:-gemm_|copy_1GiB|elementwise_chain_64M|softmax_8192|layernorm_8192|sum_rows_8192|conv3x3_64c_56_b64|mlp_train_step_b128|tiny_add_dispatch|attention_causal|resnet50_train|gpt2s_train}"
   OUT="$out" "$bench" --device cuda "$rows" 2>&1 | tee "$out/bench_cuda.log"
   cp "$out/ember_cpu.json" "$out/ember_cuda.json" 2>/dev/null || true
   OUT="$out" "$bench" --device cuda_eager tiny_add_dispatch 2>&1 | tee "$out/bench_cuda_eager.log"
@@ -75,6 +75,11 @@ if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
     att="$(dirname "$table")/torch_attention_peer.py"; [ -f "$att" ] || att=bench/peers/torch_attention_peer.py
     (cd "$(dirname "$att")" && OUT="$out" timeout 120 python3 "$(basename "$att")") >"$out/peer_attention.log" 2>&1 ||
       { status=1; tail -5 "$out/peer_attention.log"; }
+    # The whole-model rows' peer (bench/cuda_models.cpp beside torch_cuda_models_peer.py):
+    # ResNet-50 in bf16 channels-last, which torch_gpu.py lacks (torch_cuda_models.json).
+    mod="$(dirname "$att")/torch_cuda_models_peer.py"
+    (cd "$(dirname "$mod")" && OUT="$out" timeout 200 python3 "$(basename "$mod")") >"$out/peer_models.log" 2>&1 ||
+      { status=1; tail -5 "$out/peer_models.log"; }
   fi
   python3 "$table" "$out"
 fi

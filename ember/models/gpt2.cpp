@@ -108,7 +108,10 @@ Tensor GPT2Attention::forward(const Tensor& x, KVCache* cache, int64_t layer) {
   int64_t past = cache ? cache->length() : 0;
   if (cache) std::tie(k, v) = cache->append(layer, k, v);
   AttentionOptions o;
-  if (t > 1) o.attn_mask = causal_mask(past, t, {.device = x.device()});
+  // Without earlier positions the mask is the plain causal one: `is_causal` lets a backend take
+  // its fused causal kernel (cuda's never reads a mask tensor); with a cache, the offset mask.
+  if (t > 1 && past == 0) o.is_causal = true;
+  else if (t > 1) o.attn_mask = causal_mask(past, t, {.device = x.device()});
   Tensor y = scaled_dot_product_attention(q, k, v, o);
   return c_proj(y.transpose(1, 2).reshape({b, t, e}));
 }
