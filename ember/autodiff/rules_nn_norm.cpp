@@ -2,8 +2,10 @@
 // could record through, but the closed forms below take a handful of ops instead of a graph of
 // a dozen saved intermediates. f16/bf16 are computed in float (like the forward kernels) and
 // the gradients rounded once at the end.
+#include "ember/autodiff.h"
 #include "ember/autodiff/rules.h"
 #include "ember/ops/nn_common.h"
+#include "ember/ops/norm_route.h"
 
 namespace ember::autodiff {
 namespace {
@@ -131,6 +133,17 @@ TensorList vjp_batch_norm(const VjpCtx& c) {
   const double eps = c.attrs.f[0];
   Tensor gx, grm, grv, gw, gb;
   if (c.attrs.b[0]) {
+    // The backend's own kernel (cuDNN's on cuda) when only the normalised output has a cotangent.
+    // Not while the backward is itself recorded (create_graph): the kernel has no VJP of its own.
+    const bool plain = g.defined() && !opt_grad(c, 1).defined() && !opt_grad(c, 2).defined() &&
+                       !grad_enabled();
+    if (const auto fn = detail::batch_norm_backward(x.device().backend()); plain && fn)
+      if (TensorList r = fn(x, w, opt_grad(c, 0), eps); !r.empty()) {
+        if (wants(c, 0)) gx = r[0];
+        if (wants(c, 3)) gw = cast_like(r[1], w);
+        if (wants(c, 4)) gb = cast_like(r[2], b);
+        return {gx, grm, grv, gw, gb};
+      }
     const double count = double(x.numel() / x.size(1));
     const Tensor d = xc - cv(mean(xc, dims));
     const Tensor rstd = cv(rsqrt(mean(d * d, dims) + eps));

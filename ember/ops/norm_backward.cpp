@@ -12,6 +12,7 @@
 #include "ember/ops/common.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/nn_common.h"
+#include "ember/ops/norm_route.h"
 #include "ember/ops/reduce.h"
 #include "ember/ops/unary.h"
 
@@ -87,5 +88,13 @@ void register_norm_backward_ops() {
   op_def_mut(OpId::rms_norm_backward).decompose = dec_rms_norm_backward;
 }
 }  // namespace ops
+
+namespace detail {
+namespace {
+BatchNormBackwardFn g_bn_backward[kNumBackends] = {};
+}
+void set_batch_norm_backward(Backend b, BatchNormBackwardFn fn) { g_bn_backward[int(b)] = fn; }
+BatchNormBackwardFn batch_norm_backward(Backend b) { return g_bn_backward[int(b)]; }
+}  // namespace detail
 
 }  // namespace ember

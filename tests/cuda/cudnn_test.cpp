@@ -193,6 +193,77 @@ TEST(CudaCudnn, BatchNormMatchesTheHost) {
     }
 }
 
+// Training-mode batch norm's backward runs as one cuDNN call on cuda (ember/ops/norm_route.h):
+// the input's, weight's and bias's gradients against the host's closed form at float64, with
+// and without the affine part, over 0 to 3 spatial dims; under create_graph the closed form
+// runs instead, so a second derivative still exists.
+TEST(CudaCudnn, BatchNormBackwardMatchesTheHost) {
+  EMBER_REQUIRE_CUDNN();
+  const Device g = Device::cuda(0).autodiff(), h = kHost.autodiff();
+  for (DType t : {kF32, kF16, kBF16})
+    for (Shape s : {Shape{4, 3, 5, 7}, Shape{6, 5}, Shape{3, 4, 9}, Shape{2, 3, 3, 4, 5}})
+      for (bool affine : {true, false}) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + shape_str(s) + (affine ? " affine" : ""));
+        const int64_t c = s[1];
+        const Tensor x0 = (randn(s) * 2 + 1).to(t), r0 = randn(s).to(t);
+        const Tensor w0 = (rand({c}) + 0.5).to(t), b0 = randn({c}).to(t);
+        auto grads = [&](Device d, DType dt) {
+          Tensor x = x0.to(dt).to(d).set_requires_grad(true);
+          Tensor w = w0.to(dt).to(d).set_requires_grad(true);
+          Tensor b = b0.to(dt).to(d).set_requires_grad(true);
+          Tensor rm = zeros({c}, {dt, d.without_layers()}), rv = ones({c}, {dt, d.without_layers()});
+          Tensor y = affine ? batch_norm(x, rm, rv, w, b, true, 0.1, 1e-5)
+                            : batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1, 1e-5);
+          Gradients gr = (y * r0.to(dt).to(d)).sum().backward({.accumulate_grad = false});
+          return affine ? TensorList{gr.get(x), gr.get(w), gr.get(b)} : TensorList{gr.get(x)};
+        };
+        const auto before = cuda::cudnn_stats();
+        const TensorList got = grads(g, t), want = grads(h, kF64);
+        EXPECT_GT(cuda::cudnn_stats().served, before.served);
+        for (size_t i = 0; i < got.size(); ++i)
+          EXPECT_LT(rel_error(got[i], want[i]), tol(t) * 10) << i;
+      }
+  // Second order: d/dx of sum(dL/dx * v) through create_graph.
+  auto second = [](Device d, DType dt) {
+    manual_seed(5);
+    Tensor x = randn({4, 3, 5, 5}).to(dt).to(d).set_requires_grad(true);
+    Tensor r = randn({4, 3, 5, 5}).to(dt).to(d), v = randn({4, 3, 5, 5}).to(dt).to(d);
+    Tensor rm = zeros({3}, {dt, d.without_layers()}), rv = ones({3}, {dt, d.without_layers()});
+    Tensor y = batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1, 1e-5);
+    Gradients g1 = (y * r).sum().backward({.create_graph = true, .accumulate_grad = false});
+    return (g1.get(x) * v).sum().backward({.accumulate_grad = false}).get(x);
+  };
+  EXPECT_LT(rel_error(second(g, kF32), second(h, kF64)), 1e-4);
+}
+
+// adaptive_avg_pool1d/2d whose output size divides the input's run cuDNN's average pooling;
+// other sizes still run (the host), with the same values; gradients too.
+TEST(CudaCudnn, AdaptiveAveragePoolingMatchesTheHost) {
+  EMBER_REQUIRE_CUDNN();
+  const Device g = Device::cuda(0);
+  for (DType t : {kF32, kF16, kBF16}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const Tensor x = randn({2, 5, 8, 9}).to(t);
+    for (Shape os : {Shape{1, 1}, Shape{2, 3}, Shape{4, 9}, Shape{3, 5}}) {
+      cuda::reset_fallback_stats();
+      EXPECT_LT(rel_error(adaptive_avg_pool2d(x.to(g), os), adaptive_avg_pool2d(x.to(kF64), os)),
+                tol(t) * 3) << shape_str(os);
+      const bool divides = 8 % os[0] == 0 && 9 % os[1] == 0;
+      EXPECT_EQ(cuda::fallback_stats().empty(), divides) << shape_str(os);
+    }
+    const Tensor x1 = randn({3, 4, 12}).to(t);
+    EXPECT_LT(rel_error(adaptive_avg_pool1d(x1.to(g), 3), adaptive_avg_pool1d(x1.to(kF64), 3)),
+              tol(t) * 3);
+  }
+  Tensor xg = randn({2, 4, 6, 6}).to(Device::cuda(0).autodiff()).set_requires_grad(true);
+  Tensor xh = xg.detach().to(kHost.autodiff()).to(kF64).set_requires_grad(true);
+  auto loss = [](const Tensor& x) {
+    const Tensor p = adaptive_avg_pool2d(x, {1, 1}) * 3;
+    return (p * p).sum();
+  };
+  EXPECT_LT(rel_error(loss(xg).backward().get(xg), loss(xh).backward().get(xh)), 1e-5);
+}
+
 // Every gradient and the running variance, but the first convolution's bias (below).
 TEST(CudaCudnn, ConvnetGradientsMatchTheHost) {
   EMBER_REQUIRE_CUDNN();

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "ember/backends/cuda/attention_kernel.h"
 #include "ember/backends/cuda/cuda_kernels.h"
@@ -147,10 +149,20 @@ TensorList run_backward(const OpCall& c) {
 
 // OpId::user_op on cuda: the two ops above, and every other user op as before (the host fallback
 // or its decomposition).
+std::mutex g_user_mu;
+std::vector<std::pair<int, Kernel>> g_user_kernels;  // set once per op, before its first call
+
 TensorList k_user_op(const OpCall& c) {
   const int id = int(c.attrs.i[0]);
   if (id >= 0 && id == g_forward) return run_forward(c);
   if (id >= 0 && id == g_backward) return run_backward(c);
+  Kernel own = nullptr;
+  {
+    std::lock_guard lock(g_user_mu);
+    for (const auto& [uid, k] : g_user_kernels)
+      if (uid == id) own = k;
+  }
+  if (own) return own(c);
   if (ember::detail::host_fallback_applies(c)) return ember::detail::run_host_fallback(c);
   return op_def(c.op).decompose(c.attrs, c.inputs);
 }
@@ -239,6 +251,11 @@ Tensor fused_attention(const Attrs& a, std::span<const Tensor> in) {
 }
 
 }  // namespace
+
+void set_user_kernel(int id, Kernel k) {
+  std::lock_guard lock(g_user_mu);
+  g_user_kernels.emplace_back(id, k);
+}
 
 void register_attention_kernels(BackendImpl& b) {
   b.set_kernel(OpId::user_op, k_user_op, kAllDTypes);

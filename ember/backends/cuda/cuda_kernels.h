@@ -21,6 +21,9 @@ void register_index_kernels(BackendImpl& b);
 TensorList max_pool_with_indices(const OpCall& c);
 /// scaled_dot_product_attention's fused route and OpId::user_op on cuda (attention_ops.cpp).
 void register_attention_kernels(BackendImpl& b);
+/// The cuda kernel of the user op `id` (an op of ember's own registered through kl::register_op
+/// with a cuda-only body, e.g. the fused attention's): OpId::user_op on cuda runs it for that id.
+void set_user_kernel(int id, Kernel k);
 /// The elementwise ops, reductions, softmax/log_softmax and layer/RMS norm as generated kl
 /// kernels, one per call (executor.cpp): what Device::cuda(i).eager() runs.
 void register_kl_kernels(BackendImpl& b);
