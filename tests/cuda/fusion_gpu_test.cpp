@@ -85,6 +85,31 @@ TEST(CudaFusion, ReductionsSoftmaxAndNormsMatchCpu) {
   }
 }
 
+// Reductions over a long leading dim into few outputs (a bias's gradient: 768 sums of 8192)
+// split each column over the planes of a workgroup (row_reduce.h, gpu_cols): every combiner,
+// with a prologue, partial last blocks, broadcast operands and half-precision inputs.
+TEST(CudaFusion, FewLongColumnsSplitAcrossThreads) {
+  EMBER_NEED_GPU();
+  Wait wait;
+  manual_seed(4);
+  for (const Shape& s : {Shape{8192, 768}, Shape{4096, 100}, Shape{300, 7, 45}, Shape{2048, 3, 5}}) {
+    const std::string at = shape_str(s);
+    Tensor ac = randn(s), bc = randn(s);
+    Tensor a = ac.to(gpu()), b = bc.to(gpu());
+    // f32 sums of up to 8192 terms in another order: rounding of ~sqrt(n) * eps * |terms|.
+    expect_close(sum(a, {0}), sum(ac, {0}), 2e-4, "sum(0) " + at);
+    expect_close(sum(a * b + 1.0, {0}, true), sum(ac * bc + 1.0, {0}, true), 2e-4, "sum(a*b) " + at);
+    expect_close(mean(a, {0}), mean(ac, {0}), 2e-5, "mean " + at);
+    expect_close(var(a, {0}), var(ac, {0}), 1e-4, "var " + at);
+    expect_close(amax(a, {0}), amax(ac, {0}), 0, "amax " + at);
+    expect_close(amin(b, {0}), amin(bc, {0}), 0, "amin " + at);
+    expect_close(argmax(a, 0), argmax(ac, 0), 0, "argmax " + at);
+    expect_close(sum(a.to(kBF16), {0}).to(kF32), sum(ac.to(kBF16), {0}).to(kF32), 2e-2, "bf16 " + at);
+    Tensor row = randn({s.back()});
+    expect_close(sum(a * row.to(gpu()), {0}), sum(ac * row, {0}), 2e-4, "broadcast " + at);
+  }
+}
+
 TEST(CudaFusion, InPlaceCopiesAndHalfPrecision) {
   EMBER_NEED_GPU();
   manual_seed(3);

@@ -138,13 +138,21 @@ TEST(KlCudaRender, RowReduceGpuFormsCompile) {
   ks.push_back(row({512, 100}, {1}, Combiner::Welford, true));    // a plane a row, 8 a block
   ks.push_back(row({64, 4096}, {1}, Combiner::Sum, false, kBF16));
   ks.push_back(row({64, 33}, {1}, Combiner::ArgMax, false));
-  ks.push_back(row({300, 70}, {0}, Combiner::Max, false));  // Col: a thread a column
+  ks.push_back(row({200, 70}, {0}, Combiner::Max, false));  // Col: a thread a column
   ks.push_back(row({16, 1 << 16}, {1}, Combiner::Sum, false, kF64));
   ks.push_back(row({64, 40}, {1}, Combiner::Min, false, kF32, {1, 64}));  // strided rows
   for (const Kernel& k : ks) EXPECT_NE(k.spec.find("gpu"), std::string::npos) << k.spec;
   ks.push_back(row({64, 4098}, {1}, Combiner::Softmax, true));  // a tail: the row is read twice
+  // Few long columns: each split over planes of a workgroup (a bias's gradient), any combiner.
+  ks.push_back(row({8192, 768}, {0}, Combiner::Sum, false, kBF16));
+  ks.push_back(row({4096, 100}, {0}, Combiner::Welford, false));
+  ks.push_back(row({2048, 50}, {0}, Combiner::ArgMax, false));
   EXPECT_EQ(ks[0].workgroup_size, 256);
   EXPECT_EQ(ks[4].workgroup_size, 1);
+  EXPECT_EQ(ks[8].workgroup_size, 1024) << ks[8].spec;  // 24 workgroups of 32 planes
+  EXPECT_NE(ks[8].spec.find(" g32/1024"), std::string::npos) << ks[8].spec;
+  EXPECT_GT(ks[9].workgroup_size, 1) << ks[9].spec;
+  EXPECT_GT(ks[10].workgroup_size, 1) << ks[10].spec;
   // Whole vectors, a few a thread: the row stays in registers (4 vectors a thread, then 1).
   EXPECT_NE(ks[0].spec.find(" c4"), std::string::npos) << ks[0].spec;
   EXPECT_NE(ks[1].spec.find(" c1"), std::string::npos) << ks[1].spec;

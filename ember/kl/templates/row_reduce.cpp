@@ -77,6 +77,7 @@ class RowEmitter {
       if (row_param(key_, k)) rstride_[k] = kb_.index("rstride" + std::to_string(k));
     }
     if (key_.gpu && key_.mode == Mode::Row) return gpu_rows();
+    if (key_.gpu && key_.mode == Mode::Col && key_.group > 1) return gpu_cols();
     for_range(kb_.work_begin(), kb_.work_end(), [&](Expr item) {
       if (key_.mode == Mode::Row) return row_item(item);
       col_item(item);
@@ -406,6 +407,49 @@ class RowEmitter {
     });
   }
 
+  // GPU Col mode over `group` slices of the rows (few, long rows: one thread a row would leave
+  // the GPU nearly idle): a workgroup takes 32 neighbouring rows along the innermost outer dim,
+  // a plane's lanes one each (neighbouring addresses), and its `group` planes walk the reduced
+  // dim in strides of `group`; plane 0 merges the slices' states, in slice order, through
+  // shared memory and writes. A lane past the last row reduces the block's first row again and
+  // writes nothing (every thread reaches the barrier).
+  void gpu_cols() {
+    const int S = key_.group, W = key_.workgroup;
+    kb_.set_workgroup_size(W);
+    const int r = key_.outer_rank;
+    const Expr lid = local_id();
+    const Expr lane = lid % Expr(32), slice = lid / Expr(32);
+    const Expr inner = outer_.back();
+    const Expr blocks = (inner + Expr(31)) / Expr(32);
+    const Expr item = kb_.work_begin();
+    const Expr o = item / blocks, blk = item % blocks;
+    std::vector<Expr> base = row_offsets(o, std::span(outer_).first(size_t(r - 1)), ostride_);
+    const Expr c = blk * Expr(32) + lane;
+    const Expr valid = c < inner && item < kb_.work_end();
+    const Expr mine = select(valid, c, blk * Expr(32));
+    for (size_t k = 0; k < base.size(); ++k)
+      if (!(key_.broadcast[k] & (1u << (r - 1)))) base[k] = base[k] + mine;  // lane-dim stride 1
+    auto st = fresh(1);
+    reduce_range(base, st, slice, row_, 1, S, false);
+    const std::vector<State> part = read(st);
+    std::vector<Expr> reduced;
+    for (size_t q = 0; q < part.size(); ++q) {
+      std::vector<Array> arr;
+      for (const Expr& e : part[q]) arr.push_back(kb_.array(e.type(), W, Space::Shared));
+      for (size_t i = 0; i < part[q].size(); ++i) arr[i].store(lid, part[q][i]);
+      barrier();
+      auto at = [&](int w) {
+        State x;
+        for (const Array& a : arr) x.push_back(a.load(lane + Expr(int64_t(w) * 32)));
+        return x;
+      };
+      State m = at(0);
+      for (int w = 1; w < S; ++w) m = combine_merge(key_.reductions[q], m, at(w));
+      for (Expr& e : m) reduced.push_back(e);
+    }
+    if_(valid && slice == Expr(0), [&] { write_reduced(base, reduced, 1); });
+  }
+
   // Col mode: `lanes` neighbouring rows along the innermost outer dim, one per lane.
   void col_item(const Expr& item) {
     const int L = key_.lanes;
@@ -516,7 +560,7 @@ std::string RowReduceKey::str() const {
     s += "]";
   }
   if (status) s += " status";
-  if (gpu) s += " gpu" + (mode == Mode::Row ? " g" + std::to_string(group) + "/" + std::to_string(workgroup) : "");
+  if (gpu) s += " gpu" + (mode == Mode::Row || group > 1 ? " g" + std::to_string(group) + "/" + std::to_string(workgroup) : "");
   if (cached) s += " c" + std::to_string(cached);
   return s;
 }
@@ -558,6 +602,21 @@ RowReduceKey row_reduce_key(const RowLayout& l, std::vector<DType> inputs, int p
     key.gpu = true;
     if (key.mode == RowReduceKey::Mode::Col) {
       key.lanes = 1;  // one thread per row: neighbouring threads, neighbouring rows
+      // Few long rows (a bias's gradient: 768 sums of 8192 values) split each row over `group`
+      // threads (gpu_cols), enough of them to fill the GPU (EMBER_KL_COL_SPLIT=0: one thread a
+      // row, for comparisons).
+      static const bool split = [] {
+        const char* e = std::getenv("EMBER_KL_COL_SPLIT");
+        return !(e && std::string(e) == "0");
+      }();
+      const int64_t rows = l.rows();
+      if (split && !broadcast_back && l.row >= 256 && rows < (int64_t(1) << 17)) {
+        const int64_t blocks = rows / l.outer.back() * ((l.outer.back() + 31) / 32);
+        int S = 8;
+        while (S < 32 && blocks * 32 * S < 132 * 2048 && l.row / (2 * S) >= 32) S *= 2;
+        key.group = S;
+        key.workgroup = 32 * S;
+      }
     } else {
       // About four vectors per thread, 32..1024 threads per row, 256 or more per workgroup.
       key.group = 32;
@@ -620,6 +679,7 @@ ArgPack row_reduce_args(const Kernel& k, const RowReduceKey& key, const RowLayou
 }
 
 int64_t row_reduce_items(const RowReduceKey& key, const RowLayout& l) {
+  if (key.gpu && key.mode == Mode::Col && key.group > 1) return row_template_items(key.mode, 32, l);
   return row_template_items(key.mode, key.lanes, l);
 }
 
