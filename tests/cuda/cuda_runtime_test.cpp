@@ -86,6 +86,31 @@ TEST(CudaCopy, BothWaysAndStridedViews) {
   EXPECT_FLOAT_EQ(d[1][2][3].item<float>(), 23.f);
 }
 
+// Same-dtype strided copies (copy_kernel.cu's chunked form): transposes whose innermost dim is
+// contiguous (16-, 8-, 4-byte chunks), misaligned starts, odd extents, broadcasts and
+// transposed innermost dims, every element size; bitwise against the host.
+TEST(CudaCopy, StridedSameDtypeCopiesAreExact) {
+  EMBER_REQUIRE_GPU();
+  const Device g = Device::cuda(0);
+  for (DType t : {kBool, kU8, kI16, kBF16, kF32, kF64, kI64}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const Tensor h = (randn({4, 33, 6, 64}) * 10).to(t);
+    const Tensor d = h.to(g);
+    auto same = [&](const Tensor& dv, const Tensor& hv, const char* what) {
+      EXPECT_TRUE(equal(dv.contiguous().to(Device::flex()), hv.contiguous())) << what;
+    };
+    same(d.transpose(1, 2), h.transpose(1, 2), "transpose(1, 2)");
+    same(d.narrow(3, 1, 62).transpose(1, 2), h.narrow(3, 1, 62).transpose(1, 2), "misaligned");
+    same(d.narrow(3, 0, 7).transpose(0, 1), h.narrow(3, 0, 7).transpose(0, 1), "odd extent");
+    same(d.transpose(2, 3), h.transpose(2, 3), "innermost transposed");
+    same(d.narrow(0, 1, 1).expand({3, 33, 6, 64}), h.narrow(0, 1, 1).expand({3, 33, 6, 64}),
+         "broadcast");
+    Tensor into = zeros({4, 6, 33, 64}, {t, g});
+    into.copy_(d.transpose(1, 2));
+    same(into, h.transpose(1, 2), "copy_ into");
+  }
+}
+
 TEST(CudaCopy, BetweenDevices) {
   EMBER_REQUIRE_GPU();
   if (cuda::device_count() < 2) GTEST_SKIP() << "one GPU";

@@ -6,6 +6,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <cstdlib>
+
 #include "ember/backends/cuda/copy_kernel.h"
 
 namespace ember::cuda {
@@ -86,6 +89,92 @@ __global__ void copy_kernel(CopyArgs a) {
   }
 }
 
+// A same-dtype strided copy (a transpose made contiguous, a slice written into a bigger
+// tensor): no conversion, 32-bit index arithmetic, and T a chunk of up to 16 bytes when the
+// innermost dim is contiguous on both sides (the host rescales sizes and strides to chunks).
+struct SameArgs {
+  int nd = 0;
+  unsigned numel = 0;
+  unsigned sizes[CopyArgs::kMaxDims] = {};
+  int dst_strides[CopyArgs::kMaxDims] = {}, src_strides[CopyArgs::kMaxDims] = {};
+  void* dst = nullptr;
+  const void* src = nullptr;
+};
+
+template <class T>
+__global__ void copy_same(SameArgs a) {
+  for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < a.numel;
+       idx += gridDim.x * blockDim.x) {
+    unsigned rest = idx;
+    int doff = 0, soff = 0;
+    for (int d = a.nd - 1; d > 0; --d) {
+      const unsigned k = rest % a.sizes[d];
+      rest /= a.sizes[d];
+      doff += int(k) * a.dst_strides[d];
+      soff += int(k) * a.src_strides[d];
+    }
+    doff += int(rest) * a.dst_strides[0];
+    soff += int(rest) * a.src_strides[0];
+    static_cast<T*>(a.dst)[doff] = static_cast<const T*>(a.src)[soff];
+  }
+}
+
+// The same-dtype form for `a` when its offsets fit 32 bits: chunks of the widest w bytes that
+// the innermost dim's extent, every other stride and both addresses allow. False: not served.
+bool launch_same(const CopyArgs& a, cudaStream_t stream) {
+  static const bool off = [] {  // EMBER_CUDA_COPY_SAME=0: the general kernel (for comparisons)
+    const char* e = std::getenv("EMBER_CUDA_COPY_SAME");
+    return e && e[0] == '0' && !e[1];
+  }();
+  if (off || !a.src || a.src_dtype != a.dst_dtype || a.nd < 1) return false;
+  const long long esize = size_of(a.dst_dtype);
+  const int in = a.nd - 1;
+  const bool packed = a.sizes[in] > 1 && a.dst_strides[in] == 1 && a.src_strides[in] == 1;
+  long long w = esize;
+  if (packed) {
+    for (long long c = 16; c > esize; c /= 2) {
+      bool ok = (a.sizes[in] * esize) % c == 0 && reinterpret_cast<uintptr_t>(a.dst) % c == 0 &&
+                reinterpret_cast<uintptr_t>(a.src) % c == 0;
+      for (int d = 0; ok && d < in; ++d)
+        ok = (a.dst_strides[d] * esize) % c == 0 && (a.src_strides[d] * esize) % c == 0;
+      if (ok) {
+        w = c;
+        break;
+      }
+    }
+  }
+  SameArgs s;
+  s.nd = a.nd;
+  long long numel = 1, dmax = 0, smax = 0;
+  for (int d = 0; d < a.nd; ++d) {
+    const bool inner = d == in && w != esize;
+    const long long size = inner ? a.sizes[d] * esize / w : a.sizes[d];
+    const long long ds = inner ? 1 : a.dst_strides[d] * esize / w;
+    const long long ss = inner ? 1 : a.src_strides[d] * esize / w;
+    if (ds < 0 || ss < 0) return false;
+    numel *= size;
+    dmax += (size - 1) * ds, smax += (size - 1) * ss;
+    s.sizes[d] = unsigned(size), s.dst_strides[d] = int(ds), s.src_strides[d] = int(ss);
+  }
+  constexpr long long kMax = 0x7fffffffLL;
+  if (numel > kMax || dmax > kMax || smax > kMax) return false;
+  s.numel = unsigned(numel);
+  s.dst = a.dst;
+  s.src = a.src;
+  constexpr int kThreads = 256;
+  long long blocks = (numel + kThreads - 1) / kThreads;
+  if (blocks > 65536) blocks = 65536;
+  const dim3 g{unsigned(blocks)}, b{kThreads};
+  switch (w) {
+    case 16: copy_same<uint4><<<g, b, 0, stream>>>(s); break;
+    case 8: copy_same<uint2><<<g, b, 0, stream>>>(s); break;
+    case 4: copy_same<unsigned><<<g, b, 0, stream>>>(s); break;
+    case 2: copy_same<unsigned short><<<g, b, 0, stream>>>(s); break;
+    default: copy_same<unsigned char><<<g, b, 0, stream>>>(s); break;
+  }
+  return true;
+}
+
 }  // namespace
 
 int launch_copy(const CopyArgs& a, void* stream) {
@@ -101,6 +190,7 @@ int launch_copy(const CopyArgs& a, void* stream) {
     for (unsigned char byte : a.scalar) zero = zero && byte == 0;
     if (zero) return cudaMemsetAsync(a.dst, 0, bytes, cudaStream_t(stream));
   }
+  if (launch_same(a, cudaStream_t(stream))) return cudaGetLastError();
   constexpr int kThreads = 256;
   long long blocks = (a.numel + kThreads - 1) / kThreads;
   if (blocks > 65536) blocks = 65536;  // grid-stride loop beyond
