@@ -26,18 +26,27 @@ void register_linalg_composite_ops();
 void register_linalg_eig_ops();
 void register_fft_ops();
 
-void require_real_matrix(const char* op, const Tensor& t, const char* what) {
+// The real dtype of a dtype's values (float32 for complex64): S of svd, eigh's eigenvalues.
+DType real_dtype_of(DType d) { return is_complex(d) ? complex_part_dtype(d) : d; }
+
+// complex_ok: the ops with complex kernels (det, slogdet, cholesky, qr, svd, eigh and their
+// composites) also take complex64/complex128.
+void require_real_matrix(const char* op, const Tensor& t, const char* what, bool complex_ok = false) {
   require_defined(t, op, what);
-  require_dtype(op, t.dtype(), mask_of(DType::F32) | mask_of(DType::F64),
-                "a float32 or float64 input");
+  if (complex_ok)
+    require_dtype(op, t.dtype(), mask_of(DType::F32) | mask_of(DType::F64) | kComplexDTypes,
+                  "a float32, float64, complex64 or complex128 input");
+  else
+    require_dtype(op, t.dtype(), mask_of(DType::F32) | mask_of(DType::F64),
+                  "a float32 or float64 input");
   if (t.dim() < 2)
     detail::throw_shape(op, std::string("expected ") + what +
                                 " to be a matrix or a batch of matrices (at least 2-D), found shape " +
                                 shape_str(t.shape()));
 }
 
-void require_square(const char* op, const Tensor& t, const char* what) {
-  require_real_matrix(op, t, what);
+void require_square(const char* op, const Tensor& t, const char* what, bool complex_ok = false) {
+  require_real_matrix(op, t, what, complex_ok);
   if (t.size(-1) != t.size(-2))
     detail::throw_shape(op, std::string("expected ") + what +
                                 " to be a batch of square matrices, found shape " +
@@ -78,7 +87,7 @@ void infer_linalg(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
   const char* name = op_name(op);
   const Tensor& A = in[0];
   switch (op) {
-    case OpId::linalg_inv: case OpId::linalg_cholesky: case OpId::matrix_exp:
+    case OpId::linalg_inv: case OpId::matrix_exp:
       ops::require_square(name, A, "A");
       out.add(A.shape(), A.dtype());
       return;
@@ -87,35 +96,39 @@ void infer_linalg(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
       ops::require_rhs(name, A, in[1]);
       out.add(in[1].shape(), A.dtype());
       return;
+    case OpId::linalg_cholesky:
+      ops::require_square(name, A, "A", true);
+      out.add(A.shape(), A.dtype());
+      return;
     case OpId::linalg_det:
-      ops::require_square(name, A, "A");
+      ops::require_square(name, A, "A", true);
       out.add(batch_of(A), A.dtype());
       return;
-    case OpId::linalg_slogdet:
-      ops::require_square(name, A, "A");
+    case OpId::linalg_slogdet:  // sign (of modulus 1 when complex), real log|det|
+      ops::require_square(name, A, "A", true);
       out.add(batch_of(A), A.dtype());
-      out.add(batch_of(A), A.dtype());
+      out.add(batch_of(A), ops::real_dtype_of(A.dtype()));
       return;
     case OpId::linalg_qr: {
-      ops::require_real_matrix(name, A, "A");
+      ops::require_real_matrix(name, A, "A", true);
       const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
       if (a.mode == 2) out.add({0}, A.dtype());
       else out.add(with(batch_of(A), {m, a.mode == 1 ? m : k}), A.dtype());
       out.add(with(batch_of(A), {a.mode == 1 ? m : k, n}), A.dtype());
       return;
     }
-    case OpId::linalg_svd: {
-      ops::require_real_matrix(name, A, "A");
+    case OpId::linalg_svd: {  // S is real
+      ops::require_real_matrix(name, A, "A", true);
       const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
       const bool full = a.b[0];
       if (a.b[1]) out.add(with(batch_of(A), {m, full ? m : k}), A.dtype());
-      out.add(with(batch_of(A), {k}), A.dtype());
+      out.add(with(batch_of(A), {k}), ops::real_dtype_of(A.dtype()));
       if (a.b[1]) out.add(with(batch_of(A), {full ? n : k, n}), A.dtype());
       return;
     }
-    case OpId::linalg_eigh:
-      ops::require_square(name, A, "A");
-      out.add(with(batch_of(A), {A.size(-1)}), A.dtype());
+    case OpId::linalg_eigh:  // real eigenvalues
+      ops::require_square(name, A, "A", true);
+      out.add(with(batch_of(A), {A.size(-1)}), ops::real_dtype_of(A.dtype()));
       if (a.b[1]) out.add(A.shape(), A.dtype());
       return;
     case OpId::linalg_lu_factor: {

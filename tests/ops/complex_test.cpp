@@ -92,6 +92,16 @@ const std::map<std::string, Loss>& losses() {
          return abs(slice(t[0], 0, 1, 3, 1)).sum() + abs(slice(t[0], 0, 0, 4, 2)).sum() +
                 real(t[0].select(0, 0));
        }},
+      {"inverse_trig",
+       [](const TensorList& t) {
+         Tensor l = zeros({}, {.dtype = DType::F64});
+         using F = Tensor (*)(const Tensor&);
+         for (F f : {F(asin), F(acos), F(atan), F(asinh), F(acosh), F(atanh)}) {
+           Tensor y = f(t[0]);
+           l = l + (real(y) + square(imag(y))).sum();
+         }
+         return l;
+       }},
       {"complex_polar",
        [](const TensorList& t) {
          return imag(polar(t[0], t[1])).sum() + abs(complex(t[0], t[1])).sum();
