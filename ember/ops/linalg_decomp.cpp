@@ -8,6 +8,9 @@
 //   linalg_lu_factor: none (inputs {A}; outputs LU, int32 pivots).
 //   linalg_lu_solve: b[0] adjoint (inputs {LU, pivots, B}).
 //   linalg_solve_triangular: b[0] upper, b[2] unitriangular (inputs {A, B}).
+// det, slogdet, cholesky, qr, svd and eigh (and svdvals, eigvalsh) also take complex64/complex128:
+// S, eigh's eigenvalues and slogdet's logabsdet are then real, slogdet's sign complex; complex
+// inv and solve run as the real ops on a block embedding (below).
 // The composite ops and their decompositions are in linalg_composite.cpp.
 #include "ember/linalg.h"
 
