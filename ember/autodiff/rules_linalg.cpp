@@ -30,11 +30,6 @@ Tensor cdiag_embed(const Tensor& d) {
   return is_complex(d.dtype()) ? complex(diag_embed(real(d)), diag_embed(imag(d))) : diag_embed(d);
 }
 Tensor diag_of(const Tensor& x) { return diagonal(x, 0, -2, -1); }
-// A triangular solve (A X = B, or X A = B when !left); a complex one as a general solve.
-Tensor tri_solve(const Tensor& a, const Tensor& b, bool upper, bool left) {
-  if (is_complex(a.dtype()) || is_complex(b.dtype())) return linalg::solve(a, b, left);
-  return linalg::solve_triangular(a, b, upper, left);
-}
 
 // inv: gA = -X^T g X^T.
 TensorList vjp_inv(const VjpCtx& c) {
@@ -78,8 +73,8 @@ TensorList vjp_cholesky(const VjpCtx& c) {
   Tensor gl = upper ? mH(c.grad(0)) : c.grad(0);
   Tensor p = ctril(matmul(mH(l), gl));
   Tensor phi = (p + mH(ctril(p, -1))) * 0.5;
-  Tensor s = tri_solve(mH(l), phi, /*upper=*/true, /*left=*/true);
-  return {tri_solve(l, s, /*upper=*/false, /*left=*/false)};
+  Tensor s = linalg::solve_triangular(mH(l), phi, /*upper=*/true, /*left=*/true);
+  return {linalg::solve_triangular(l, s, /*upper=*/false, /*left=*/false)};
 }
 
 // qr of a tall or square A (m >= n), torch's formula:
@@ -94,7 +89,7 @@ Tensor qr_backward_tall(const Tensor& gq, const Tensor& gr, const Tensor& q, con
   sym = sym - cdiag_embed(diag_of(sym)) * 0.5;  // the diagonal: 2 Re(up_ii) halved
   Tensor ga = matmul(q, sym);
   if (gq.defined()) ga = ga + gq;
-  return tri_solve(mH(r), ga, /*upper=*/false, /*left=*/false);
+  return linalg::solve_triangular(mH(r), ga, /*upper=*/false, /*left=*/false);
 }
 
 // qr: tall and square A directly; a wide A = [X | Y] (X m x m) has X = Q U and Y = Q V with
@@ -247,15 +242,15 @@ TensorList vjp_lu_solve(const VjpCtx& c) {
   return {glu, Tensor(), c.needs_grad(2) ? gb : Tensor()};
 }
 
-// solve_triangular (left): gB = A^-T g, gA = -gB X^T restricted to A's triangle (without the
+// solve_triangular (left): gB = A^-H g, gA = -gB X^H restricted to A's triangle (without the
 // diagonal when unitriangular).
 TensorList vjp_solve_triangular(const VjpCtx& c) {
   const bool upper = c.attrs.b[0], unit = c.attrs.b[2];
-  Tensor gb = linalg::solve_triangular(mT(c.input(0)), c.grad(0), !upper, true, unit);
+  Tensor gb = linalg::solve_triangular(mH(c.input(0)), c.grad(0), !upper, true, unit);
   Tensor ga;
   if (c.needs_grad(0)) {
-    Tensor full = -matmul(gb, mT(c.output(0)));
-    ga = upper ? triu(full, unit ? 1 : 0) : tril(full, unit ? -1 : 0);
+    Tensor full = -matmul(gb, mH(c.output(0)));
+    ga = upper ? ctriu(full, unit ? 1 : 0) : ctril(full, unit ? -1 : 0);
   }
   return {ga, c.needs_grad(1) ? gb : Tensor()};
 }

@@ -8,7 +8,8 @@
 //   linalg_lu_factor: none (inputs {A}; outputs LU, int32 pivots).
 //   linalg_lu_solve: b[0] adjoint (inputs {LU, pivots, B}).
 //   linalg_solve_triangular: b[0] upper, b[2] unitriangular (inputs {A, B}).
-// det, slogdet, cholesky, qr, svd and eigh (and svdvals, eigvalsh) also take complex64/complex128:
+// det, slogdet, cholesky, qr, svd, eigh, solve_triangular (and svdvals, eigvalsh) also take
+// complex64/complex128:
 // S, eigh's eigenvalues and slogdet's logabsdet are then real, slogdet's sign complex; complex
 // inv and solve run as the real ops on a block embedding (below).
 // The composite ops and their decompositions are in linalg_composite.cpp.
@@ -73,8 +74,8 @@ void require_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
 }
 
 // The right-hand side of a left solve: [..., n, k] with A's batch.
-void require_rhs(const char* op, const Tensor& a, const Tensor& b) {
-  require_real_matrix(op, b, "B");
+void require_rhs(const char* op, const Tensor& a, const Tensor& b, bool complex_ok = false) {
+  require_real_matrix(op, b, "B", complex_ok);
   require_same_dtype(op, a, b);
   if (b.size(-2) != a.size(-1) || batch_of(a) != batch_of(b))
     detail::throw_shape(op, "incompatible shapes of A and B for the equation AX = B: " +
@@ -94,11 +95,13 @@ void infer_linalg(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
       ops::require_square(name, A, "A");
       out.add(A.shape(), A.dtype());
       return;
-    case OpId::linalg_solve: case OpId::linalg_solve_triangular:
-      ops::require_square(name, A, "A");
-      ops::require_rhs(name, A, in[1]);
+    case OpId::linalg_solve: case OpId::linalg_solve_triangular: {
+      const bool cplx = op == OpId::linalg_solve_triangular;  // complex solve: the embedding
+      ops::require_square(name, A, "A", cplx);
+      ops::require_rhs(name, A, in[1], cplx);
       out.add(in[1].shape(), A.dtype());
       return;
+    }
     case OpId::linalg_cholesky:
       ops::require_square(name, A, "A", true);
       out.add(A.shape(), A.dtype());
@@ -323,8 +326,8 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool le
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left,
                         bool unitriangular) {
   const char* op = "linalg_solve_triangular";
-  ops::require_square(op, A, "A");
-  ops::require_real_matrix(op, B, "B");
+  ops::require_square(op, A, "A", true);
+  ops::require_real_matrix(op, B, "B", true);
   // X A = B is A^T X^T = B^T, and A^T's triangle is the other one.
   auto [a2, b2] = broadcast_batch(left ? A : mT(A), left ? B : mT(B), op);
   Tensor x = dispatch1(OpId::linalg_solve_triangular, flags(left ? upper : !upper, false, unitriangular),

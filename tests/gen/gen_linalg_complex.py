@@ -174,6 +174,22 @@ add("linalg_eigh", eigh_fixed("L"), [crnd((0, 3, 3))], attrs={"UPLO": "L"}, name
 add("linalg_eigvalsh", lambda a: torch.linalg.eigvalsh(a, UPLO="U"), [herm((2, 5, 5))], attrs={"UPLO": "U"},
     name="ceigvalsh_upper_batched")
 cases.append(error("linalg_eigh", [crnd((3, 4))], "ShapeError", name="ceigh_not_square"))
+
+# solve_triangular (only A's triangle is read)
+for upper in [False, True]:
+    for left in [True, False]:
+        for unit in [False, True]:
+            b = crnd((3, 2) if left else (2, 3))
+            add("linalg_solve_triangular",
+                lambda aa, bb, upper=upper, left=left, unit=unit: torch.linalg.solve_triangular(
+                    aa, bb, upper=upper, left=left, unitriangular=unit),
+                [well((3, 3)), b], attrs={"upper": upper, "left": left, "unitriangular": unit},
+                name="csolve_triangular_%s_%s%s" % ("upper" if upper else "lower", "left" if left else "right",
+                                                    "_unit" if unit else ""))
+add("linalg_solve_triangular", lambda aa, bb: torch.linalg.solve_triangular(aa, bb, upper=False),
+    [well((2, 4, 4), C64), crnd((2, 4, 3)).to(C64)], C64, attrs={"upper": False}, name="csolve_triangular_batched_c64")
+cases.append(error("linalg_solve_triangular", [well((3, 3)), crnd((3, 2)).to(C64)], "DTypeError",
+                   attrs={"upper": True}, name="csolve_triangular_dtype_mismatch"))
 cases.append(error("linalg_svd", [crnd((3,))], "ShapeError", name="csvd_vector"))
 
 write("linalg_complex", cases)
@@ -195,6 +211,15 @@ def from_x(x):  # a Hermitian positive-definite matrix from any X
 
 def h_of(x):  # a Hermitian matrix from any X
     return (x + mH(x)) / 2
+
+
+def ones_c(shape):
+    return torch.ones(shape, dtype=C128) * (1 - 0.5j)
+
+
+def lower3():  # a fixed lower-triangular complex matrix (tests/ops/linalg_complex_test.cpp builds it too)
+    return torch.complex(torch.tril(torch.full((3, 3), 0.5, dtype=F64), -1) + 3 * torch.eye(3, dtype=F64),
+                         torch.tril(torch.full((3, 3), 0.25, dtype=F64), -1))
 
 
 def svd_loss(a):
@@ -225,6 +250,10 @@ grads = [
     grad_case("svdvals", lambda a: g(torch.linalg.svdvals(a)), [crnd((3, 4))]),
     grad_case("eigh_of_x", lambda x: eigh_loss(h_of(x)), [crnd((2, 3, 3))]),
     grad_case("eigh_upper_of_x", lambda x: eigh_loss(h_of(x), "U"), [crnd((4, 4))]),
+    grad_case("solve_triangular_A", lambda a: f(torch.linalg.solve_triangular(a, ones_c((3, 2)), upper=True)),
+              [well((3, 3))]),
+    grad_case("solve_triangular_B_right", lambda b: f(torch.linalg.solve_triangular(lower3(), b, upper=False,
+                                                                                     left=False)), [crnd((2, 2, 3))]),
     grad_case("eigvalsh_of_x", lambda x: g(torch.linalg.eigvalsh(h_of(x))), [crnd((3, 3))]),
 ]
 path = os.path.join(DATA, "linalg_complex", "grads.json")

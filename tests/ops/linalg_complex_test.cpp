@@ -38,6 +38,16 @@ Tensor eigh_loss(const Tensor& a, const std::string& uplo = "L") {
   auto [w, v] = linalg::eigh(a, uplo);
   return g(w) + g(abs(v)) + f(matmul(v * w.unsqueeze(-2), mH(v)) * 0.5);
 }
+// The generator's ones_c (1 - 0.5i everywhere) and lower3 (a fixed lower-triangular matrix).
+Tensor ones_c(const Shape& s, const Tensor& like) {
+  Tensor o = ones(s, real(like).options());
+  return complex(o, o * -0.5);
+}
+Tensor lower3(const Tensor& like) {
+  TensorOptions o = real(like).options();
+  Tensor f = full({3, 3}, 1.0, o);
+  return complex(tril(f * 0.5, -1) + eye(3, {}, o) * 3.0, tril(f * 0.25, -1));
+}
 Tensor qr_loss(const Tensor& a) {
   auto [q, r] = linalg::qr(a);
   return f(q) + f(r);
@@ -63,6 +73,10 @@ const std::map<std::string, Loss>& losses() {
       {"svdvals", [](const Tensor& a) { return g(linalg::svdvals(a)); }},
       {"eigh_of_x", [](const Tensor& x) { return eigh_loss(h_of(x)); }},
       {"eigh_upper_of_x", [](const Tensor& x) { return eigh_loss(h_of(x), "U"); }},
+      {"solve_triangular_A",
+       [](const Tensor& a) { return f(linalg::solve_triangular(a, ones_c({3, 2}, a), true)); }},
+      {"solve_triangular_B_right",
+       [](const Tensor& b) { return f(linalg::solve_triangular(lower3(b), b, false, false)); }},
       {"eigvalsh_of_x", [](const Tensor& x) { return g(linalg::eigvalsh(h_of(x))); }},
   };
   return m;

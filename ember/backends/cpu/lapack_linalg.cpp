@@ -59,8 +59,13 @@ template <class T> lapack_int getrs(char trans, lapack_int n, lapack_int k, cons
 }
 template <class T> void trsm(CBLAS_ORDER o, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_DIAG diag, int m,
                              int n, const T* a, int lda, T* b, int ldb) {
+  const T one(1);
   if constexpr (std::is_same_v<T, double>)
     cblas_dtrsm(o, side, uplo, CblasNoTrans, diag, m, n, 1.0, a, lda, b, ldb);
+  else if constexpr (std::is_same_v<T, C64>)
+    cblas_ctrsm(o, side, uplo, CblasNoTrans, diag, m, n, &one, a, lda, b, ldb);
+  else if constexpr (std::is_same_v<T, C128>)
+    cblas_ztrsm(o, side, uplo, CblasNoTrans, diag, m, n, &one, a, lda, b, ldb);
   else
     cblas_strsm(o, side, uplo, CblasNoTrans, diag, m, n, 1.0f, a, lda, b, ldb);
 }
@@ -315,7 +320,7 @@ TensorList k_solve_triangular(const OpCall& c) {
   Tensor x = output_copy(c, 0, c.inputs[1]);
   const int64_t n = a.size(-1), k = x.size(-1), nb = batch_count(x);
   set_threads();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     for (int64_t b = 0; b < nb && n > 0 && k > 0; ++b)
       trsm<T>(CblasRowMajor, CblasLeft, c.attrs.b[0] ? CblasUpper : CblasLower,
@@ -377,7 +382,7 @@ void register_lapack_linalg(BackendImpl& b) {
   b.set_kernel(OpId::linalg_eigh, k_eigh, kRealComplex);
   b.set_kernel(OpId::linalg_lu_factor, k_lu_factor, kReal);
   b.set_kernel(OpId::linalg_lu_solve, k_lu_solve, kReal);
-  b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kReal);
+  b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kRealComplex);
   b.set_kernel(OpId::linalg_qr, k_qr, kRealComplex);
 }
 

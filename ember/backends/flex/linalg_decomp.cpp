@@ -1,5 +1,5 @@
 // flex kernels: the matrix decompositions and functions of ember/linalg.h, batched, f32/f64
-// (det, slogdet, cholesky, qr, svd and eigh also c64/c128), each matrix copied to a row-major buffer and handed to ember/backends/flex/dense.h. Batches
+// (det, slogdet, cholesky, qr, svd, eigh and solve_triangular also c64/c128), each matrix copied to a row-major buffer and handed to ember/backends/flex/dense.h. Batches
 // run one matrix per thread when they are worth splitting. The cpu backend replaces most of
 // these with LAPACK (ember/backends/cpu/lapack_linalg.cpp); cuda reaches them through the host
 // fallback.
@@ -254,7 +254,7 @@ TensorList k_solve_triangular(const OpCall& c) {
   const Tensor a = c.inputs[0].contiguous();
   Tensor x = output_copy(c, 0, c.inputs[1]);
   const int64_t n = a.size(-1), k = x.size(-1), nb = batch_count(x);
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, n * n * k, [&](int64_t b) {
       dense::tri_solve(data<T>(a) + b * n * n, n, data<T>(x) + b * n * k, k, c.attrs.b[0],
@@ -295,7 +295,7 @@ void register_flex_linalg_decomp(BackendImpl& b) {
   b.set_kernel(OpId::linalg_qr, k_qr, kRealComplex);
   b.set_kernel(OpId::linalg_svd, k_svd, kRealComplex);
   b.set_kernel(OpId::linalg_eigh, k_eigh, kRealComplex);
-  b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kReal);
+  b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kRealComplex);
   b.set_kernel(OpId::matrix_exp, k_matrix_exp, kReal);
 }
 
