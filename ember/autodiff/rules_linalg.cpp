@@ -31,16 +31,16 @@ Tensor cdiag_embed(const Tensor& d) {
 }
 Tensor diag_of(const Tensor& x) { return diagonal(x, 0, -2, -1); }
 
-// inv: gA = -X^T g X^T.
+// inv: gA = -X^H g X^H.
 TensorList vjp_inv(const VjpCtx& c) {
-  const Tensor xt = mT(c.output(0));
-  return {-matmul(xt, matmul(c.grad(0), xt))};
+  const Tensor xh = mH(c.output(0));
+  return {-matmul(xh, matmul(c.grad(0), xh))};
 }
 
-// solve (A X = B): gB = A^-T g, gA = -gB X^T.
+// solve (A X = B): gB = A^-H g, gA = -gB X^H.
 TensorList vjp_solve(const VjpCtx& c) {
-  Tensor gb = linalg::solve(mT(c.input(0)), c.grad(0));
-  Tensor ga = c.needs_grad(0) ? -matmul(gb, mT(c.output(0))) : Tensor();
+  Tensor gb = linalg::solve(mH(c.input(0)), c.grad(0));
+  Tensor ga = c.needs_grad(0) ? -matmul(gb, mH(c.output(0))) : Tensor();
   return {ga, c.needs_grad(1) ? gb : Tensor()};
 }
 

@@ -32,7 +32,7 @@ Route route_of(OpId op) {
     case OpId::linalg_eig: case OpId::linalg_det: case OpId::linalg_slogdet:
     case OpId::linalg_cholesky: case OpId::linalg_qr: case OpId::linalg_svd:
     case OpId::linalg_eigh: case OpId::linalg_svdvals: case OpId::linalg_eigvalsh:
-    case OpId::linalg_solve_triangular:
+    case OpId::linalg_solve_triangular: case OpId::linalg_inv: case OpId::linalg_solve:
     case OpId::fft_c2c: case OpId::fft_r2c: case OpId::fft_c2r:
       return Route::Kernel;
     case OpId::cast: case OpId::copy:  // same dtype: a kernel copy; else through the parts

@@ -8,10 +8,9 @@
 //   linalg_lu_factor: none (inputs {A}; outputs LU, int32 pivots).
 //   linalg_lu_solve: b[0] adjoint (inputs {LU, pivots, B}).
 //   linalg_solve_triangular: b[0] upper, b[2] unitriangular (inputs {A, B}).
-// det, slogdet, cholesky, qr, svd, eigh, solve_triangular (and svdvals, eigvalsh) also take
-// complex64/complex128:
-// S, eigh's eigenvalues and slogdet's logabsdet are then real, slogdet's sign complex; complex
-// inv and solve run as the real ops on a block embedding (below).
+// inv, solve, det, slogdet, cholesky, qr, svd, eigh, solve_triangular (and svdvals, eigvalsh)
+// also take complex64/complex128:
+// S, eigh's eigenvalues and slogdet's logabsdet are then real, slogdet's sign complex.
 // The composite ops and their decompositions are in linalg_composite.cpp.
 #include "ember/linalg.h"
 
@@ -92,13 +91,12 @@ void infer_linalg(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
   const Tensor& A = in[0];
   switch (op) {
     case OpId::linalg_inv: case OpId::matrix_exp:
-      ops::require_square(name, A, "A");
+      ops::require_square(name, A, "A", op == OpId::linalg_inv);
       out.add(A.shape(), A.dtype());
       return;
     case OpId::linalg_solve: case OpId::linalg_solve_triangular: {
-      const bool cplx = op == OpId::linalg_solve_triangular;  // complex solve: the embedding
-      ops::require_square(name, A, "A", cplx);
-      ops::require_rhs(name, A, in[1], cplx);
+      ops::require_square(name, A, "A", true);
+      ops::require_rhs(name, A, in[1], true);
       out.add(in[1].shape(), A.dtype());
       return;
     }
@@ -187,20 +185,6 @@ bool either_complex(const Tensor& a, const Tensor& b) {
   return (a.defined() && is_complex(a.dtype())) || (b.defined() && is_complex(b.dtype()));
 }
 
-// A complex matrix A = Ar + i Ai as the real [[Ar, -Ai], [Ai, Ar]] (2n x 2n): complex solve
-// and inv run as the real ops on it, so every real kernel and VJP serves them.
-Tensor real_block(const Tensor& A, DType part) {
-  Tensor ar = real(A).to(part), ai = is_complex(A.dtype()) ? imag(A).to(part) : zeros_like(ar);
-  return cat({cat({ar, neg(ai)}, -1), cat({ai, ar}, -1)}, -2);
-}
-
-void require_complex_square(const char* op, const Tensor& A) {
-  ops::require_defined(A, op, "A");
-  if (A.dim() < 2 || A.size(-1) != A.size(-2))
-    detail::throw_shape(op, "expected A to be a batch of square matrices, found shape " +
-                                shape_str(A.shape()));
-}
-
 DType complex_of(const Tensor& a, const Tensor& b, const char* op) {
   DType d = b.defined() ? promote_types(a.dtype(), b.dtype()) : a.dtype();
   if (d != DType::C64 && d != DType::C128)
@@ -209,45 +193,27 @@ DType complex_of(const Tensor& a, const Tensor& b, const char* op) {
   return d;
 }
 
-Tensor complex_inv(const Tensor& A) {
-  const char* op = "linalg_inv";
-  require_complex_square(op, A);
-  const DType c = complex_of(A, Tensor(), op);
-  const int64_t n = A.size(-1);
-  Tensor m = linalg::inv(real_block(A, complex_part_dtype(c)));
-  return complex(narrow(narrow(m, -2, 0, n), -1, 0, n).contiguous(),
-                 narrow(narrow(m, -2, n, n), -1, 0, n).contiguous());
-}
-
-Tensor complex_solve(const Tensor& A, const Tensor& B, bool left) {
-  const char* op = "linalg_solve";
-  require_complex_square(op, A);
+// Complex solve operands: both in their common complex dtype (ember extends torch here, which
+// refuses mixed real and complex operands).
+std::pair<Tensor, Tensor> to_complex(const Tensor& A, const Tensor& B, const char* op) {
+  ops::require_defined(A, op, "A");
   ops::require_defined(B, op, "B");
-  const DType c = complex_of(A, B, op), part = complex_part_dtype(c);
-  auto [b, vec] = rhs_matrix(A, B);
-  if (!left) return vec ? complex_solve(mT(A), B, true) : mT(complex_solve(mT(A), mT(B), true));
-  const int64_t n = A.size(-1);
-  Tensor br = real(b).to(part), bi = is_complex(b.dtype()) ? imag(b).to(part) : zeros_like(br);
-  Tensor x = linalg::solve(real_block(A, part), cat({br, bi}, -2));
-  Tensor z = complex(narrow(x, -2, 0, n).contiguous(), narrow(x, -2, n, n).contiguous());
-  return vec ? z.squeeze(-1) : z;
+  const DType c = complex_of(A, B, op);
+  return {A.dtype() == c ? A : A.to(c), B.dtype() == c ? B : B.to(c)};
 }
 
 }  // namespace
 
 namespace linalg {
 
-Tensor inv(const Tensor& A) {
-  if (A.defined() && is_complex(A.dtype())) [[unlikely]]
-    return complex_inv(A);
-  return dispatch1(OpId::linalg_inv, {}, {A});
-}
+Tensor inv(const Tensor& A) { return dispatch1(OpId::linalg_inv, {}, {A}); }
 
-Tensor solve(const Tensor& A, const Tensor& B, bool left) {
+Tensor solve(const Tensor& A0, const Tensor& B0, bool left) {
   const char* op = "linalg_solve";
-  if (either_complex(A, B)) [[unlikely]]
-    return complex_solve(A, B, left);
-  ops::require_square(op, A, "A");
+  Tensor A = A0, B = B0;
+  if (either_complex(A0, B0)) [[unlikely]]
+    std::tie(A, B) = to_complex(A0, B0, op);
+  ops::require_square(op, A, "A", true);
   ops::require_defined(B, op, "B");
   auto [b, vec] = rhs_matrix(A, B);
   if (!left && !vec) b = mT(b);

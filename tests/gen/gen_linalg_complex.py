@@ -116,6 +116,21 @@ for dt in [C64, C128]:
     add("linalg_eigh", eigh_fixed("L"), [herm((2, 4, 4), dt)], dt, attrs={"UPLO": "L"}, name="ceigh_" + t)
     add("linalg_eigvalsh", torch.linalg.eigvalsh, [herm((3, 3), dt)], dt, name="ceigvalsh_" + t)
 
+# inv / solve
+for dt in [C64, C128]:
+    add("linalg_inv", torch.linalg.inv, [well((2, 3, 3), dt)], dt, name="cinv_batched_" + tname(dt))
+    add("linalg_solve", torch.linalg.solve, [well((4, 4), dt), crnd((4, 2)).to(dt)], dt, name="csolve_" + tname(dt))
+add("linalg_inv", torch.linalg.inv, [In(well((4, 4)), [["transpose", 0, 1]])], name="cinv_transposed")
+add("linalg_inv", torch.linalg.inv, [crnd((0, 3, 3))], name="cinv_empty_batch")
+add("linalg_solve", torch.linalg.solve, [well((2, 1, 3, 3)), crnd((4, 3, 2))], name="csolve_broadcast")
+add("linalg_solve", torch.linalg.solve, [well((3, 3)), crnd((3,))], name="csolve_vector")
+add("linalg_solve", lambda a, b: torch.linalg.solve(a, b, left=False).resolve_conj(), [well((3, 3)), crnd((2, 3))],
+    attrs={"left": False}, name="csolve_right")
+singular = torch.tensor([[1 + 1j, 2 + 2j], [1, 2]], dtype=C128)
+cases.append(error("linalg_inv", [torch.stack([torch.eye(2, dtype=C128), singular])], "ValueError",
+                   name="cinv_singular_batch_element"))
+cases.append(error("linalg_solve", [singular, crnd((2, 1))], "ValueError", name="csolve_singular"))
+
 # det / slogdet
 add("linalg_det", torch.linalg.det, [well((2, 3, 3))], name="cdet_batched")
 add("linalg_det", torch.linalg.det, [In(crnd((4, 4)), [["transpose", 0, 1]])], name="cdet_transposed")
@@ -233,6 +248,10 @@ def eigh_loss(a, uplo="L"):
 
 
 grads = [
+    grad_case("inv", lambda a: f(torch.linalg.inv(a)), [well((2, 3, 3))]),
+    grad_case("solve_A", lambda a: f(torch.linalg.solve(a, ones_c((3, 2)))), [well((3, 3))]),
+    grad_case("solve_B_right", lambda b: f(torch.linalg.solve(lower3() + mH(lower3()), b, left=False)),
+              [crnd((2, 3))]),
     grad_case("det", lambda a: f(torch.linalg.det(a)), [well((2, 3, 3))]),
     grad_case("slogdet", lambda a: f(torch.linalg.slogdet(a)[0]) + g(torch.linalg.slogdet(a)[1]),
               [crnd((2, 3, 3))]),

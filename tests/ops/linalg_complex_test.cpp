@@ -56,6 +56,10 @@ Tensor qr_loss(const Tensor& a) {
 using Loss = std::function<Tensor(const Tensor&)>;
 const std::map<std::string, Loss>& losses() {
   static const std::map<std::string, Loss> m = {
+      {"inv", [](const Tensor& a) { return f(linalg::inv(a)); }},
+      {"solve_A", [](const Tensor& a) { return f(linalg::solve(a, ones_c({3, 2}, a))); }},
+      {"solve_B_right",
+       [](const Tensor& b) { return f(linalg::solve(lower3(b) + mH(lower3(b)), b, false)); }},
       {"det", [](const Tensor& a) { return f(linalg::det(a)); }},
       {"slogdet", [](const Tensor& a) {
          auto [s, l] = linalg::slogdet(a);
@@ -181,7 +185,16 @@ TEST(LinalgComplex, ErrorsNameTheOpTheBatchElementAndTheMinor) {
     auto [sg, la] = linalg::slogdet(sing);
     EXPECT_EQ(sg.item<cd>(), cd(0, 0));
     EXPECT_EQ(la.item<double>(), -INFINITY);
-    // lu_factor, solve_triangular and matrix_exp stay real: refused by name
+    Tensor eye2 = eye(2, {}, {.dtype = DType::F64}).to(DType::C128).to(dev);
+    const std::string inv = message_of([&] { linalg::inv(stack({eye2, sing})); });
+    EXPECT_NE(inv.find("linalg_inv"), std::string::npos) << inv;
+    EXPECT_NE(inv.find("batch element 1"), std::string::npos) << inv;
+    EXPECT_NE(inv.find("singular"), std::string::npos) << inv;
+    // mixed real and complex operands are promoted (ember extends torch here)
+    Tensor x = linalg::solve(good, ones({3, 1}, {.dtype = DType::F32}).to(dev));
+    EXPECT_EQ(x.dtype(), DType::C128);
+    EXPECT_NEAR(std::abs(x.to_vector<cd>()[0] - cd(0.5, 0)), 0.0, 1e-12);
+    // lu_factor, lu_solve and matrix_exp stay real: refused by name
     const std::string lu = message_of([&] { linalg::lu_factor(good); });
     EXPECT_NE(lu.find("linalg_lu_factor"), std::string::npos) << lu;
   }

@@ -51,6 +51,8 @@ template <class T> lapack_int getrf(int layout, lapack_int m, lapack_int n, T* a
 }
 template <class T> lapack_int getri(lapack_int n, T* a, const lapack_int* ipiv) {
   if constexpr (std::is_same_v<T, double>) return LAPACKE_dgetri(LAPACK_COL_MAJOR, n, a, n, ipiv);
+  else if constexpr (std::is_same_v<T, C64>) return LAPACKE_cgetri(LAPACK_COL_MAJOR, n, lp(a), n, ipiv);
+  else if constexpr (std::is_same_v<T, C128>) return LAPACKE_zgetri(LAPACK_COL_MAJOR, n, lp(a), n, ipiv);
   else return LAPACKE_sgetri(LAPACK_COL_MAJOR, n, a, n, ipiv);
 }
 template <class T> lapack_int getrs(char trans, lapack_int n, lapack_int k, const T* a, const lapack_int* ipiv, T* b) {
@@ -121,7 +123,7 @@ TensorList k_solve(const OpCall& c) {
   const int64_t n = a.size(-1), k = x.size(-1), nb = batch_count(a);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
   set_threads();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     std::vector<T> lu(static_cast<size_t>(n * n));
     std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
@@ -150,7 +152,7 @@ TensorList k_inv(const OpCall& c) {
   const int64_t n = x.size(-1), nb = batch_count(x);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
   set_threads();
-  dispatch_real(x.dtype(), [&](auto tag) {
+  dispatch_scalar(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
     for (int64_t b = 0; b < nb && n > 0; ++b) {
@@ -373,8 +375,8 @@ void register_lapack_eig(BackendImpl& b);  // lapack_eig.cpp
 
 void register_lapack_linalg(BackendImpl& b) {
   register_lapack_eig(b);
-  b.set_kernel(OpId::linalg_solve, k_solve, kReal);
-  b.set_kernel(OpId::linalg_inv, k_inv, kReal);
+  b.set_kernel(OpId::linalg_solve, k_solve, kRealComplex);
+  b.set_kernel(OpId::linalg_inv, k_inv, kRealComplex);
   b.set_kernel(OpId::linalg_det, k_det, kRealComplex);
   b.set_kernel(OpId::linalg_slogdet, k_det, kRealComplex);
   b.set_kernel(OpId::linalg_cholesky, k_cholesky, kRealComplex);

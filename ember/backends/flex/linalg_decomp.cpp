@@ -1,5 +1,6 @@
 // flex kernels: the matrix decompositions and functions of ember/linalg.h, batched, f32/f64
-// (det, slogdet, cholesky, qr, svd, eigh and solve_triangular also c64/c128), each matrix copied to a row-major buffer and handed to ember/backends/flex/dense.h. Batches
+// (inv, solve, det, slogdet, cholesky, qr, svd, eigh and solve_triangular also
+// c64/c128), each matrix copied to a row-major buffer and handed to ember/backends/flex/dense.h. Batches
 // run one matrix per thread when they are worth splitting. The cpu backend replaces most of
 // these with LAPACK (ember/backends/cpu/lapack_linalg.cpp); cuda reaches them through the host
 // fallback.
@@ -69,7 +70,7 @@ TensorList k_solve_inv(const OpCall& c) {
   Tensor x = inv ? new_output(c, 0) : output_copy(c, 0, c.inputs[1]);
   const int64_t k = inv ? n : x.size(-1);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, cube(n), [&](int64_t b) {
       std::vector<T> lu(data<T>(a) + b * n * n, data<T>(a) + (b + 1) * n * n);
@@ -287,8 +288,8 @@ void register_flex_linalg_decomp(BackendImpl& b) {
   register_flex_fft_ops(b);
   b.set_kernel(OpId::linalg_lu_factor, k_lu_factor, kReal);
   b.set_kernel(OpId::linalg_lu_solve, k_lu_solve, kReal);
-  b.set_kernel(OpId::linalg_solve, k_solve_inv, kReal);
-  b.set_kernel(OpId::linalg_inv, k_solve_inv, kReal);
+  b.set_kernel(OpId::linalg_solve, k_solve_inv, kRealComplex);
+  b.set_kernel(OpId::linalg_inv, k_solve_inv, kRealComplex);
   b.set_kernel(OpId::linalg_det, k_det, kRealComplex);
   b.set_kernel(OpId::linalg_slogdet, k_det, kRealComplex);
   b.set_kernel(OpId::linalg_cholesky, k_cholesky, kRealComplex);
