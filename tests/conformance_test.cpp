@@ -153,6 +153,10 @@ TEST_P(GoldenCase, MatchesPyTorch) {
     } catch (const Error& e) {
       std::string what = e.what();
       const std::string kind = error_kind(e);
+      // Off the host, an op with complex operands is refused before it checks shapes or values.
+      if (!host && involves_complex(c) && kind == "NotImplementedError" &&
+          what.find("host devices") != std::string::npos)
+        return;
       EXPECT_EQ(kind, c.error) << what;
       EXPECT_NE(what.find("[" + c.op + "]"), std::string::npos)
           << "the message should name the op: " << what;

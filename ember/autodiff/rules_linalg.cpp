@@ -8,6 +8,9 @@ namespace ember::autodiff {
 namespace {
 
 Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
+// The conjugate transpose (the transpose of a real tensor): the rules below are torch's complex
+// ones (PyTorch's conjugate Wirtinger convention), which for real tensors are the real ones.
+Tensor mH(const Tensor& t) { return conj(t).transpose(-2, -1); }
 Tensor or_zeros(const Tensor& g, const Tensor& like) { return g.defined() ? g : zeros_like(like); }
 // [..., k, k] for singular values s [..., k].
 Shape with_batch(const Tensor& s, int64_t k) {
@@ -16,57 +19,81 @@ Shape with_batch(const Tensor& s, int64_t k) {
   sh.push_back(k);
   return sh;
 }
+// tril, triu and diag_embed of complex tensors, on their parts.
+Tensor ctril(const Tensor& x, int64_t k = 0) {
+  return is_complex(x.dtype()) ? complex(tril(real(x), k), tril(imag(x), k)) : tril(x, k);
+}
+Tensor ctriu(const Tensor& x, int64_t k = 0) {
+  return is_complex(x.dtype()) ? complex(triu(real(x), k), triu(imag(x), k)) : triu(x, k);
+}
+Tensor cdiag_embed(const Tensor& d) {
+  return is_complex(d.dtype()) ? complex(diag_embed(real(d)), diag_embed(imag(d))) : diag_embed(d);
+}
+Tensor diag_of(const Tensor& x) { return diagonal(x, 0, -2, -1); }
 
-// inv: gA = -X^T g X^T.
+// inv: gA = -X^H g X^H.
 TensorList vjp_inv(const VjpCtx& c) {
-  const Tensor xt = mT(c.output(0));
-  return {-matmul(xt, matmul(c.grad(0), xt))};
+  const Tensor xh = mH(c.output(0));
+  return {-matmul(xh, matmul(c.grad(0), xh))};
 }
 
-// solve (A X = B): gB = A^-T g, gA = -gB X^T.
+// solve (A X = B): gB = A^-H g, gA = -gB X^H.
 TensorList vjp_solve(const VjpCtx& c) {
-  Tensor gb = linalg::solve(mT(c.input(0)), c.grad(0));
-  Tensor ga = c.needs_grad(0) ? -matmul(gb, mT(c.output(0))) : Tensor();
+  Tensor gb = linalg::solve(mH(c.input(0)), c.grad(0));
+  Tensor ga = c.needs_grad(0) ? -matmul(gb, mH(c.output(0))) : Tensor();
   return {ga, c.needs_grad(1) ? gb : Tensor()};
 }
 
-// det: gA = g det A^-T;  slogdet: gA = g_logabsdet A^-T (the sign has no gradient).
+// det: gA = g conj(det) A^-H. slogdet: gA = G A^-H with G = g_logabsdet (real A: the sign has no
+// gradient), plus i Im(g_sign conj(sign)) for complex A.
 TensorList vjp_det(const VjpCtx& c) {
-  const bool slog = c.op == OpId::linalg_slogdet;
-  const Tensor& g = c.grad(slog ? 1 : 0);
-  if (!g.defined()) return {zeros_like(c.input(0))};
-  Tensor scale = slog ? g : g * c.output(0);
-  return {scale.unsqueeze(-1).unsqueeze(-1) * mT(linalg::inv(c.input(0)))};
+  const Tensor& a = c.input(0);
+  Tensor scale;
+  if (c.op == OpId::linalg_slogdet) {
+    const Tensor &gl = c.grad(1), gs = is_complex(a.dtype()) ? c.grad(0) : Tensor();
+    if (!gl.defined() && !gs.defined()) return {zeros_like(a)};
+    if (!gs.defined()) {
+      scale = gl;
+    } else {
+      Tensor im = imag(gs * conj(c.output(0)));
+      scale = complex(gl.defined() ? gl : zeros_like(im), im);
+    }
+  } else {
+    if (!c.grad(0).defined()) return {zeros_like(a)};
+    scale = c.grad(0) * conj(c.output(0));
+  }
+  return {scale.unsqueeze(-1).unsqueeze(-1) * mH(linalg::inv(a))};
 }
 
-// cholesky: gA = sym(L^-T Phi(L^T gL) L^-1), Phi = the lower triangle with the diagonal halved.
+// cholesky (torch's cholesky_backward): with P = tril(L^H gL),
+// gA = L^-H (P + tril(P, -1)^H) / 2 L^-1 (Hermitian for real P's diagonal).
 TensorList vjp_cholesky(const VjpCtx& c) {
   const bool upper = c.attrs.b[0];
-  Tensor l = upper ? mT(c.output(0)) : c.output(0);
-  Tensor gl = upper ? mT(c.grad(0)) : c.grad(0);
-  Tensor phi = tril(matmul(mT(l), gl));
-  phi = phi - diag_embed(diagonal(phi, 0, -2, -1)) * 0.5;
-  Tensor s = linalg::solve_triangular(mT(l), phi, /*upper=*/true);
-  Tensor ga = linalg::solve_triangular(l, s, /*upper=*/false, /*left=*/false);
-  return {(ga + mT(ga)) * 0.5};
+  Tensor l = upper ? mH(c.output(0)) : c.output(0);
+  Tensor gl = upper ? mH(c.grad(0)) : c.grad(0);
+  Tensor p = ctril(matmul(mH(l), gl));
+  Tensor phi = (p + mH(ctril(p, -1))) * 0.5;
+  Tensor s = linalg::solve_triangular(mH(l), phi, /*upper=*/true, /*left=*/true);
+  return {linalg::solve_triangular(l, s, /*upper=*/false, /*left=*/false)};
 }
 
 // qr of a tall or square A (m >= n), torch's formula:
-// gA = [gQ + Q syminvadj(triu(gR R^T - Q^T gQ))] R^-T.
+// gA = [gQ + Q syminvadj(triu(gR R^H - Q^H gQ))] R^-H, syminvadj(X) = X + X^H - Re diag(X).
 Tensor qr_backward_tall(const Tensor& gq, const Tensor& gr, const Tensor& q, const Tensor& r) {
   Tensor m;
-  if (gq.defined() && gr.defined()) m = matmul(gr, mT(r)) - matmul(mT(q), gq);
-  else if (gq.defined()) m = -matmul(mT(q), gq);
-  else m = matmul(gr, mT(r));
-  Tensor up = triu(m);
-  Tensor sym = up + mT(up) - diag_embed(diagonal(up, 0, -2, -1));
+  if (gq.defined() && gr.defined()) m = matmul(gr, mH(r)) - matmul(mH(q), gq);
+  else if (gq.defined()) m = -matmul(mH(q), gq);
+  else m = matmul(gr, mH(r));
+  Tensor up = ctriu(m);
+  Tensor sym = up + mH(up);
+  sym = sym - cdiag_embed(diag_of(sym)) * 0.5;  // the diagonal: 2 Re(up_ii) halved
   Tensor ga = matmul(q, sym);
   if (gq.defined()) ga = ga + gq;
-  return linalg::solve_triangular(mT(r), ga, /*upper=*/false, /*left=*/false);
+  return linalg::solve_triangular(mH(r), ga, /*upper=*/false, /*left=*/false);
 }
 
 // qr: tall and square A directly; a wide A = [X | Y] (X m x m) has X = Q U and Y = Q V with
-// R = [U | V], so gY = Q gV and X's rule sees gQ + Y gV^T. Not for "complete" with m > n (the
+// R = [U | V], so gY = Q gV and X's rule sees gQ + Y gV^H. Not for "complete" with m > n (the
 // extra columns of Q are not determined by A) nor for mode "r" (no Q), as in torch.
 TensorList vjp_qr(const VjpCtx& c) {
   const char* op = "linalg_qr";
@@ -83,15 +110,17 @@ TensorList vjp_qr(const VjpCtx& c) {
   Tensor gu, gv;
   if (gr.defined()) gu = gr.narrow(-1, 0, m), gv = gr.narrow(-1, m, n - m);
   Tensor gq2 = gq;
-  if (gv.defined()) gq2 = gq2.defined() ? gq2 + matmul(y, mT(gv)) : matmul(y, mT(gv));
+  if (gv.defined()) gq2 = gq2.defined() ? gq2 + matmul(y, mH(gv)) : matmul(y, mH(gv));
   Tensor gx = qr_backward_tall(gq2, gu, q, u);
   Tensor gy = gv.defined() ? matmul(q, gv) : zeros_like(y);
   return {cat({gx, gy}, -1)};
 }
 
-// svd (torch's svd_backward, real case): with E_ij = s_j^2 - s_i^2,
-// gA = U [(skew(U^T gU) s_j + s_i skew(V^T gV)) / E + diag(gS)] V^T, plus the parts of gU and gV
-// outside the spans of U and V when A is not square. Full matrices are narrowed to k columns.
+// svd (torch's svd_backward): with E_ij = s_j^2 - s_i^2 and skew(X) = X - X^H,
+// gA = U [(skew(U^H gU) s_j + s_i skew(V^H gV)) / E + diag(gS)] V^H, plus the parts of gU and gV
+// outside the spans of U and V when A is not square; complex A adds i Im(diag(U^H gU)) / s on
+// the diagonal (only gauge-invariant losses are well defined, as in torch). Full matrices are
+// narrowed to k columns.
 TensorList vjp_svd(const VjpCtx& c) {
   const Tensor& a = c.input(0);
   const int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n);
@@ -111,30 +140,36 @@ TensorList vjp_svd(const VjpCtx& c) {
   }
   if (!gu.defined() && !gvh.defined())
     return {matmul(u * or_zeros(gs, s).unsqueeze(-2), vh)};
-  auto skew = [](const Tensor& x) { return x - mT(x); };
+  auto skew = [](const Tensor& x) { return x - mH(x); };
   const Tensor s2 = s * s;
   Tensor e = s2.unsqueeze(-2) - s2.unsqueeze(-1);
   e = e + diag_embed(ones_like(s));  // 1 on the diagonal (its entries are replaced below)
-  Tensor inner = zeros(with_batch(s, k), s.options());
-  if (gu.defined()) inner = inner + skew(matmul(mT(u), gu)) * s.unsqueeze(-2);
-  if (gvh.defined()) inner = inner + s.unsqueeze(-1) * skew(matmul(vh, mT(gvh)));
+  Tensor inner = zeros(with_batch(s, k), u.options());
+  Tensor uhgu = gu.defined() ? skew(matmul(mH(u), gu)) : Tensor();
+  if (gu.defined()) inner = inner + uhgu * s.unsqueeze(-2);
+  if (gvh.defined()) inner = inner + s.unsqueeze(-1) * skew(matmul(vh, mH(gvh)));
   inner = inner / e;
-  inner = inner - diag_embed(diagonal(inner, 0, -2, -1));
+  inner = inner - cdiag_embed(diag_of(inner));
   if (gs.defined()) inner = inner + diag_embed(gs);
+  if (is_complex(a.dtype()) && gu.defined()) {
+    Tensor d = imag(diag_of(uhgu)) * 0.5 / s;  // Im of skew's diagonal is 2 Im(diag(U^H gU))
+    inner = inner + complex(zeros_like(diag_embed(d)), diag_embed(d));
+  }
   Tensor ga;
   if (m > n && gu.defined()) {
     Tensor gus = gu / s.unsqueeze(-2);
-    ga = matmul(matmul(u, inner) + gus - matmul(u, matmul(mT(u), gus)), vh);
+    ga = matmul(matmul(u, inner) + gus - matmul(u, matmul(mH(u), gus)), vh);
   } else if (m < n && gvh.defined()) {
     Tensor sgv = gvh / s.unsqueeze(-1);
-    ga = matmul(u, matmul(inner, vh) + sgv - matmul(matmul(sgv, mT(vh)), vh));
+    ga = matmul(u, matmul(inner, vh) + sgv - matmul(matmul(sgv, mH(vh)), vh));
   } else {
     ga = matmul(u, matmul(inner, vh));
   }
   return {ga};
 }
 
-// eigh: gA = V [diag(gL) + (V^T gV - (V^T gV)^T) / 2 / E] V^T with E_ij = L_j - L_i.
+// eigh: gA = V [diag(gL) + (V^H gV - (V^H gV)^H) / 2 / E] V^H with E_ij = L_j - L_i (the
+// diagonal of the skew part dropped: gauge-invariant losses have none).
 TensorList vjp_eigh(const VjpCtx& c) {
   const bool vecs = c.attrs.b[1];
   Tensor w, v, gw, gv;
@@ -146,21 +181,18 @@ TensorList vjp_eigh(const VjpCtx& c) {
   }
   Tensor inner;
   if (gv.defined()) {
-    Tensor vg = matmul(mT(v), gv);
+    Tensor vg = matmul(mH(v), gv);
     Tensor e = w.unsqueeze(-2) - w.unsqueeze(-1);
     e = e + diag_embed(ones_like(w));
-    inner = (vg - mT(vg)) * 0.5 / e;
-    inner = inner - diag_embed(diagonal(inner, 0, -2, -1));
+    inner = (vg - mH(vg)) * 0.5 / e;
+    inner = inner - cdiag_embed(diag_of(inner));
     if (gw.defined()) inner = inner + diag_embed(gw);
   } else {
     inner = diag_embed(gw);
+    if (is_complex(v.dtype())) inner = inner.to(v.dtype());
   }
-  return {matmul(v, matmul(inner, mT(v)))};
+  return {matmul(v, matmul(inner, mH(v)))};
 }
-
-// The conjugate transpose, and diag_embed of a complex vector (on its parts).
-Tensor mH(const Tensor& t) { return conj(t).transpose(-2, -1); }
-Tensor cdiag_embed(const Tensor& d) { return complex(diag_embed(real(d)), diag_embed(imag(d))); }
 
 // eig, torch's linalg_eig_backward: gA = V^-H (diag(gL) + P / conj(E)) V^H with
 // P = V^H gV - V^H V Re(diag(V^H gV)) (gV projected onto the losses that do not depend on each
@@ -210,15 +242,15 @@ TensorList vjp_lu_solve(const VjpCtx& c) {
   return {glu, Tensor(), c.needs_grad(2) ? gb : Tensor()};
 }
 
-// solve_triangular (left): gB = A^-T g, gA = -gB X^T restricted to A's triangle (without the
+// solve_triangular (left): gB = A^-H g, gA = -gB X^H restricted to A's triangle (without the
 // diagonal when unitriangular).
 TensorList vjp_solve_triangular(const VjpCtx& c) {
   const bool upper = c.attrs.b[0], unit = c.attrs.b[2];
-  Tensor gb = linalg::solve_triangular(mT(c.input(0)), c.grad(0), !upper, true, unit);
+  Tensor gb = linalg::solve_triangular(mH(c.input(0)), c.grad(0), !upper, true, unit);
   Tensor ga;
   if (c.needs_grad(0)) {
-    Tensor full = -matmul(gb, mT(c.output(0)));
-    ga = upper ? triu(full, unit ? 1 : 0) : tril(full, unit ? -1 : 0);
+    Tensor full = -matmul(gb, mH(c.output(0)));
+    ga = upper ? ctriu(full, unit ? 1 : 0) : ctril(full, unit ? -1 : 0);
   }
   return {ga, c.needs_grad(1) ? gb : Tensor()};
 }

@@ -29,7 +29,11 @@ Route route_of(OpId op) {
     case OpId::index_select: case OpId::take: case OpId::gather: case OpId::masked_select:
     case OpId::view_as_real: case OpId::view_as_complex: case OpId::empty:
     case OpId::empty_like:
-    case OpId::linalg_eig: case OpId::fft_c2c: case OpId::fft_r2c: case OpId::fft_c2r:
+    case OpId::linalg_eig: case OpId::linalg_det: case OpId::linalg_slogdet:
+    case OpId::linalg_cholesky: case OpId::linalg_qr: case OpId::linalg_svd:
+    case OpId::linalg_eigh: case OpId::linalg_svdvals: case OpId::linalg_eigvalsh:
+    case OpId::linalg_solve_triangular: case OpId::linalg_inv: case OpId::linalg_solve:
+    case OpId::fft_c2c: case OpId::fft_r2c: case OpId::fft_c2r:
       return Route::Kernel;
     case OpId::cast: case OpId::copy:  // same dtype: a kernel copy; else through the parts
     case OpId::full: case OpId::zeros: case OpId::ones: case OpId::zeros_like:
@@ -39,6 +43,8 @@ Route route_of(OpId op) {
     case OpId::isfinite: case OpId::sin: case OpId::cos: case OpId::sinh: case OpId::cosh:
     case OpId::log2: case OpId::log10: case OpId::rsqrt: case OpId::pow: case OpId::cumsum:
     case OpId::tanh: case OpId::prod: case OpId::cumprod:
+    case OpId::asin: case OpId::acos: case OpId::atan: case OpId::asinh: case OpId::acosh:
+    case OpId::atanh:
     case OpId::add: case OpId::sub: case OpId::mul: case OpId::div: case OpId::eq: case OpId::ne:
     case OpId::where:
     case OpId::sum: case OpId::mean:
@@ -119,6 +125,36 @@ Tensor cast_complex(const Tensor& x, DType to) {
   return fresh(select(view_as_real(x), -1, 0), to);
 }
 
+// i z, and -i w: asinh(z) = -i asin(i z), atan(z) = -i atanh(i z).
+Tensor times_i(const Tensor& re, const Tensor& im, const Shape& shape) { return join(neg(im), re, shape); }
+Tensor times_minus_i(const Tensor& w, const Shape& shape) { return join(imag(w), neg(real(w)), shape); }
+
+// The inverse trigonometric functions on their principal branches, in Kahan's forms ("Branch
+// cuts for complex elementary functions", 1987): accurate near the branch points, and the side
+// of a cut follows the sign of a zero imaginary part, as in std::complex (C99 Annex G).
+Tensor inverse_trig(OpId op, const Tensor& re, const Tensor& im, DType part, const Shape& shape) {
+  switch (op) {
+    case OpId::asin: case OpId::acos: {  // s = sqrt(1 - z), t = sqrt(1 + z)
+      auto [sr, si] = parts(sqrt(join(1.0 - re, neg(im), shape)), part);
+      auto [tr, ti] = parts(sqrt(join(1.0 + re, im, shape)), part);
+      if (op == OpId::asin) return join(atan2(re, sr * tr - si * ti), asinh(sr * ti - si * tr), shape);
+      return join(atan2(sr, tr) * 2.0, asinh(tr * si - ti * sr), shape);
+    }
+    case OpId::acosh: {  // s = sqrt(z - 1), t = sqrt(z + 1)
+      auto [sr, si] = parts(sqrt(join(re - 1.0, im, shape)), part);
+      auto [tr, ti] = parts(sqrt(join(re + 1.0, im, shape)), part);
+      return join(asinh(sr * tr + si * ti), atan2(si, tr) * 2.0, shape);
+    }
+    case OpId::atanh: {  // log((1 + z) / (1 - z)) / 2 on the parts
+      Tensor om = 1.0 - re;
+      Tensor r = log1p(re * 4.0 / (om * om + im * im)) * 0.25;
+      return join(r, atan2(im * 2.0, om * (1.0 + re) - im * im) * 0.5, shape);
+    }
+    case OpId::asinh: return times_minus_i(asin(times_i(re, im, shape)), shape);
+    default: return times_minus_i(atanh(times_i(re, im, shape)), shape);  // atan
+  }
+}
+
 Tensor unary(OpId op, const Tensor& x, const Shape& shape) {
   const DType part = complex_part_dtype(x.dtype());
   if (op == OpId::neg) return as_complex(neg(view_as_real(x)));
@@ -153,6 +189,9 @@ Tensor unary(OpId op, const Tensor& x, const Shape& shape) {
       Tensor r = sqrt(magnitude(re, im)), t = atan2(im, re) * 0.5;
       return join(r * cos(t), r * sin(t), shape);
     }
+    case OpId::asin: case OpId::acos: case OpId::atan: case OpId::asinh: case OpId::acosh:
+    case OpId::atanh:
+      return inverse_trig(op, re, im, part, shape);
     default: refuse(op, x.dtype());
   }
 }

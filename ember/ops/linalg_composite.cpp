@@ -24,8 +24,9 @@
 
 namespace ember {
 namespace ops {
-void require_real_matrix(const char* op, const Tensor& t, const char* what);
-void require_square(const char* op, const Tensor& t, const char* what);
+void require_real_matrix(const char* op, const Tensor& t, const char* what, bool complex_ok = false);
+void require_square(const char* op, const Tensor& t, const char* what, bool complex_ok = false);
+DType real_dtype_of(DType d);
 Shape batch_of(const Tensor& t, int64_t trailing);
 Shape with(Shape s, std::initializer_list<int64_t> tail);
 }  // namespace ops
@@ -57,12 +58,12 @@ void infer_composite(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
   const Tensor& A = in[0];
   switch (op) {
     case OpId::linalg_svdvals:
-      ops::require_real_matrix(name, A, "A");
-      out.add(with(batch_of(A, 2), {std::min(A.size(-2), A.size(-1))}), A.dtype());
+      ops::require_real_matrix(name, A, "A", true);
+      out.add(with(batch_of(A, 2), {std::min(A.size(-2), A.size(-1))}), ops::real_dtype_of(A.dtype()));
       return;
     case OpId::linalg_eigvalsh:
-      ops::require_square(name, A, "A");
-      out.add(with(batch_of(A, 2), {A.size(-1)}), A.dtype());
+      ops::require_square(name, A, "A", true);
+      out.add(with(batch_of(A, 2), {A.size(-1)}), ops::real_dtype_of(A.dtype()));
       return;
     case OpId::linalg_lstsq: {
       ops::require_real_matrix(name, A, "A");

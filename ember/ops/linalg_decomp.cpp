@@ -8,6 +8,9 @@
 //   linalg_lu_factor: none (inputs {A}; outputs LU, int32 pivots).
 //   linalg_lu_solve: b[0] adjoint (inputs {LU, pivots, B}).
 //   linalg_solve_triangular: b[0] upper, b[2] unitriangular (inputs {A, B}).
+// inv, solve, det, slogdet, cholesky, qr, svd, eigh, solve_triangular (and svdvals, eigvalsh)
+// also take complex64/complex128:
+// S, eigh's eigenvalues and slogdet's logabsdet are then real, slogdet's sign complex.
 // The composite ops and their decompositions are in linalg_composite.cpp.
 #include "ember/linalg.h"
 
@@ -26,18 +29,27 @@ void register_linalg_composite_ops();
 void register_linalg_eig_ops();
 void register_fft_ops();
 
-void require_real_matrix(const char* op, const Tensor& t, const char* what) {
+// The real dtype of a dtype's values (float32 for complex64): S of svd, eigh's eigenvalues.
+DType real_dtype_of(DType d) { return is_complex(d) ? complex_part_dtype(d) : d; }
+
+// complex_ok: the ops with complex kernels (det, slogdet, cholesky, qr, svd, eigh and their
+// composites) also take complex64/complex128.
+void require_real_matrix(const char* op, const Tensor& t, const char* what, bool complex_ok = false) {
   require_defined(t, op, what);
-  require_dtype(op, t.dtype(), mask_of(DType::F32) | mask_of(DType::F64),
-                "a float32 or float64 input");
+  if (complex_ok)
+    require_dtype(op, t.dtype(), mask_of(DType::F32) | mask_of(DType::F64) | kComplexDTypes,
+                  "a float32, float64, complex64 or complex128 input");
+  else
+    require_dtype(op, t.dtype(), mask_of(DType::F32) | mask_of(DType::F64),
+                  "a float32 or float64 input");
   if (t.dim() < 2)
     detail::throw_shape(op, std::string("expected ") + what +
                                 " to be a matrix or a batch of matrices (at least 2-D), found shape " +
                                 shape_str(t.shape()));
 }
 
-void require_square(const char* op, const Tensor& t, const char* what) {
-  require_real_matrix(op, t, what);
+void require_square(const char* op, const Tensor& t, const char* what, bool complex_ok = false) {
+  require_real_matrix(op, t, what, complex_ok);
   if (t.size(-1) != t.size(-2))
     detail::throw_shape(op, std::string("expected ") + what +
                                 " to be a batch of square matrices, found shape " +
@@ -61,8 +73,8 @@ void require_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
 }
 
 // The right-hand side of a left solve: [..., n, k] with A's batch.
-void require_rhs(const char* op, const Tensor& a, const Tensor& b) {
-  require_real_matrix(op, b, "B");
+void require_rhs(const char* op, const Tensor& a, const Tensor& b, bool complex_ok = false) {
+  require_real_matrix(op, b, "B", complex_ok);
   require_same_dtype(op, a, b);
   if (b.size(-2) != a.size(-1) || batch_of(a) != batch_of(b))
     detail::throw_shape(op, "incompatible shapes of A and B for the equation AX = B: " +
@@ -78,44 +90,49 @@ void infer_linalg(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
   const char* name = op_name(op);
   const Tensor& A = in[0];
   switch (op) {
-    case OpId::linalg_inv: case OpId::linalg_cholesky: case OpId::matrix_exp:
-      ops::require_square(name, A, "A");
+    case OpId::linalg_inv: case OpId::matrix_exp:
+      ops::require_square(name, A, "A", op == OpId::linalg_inv);
       out.add(A.shape(), A.dtype());
       return;
-    case OpId::linalg_solve: case OpId::linalg_solve_triangular:
-      ops::require_square(name, A, "A");
-      ops::require_rhs(name, A, in[1]);
+    case OpId::linalg_solve: case OpId::linalg_solve_triangular: {
+      ops::require_square(name, A, "A", true);
+      ops::require_rhs(name, A, in[1], true);
       out.add(in[1].shape(), A.dtype());
       return;
+    }
+    case OpId::linalg_cholesky:
+      ops::require_square(name, A, "A", true);
+      out.add(A.shape(), A.dtype());
+      return;
     case OpId::linalg_det:
-      ops::require_square(name, A, "A");
+      ops::require_square(name, A, "A", true);
       out.add(batch_of(A), A.dtype());
       return;
-    case OpId::linalg_slogdet:
-      ops::require_square(name, A, "A");
+    case OpId::linalg_slogdet:  // sign (of modulus 1 when complex), real log|det|
+      ops::require_square(name, A, "A", true);
       out.add(batch_of(A), A.dtype());
-      out.add(batch_of(A), A.dtype());
+      out.add(batch_of(A), ops::real_dtype_of(A.dtype()));
       return;
     case OpId::linalg_qr: {
-      ops::require_real_matrix(name, A, "A");
+      ops::require_real_matrix(name, A, "A", true);
       const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
       if (a.mode == 2) out.add({0}, A.dtype());
       else out.add(with(batch_of(A), {m, a.mode == 1 ? m : k}), A.dtype());
       out.add(with(batch_of(A), {a.mode == 1 ? m : k, n}), A.dtype());
       return;
     }
-    case OpId::linalg_svd: {
-      ops::require_real_matrix(name, A, "A");
+    case OpId::linalg_svd: {  // S is real
+      ops::require_real_matrix(name, A, "A", true);
       const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
       const bool full = a.b[0];
       if (a.b[1]) out.add(with(batch_of(A), {m, full ? m : k}), A.dtype());
-      out.add(with(batch_of(A), {k}), A.dtype());
+      out.add(with(batch_of(A), {k}), ops::real_dtype_of(A.dtype()));
       if (a.b[1]) out.add(with(batch_of(A), {full ? n : k, n}), A.dtype());
       return;
     }
-    case OpId::linalg_eigh:
-      ops::require_square(name, A, "A");
-      out.add(with(batch_of(A), {A.size(-1)}), A.dtype());
+    case OpId::linalg_eigh:  // real eigenvalues
+      ops::require_square(name, A, "A", true);
+      out.add(with(batch_of(A), {A.size(-1)}), ops::real_dtype_of(A.dtype()));
       if (a.b[1]) out.add(A.shape(), A.dtype());
       return;
     case OpId::linalg_lu_factor: {
@@ -168,20 +185,6 @@ bool either_complex(const Tensor& a, const Tensor& b) {
   return (a.defined() && is_complex(a.dtype())) || (b.defined() && is_complex(b.dtype()));
 }
 
-// A complex matrix A = Ar + i Ai as the real [[Ar, -Ai], [Ai, Ar]] (2n x 2n): complex solve
-// and inv run as the real ops on it, so every real kernel and VJP serves them.
-Tensor real_block(const Tensor& A, DType part) {
-  Tensor ar = real(A).to(part), ai = is_complex(A.dtype()) ? imag(A).to(part) : zeros_like(ar);
-  return cat({cat({ar, neg(ai)}, -1), cat({ai, ar}, -1)}, -2);
-}
-
-void require_complex_square(const char* op, const Tensor& A) {
-  ops::require_defined(A, op, "A");
-  if (A.dim() < 2 || A.size(-1) != A.size(-2))
-    detail::throw_shape(op, "expected A to be a batch of square matrices, found shape " +
-                                shape_str(A.shape()));
-}
-
 DType complex_of(const Tensor& a, const Tensor& b, const char* op) {
   DType d = b.defined() ? promote_types(a.dtype(), b.dtype()) : a.dtype();
   if (d != DType::C64 && d != DType::C128)
@@ -190,45 +193,27 @@ DType complex_of(const Tensor& a, const Tensor& b, const char* op) {
   return d;
 }
 
-Tensor complex_inv(const Tensor& A) {
-  const char* op = "linalg_inv";
-  require_complex_square(op, A);
-  const DType c = complex_of(A, Tensor(), op);
-  const int64_t n = A.size(-1);
-  Tensor m = linalg::inv(real_block(A, complex_part_dtype(c)));
-  return complex(narrow(narrow(m, -2, 0, n), -1, 0, n).contiguous(),
-                 narrow(narrow(m, -2, n, n), -1, 0, n).contiguous());
-}
-
-Tensor complex_solve(const Tensor& A, const Tensor& B, bool left) {
-  const char* op = "linalg_solve";
-  require_complex_square(op, A);
+// Complex solve operands: both in their common complex dtype (ember extends torch here, which
+// refuses mixed real and complex operands).
+std::pair<Tensor, Tensor> to_complex(const Tensor& A, const Tensor& B, const char* op) {
+  ops::require_defined(A, op, "A");
   ops::require_defined(B, op, "B");
-  const DType c = complex_of(A, B, op), part = complex_part_dtype(c);
-  auto [b, vec] = rhs_matrix(A, B);
-  if (!left) return vec ? complex_solve(mT(A), B, true) : mT(complex_solve(mT(A), mT(B), true));
-  const int64_t n = A.size(-1);
-  Tensor br = real(b).to(part), bi = is_complex(b.dtype()) ? imag(b).to(part) : zeros_like(br);
-  Tensor x = linalg::solve(real_block(A, part), cat({br, bi}, -2));
-  Tensor z = complex(narrow(x, -2, 0, n).contiguous(), narrow(x, -2, n, n).contiguous());
-  return vec ? z.squeeze(-1) : z;
+  const DType c = complex_of(A, B, op);
+  return {A.dtype() == c ? A : A.to(c), B.dtype() == c ? B : B.to(c)};
 }
 
 }  // namespace
 
 namespace linalg {
 
-Tensor inv(const Tensor& A) {
-  if (A.defined() && is_complex(A.dtype())) [[unlikely]]
-    return complex_inv(A);
-  return dispatch1(OpId::linalg_inv, {}, {A});
-}
+Tensor inv(const Tensor& A) { return dispatch1(OpId::linalg_inv, {}, {A}); }
 
-Tensor solve(const Tensor& A, const Tensor& B, bool left) {
+Tensor solve(const Tensor& A0, const Tensor& B0, bool left) {
   const char* op = "linalg_solve";
-  if (either_complex(A, B)) [[unlikely]]
-    return complex_solve(A, B, left);
-  ops::require_square(op, A, "A");
+  Tensor A = A0, B = B0;
+  if (either_complex(A0, B0)) [[unlikely]]
+    std::tie(A, B) = to_complex(A0, B0, op);
+  ops::require_square(op, A, "A", true);
   ops::require_defined(B, op, "B");
   auto [b, vec] = rhs_matrix(A, B);
   if (!left && !vec) b = mT(b);
@@ -307,8 +292,8 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool le
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left,
                         bool unitriangular) {
   const char* op = "linalg_solve_triangular";
-  ops::require_square(op, A, "A");
-  ops::require_real_matrix(op, B, "B");
+  ops::require_square(op, A, "A", true);
+  ops::require_real_matrix(op, B, "B", true);
   // X A = B is A^T X^T = B^T, and A^T's triangle is the other one.
   auto [a2, b2] = broadcast_batch(left ? A : mT(A), left ? B : mT(B), op);
   Tensor x = dispatch1(OpId::linalg_solve_triangular, flags(left ? upper : !upper, false, unitriangular),

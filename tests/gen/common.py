@@ -80,7 +80,7 @@ class Scalar:
 
 
 def tensor_spec(t):
-    t = t.detach().contiguous()
+    t = t.detach().resolve_conj().contiguous()
     if t.is_complex():  # data: the interleaved (real, imaginary) pairs of view_as_real
         data = [num(x) for x in torch.view_as_real(t).reshape(-1).tolist()]
         return {"dtype": NAMES[t.dtype], "shape": list(t.shape), "data": data}

@@ -90,6 +90,20 @@ add("sqrt", torch.sqrt, [edge[:5]], "cx_sqrt_branch_cut")
 add("abs", torch.abs, [edge], "cx_abs_edges")
 add("log", torch.log, [edge[[0, 1, 2, 3, 6]]], "cx_log_branch_cut")
 
+# inverse trigonometry: principal branches; the cuts' sides follow the sign of a zero part
+for op, fn in [("asin", torch.asin), ("acos", torch.acos), ("atan", torch.atan),
+               ("asinh", torch.asinh), ("acosh", torch.acosh), ("atanh", torch.atanh)]:
+    add(op, fn, [crnd([2, 3])], "cx_%s_c64" % op, rtol=1e-5, atol=2e-6)
+    add(op, fn, [In(crnd([3, 2], C128), [["transpose", 0, 1]])], "cx_%s_c128_noncontig" % op)
+    add(op, fn, [crnd([4], C128, 0.5)], "cx_%s_c128_small" % op)
+    add(op, fn, [crnd([0])], "cx_%s_empty" % op)
+    # torch 1.13's vectorised atan takes the other side of its cut (i y, |y| > 1) than
+    # std::complex and ember do: no points there.
+    cut = [2 + 0j, complex(2, -0.0), -2 + 0j, complex(-2, -0.0), 0.5 + 0j, 1 + 0j, 0j, 30 - 40j]
+    if op != "atan":
+        cut += [3j, -3j, complex(-0.0, 3), complex(0.0, -3)]
+    add(op, fn, [torch.tensor(cut, dtype=C128)], "cx_%s_branch_cuts" % op)
+
 for op, fn in [("eq", torch.eq), ("ne", torch.ne)]:
     a = torch.tensor([1 + 2j, 3 - 1j, 0j, 2 + 0j], dtype=C64)
     b = torch.tensor([1 + 2j, 3 + 1j, 0j, 2 - 0j], dtype=C64)
@@ -181,7 +195,7 @@ add("index_select", lambda t, i: t.index_select(0, i), [crnd([4, 2], C128), torc
     "cx_index_select", {"dim": 0})
 
 # --- ops without complex support: refused by name ---
-for op, inputs in [("relu", [crnd([3])]), ("lt", [crnd([3]), crnd([3])]), ("asin", [crnd([3])]),
+for op, inputs in [("relu", [crnd([3])]), ("lt", [crnd([3]), crnd([3])]), ("erf", [crnd([3])]),
                    ("maximum", [crnd([3]), crnd([3])]), ("cummax", [crnd([3])]),
                    ("amax", [crnd([3])]), ("sort", [crnd([3])]), ("atan2", [crnd([3]), crnd([3])])]:
     attrs = {"dim": 0} if op in ("cummax", "sort") else {}
@@ -243,6 +257,10 @@ grads = [
               [crnd([2, 3], C128), crnd([3], C128)]),
     grad_case("slices", lambda z: z[1:3].abs().sum() + z[::2].abs().sum() + z[0].real,
               [crnd([4], C128)]),
+    grad_case("inverse_trig", lambda z: sum((f(z).real + f(z).imag ** 2).sum() for f in
+                                            [torch.asin, torch.acos, torch.atan, torch.asinh,
+                                             torch.acosh, torch.atanh]),
+              [crnd([5], C128, 1.5)]),
     grad_case("complex_polar", lambda a, b: torch.polar(a, b).imag.sum()
               + torch.complex(a, b).abs().sum(),
               [rrnd([3], torch.float64, 0.5, 2), rrnd([3], torch.float64)]),

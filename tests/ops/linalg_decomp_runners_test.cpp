@@ -1,7 +1,8 @@
 // Golden runners for the matrix decompositions and functions (tests/data/linalg_decomp.json,
 // tests/gen/gen_linalg_decomp.py). qr, svd and eigh fix their factors' signs as the generator
 // does: Q's columns by the sign of R's diagonal, singular and eigen vectors by the sign of their
-// largest entry; complete bases past min(m, n) are checked through Q^T Q = I.
+// largest entry; complete bases past min(m, n) are checked through Q^T Q = I. Complex factors
+// (tests/gen/gen_linalg_complex.py) are fixed by phases instead of signs: conj(p) / |p|.
 #include <cmath>
 
 #include "golden.h"
@@ -14,7 +15,7 @@ using ember::test::inputs_of;
 using ember::test::ints;
 using ember::test::opt_int;
 
-Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
+Tensor mH(const Tensor& t) { return conj(t).transpose(-2, -1); }
 
 // The sign of each column's largest-magnitude entry (1 for a zero column), [..., cols].
 Tensor colsign(const Tensor& v) {
@@ -26,6 +27,27 @@ Tensor colsign(const Tensor& v) {
   Tensor idx = argmax(abs(v), -2, true);
   Tensor s = sign(gather(v, -2, idx)).squeeze(-2);
   return where(s == 0.0, 1.0, s);
+}
+
+// d / |d| elementwise (the sign of a real d), 1 where d is 0.
+Tensor unit(const Tensor& d) {
+  if (!d.is_complex()) {
+    Tensor s = sign(d);
+    return where(s == 0.0, 1.0, s);
+  }
+  Tensor m = abs(d);
+  return where(m == 0.0, 1.0, d / where(m == 0.0, 1.0, m));
+}
+
+// What makes each column's largest-magnitude entry p real and positive: sign(p), or conj(p)/|p|.
+Tensor colphase(const Tensor& v) {
+  if (!v.is_complex()) return colsign(v);
+  if (v.size(-2) == 0 || v.size(-1) == 0) {
+    Shape s(std::span<const int64_t>(v.shape().data(), v.shape().size() - 2));
+    s.push_back(v.size(-1));
+    return ones(s, v.options());
+  }
+  return conj(unit(gather(v, -2, argmax(abs(v), -2, true)).squeeze(-2)));
 }
 
 double num_attr(const test::json& a, const char* key, double fallback) {
@@ -60,12 +82,11 @@ EMBER_RUNNER(linalg_qr) {
   const std::string mode = c.attrs.value("mode", std::string("reduced"));
   auto [q, r] = linalg::qr(a, mode);
   const int64_t k = std::min(a.size(-2), a.size(-1));
-  Tensor d = sign(diagonal(r, 0, -2, -1).narrow(-1, 0, k));
-  d = where(d == 0.0, 1.0, d);
-  Tensor rk = r.narrow(-2, 0, k) * d.unsqueeze(-1);
+  Tensor d = unit(diagonal(r, 0, -2, -1).narrow(-1, 0, k));
+  Tensor rk = r.narrow(-2, 0, k) * conj(d).unsqueeze(-1);
   Tensor rf = r.size(-2) > k ? cat({rk, r.narrow(-2, k, r.size(-2) - k)}, -2) : rk;
   if (mode == "r") return {rf};
-  return {q.narrow(-1, 0, k) * d.unsqueeze(-2), rf, matmul(mT(q), q)};
+  return {q.narrow(-1, 0, k) * d.unsqueeze(-2), rf, matmul(mH(q), q)};
 }
 EMBER_RUNNER(linalg_svd) {
   const Tensor a = inputs_of(c, dev)[0];
@@ -73,18 +94,18 @@ EMBER_RUNNER(linalg_svd) {
   auto [u, s, vh] = linalg::svd(a, full);
   const int64_t k = std::min(a.size(-2), a.size(-1));
   Tensor uk = u.narrow(-1, 0, k), vk = vh.narrow(-2, 0, k);
-  Tensor sg = colsign(uk);
-  TensorList out = {uk * sg.unsqueeze(-2), s, vk * sg.unsqueeze(-1)};
+  Tensor sg = colphase(uk);
+  TensorList out = {uk * sg.unsqueeze(-2), s, vk * conj(sg).unsqueeze(-1)};
   if (full) {
-    out.push_back(matmul(mT(u), u));
-    out.push_back(matmul(vh, mT(vh)));
+    out.push_back(matmul(mH(u), u));
+    out.push_back(matmul(vh, mH(vh)));
   }
   return out;
 }
 EMBER_RUNNER(linalg_svdvals) { return {linalg::svdvals(inputs_of(c, dev)[0])}; }
 EMBER_RUNNER(linalg_eigh) {
   auto [w, v] = linalg::eigh(inputs_of(c, dev)[0], c.attrs.value("UPLO", std::string("L")));
-  return {w, v * colsign(v).unsqueeze(-2)};
+  return {w, v * colphase(v).unsqueeze(-2)};
 }
 EMBER_RUNNER(linalg_eigvalsh) {
   return {linalg::eigvalsh(inputs_of(c, dev)[0], c.attrs.value("UPLO", std::string("L")))};

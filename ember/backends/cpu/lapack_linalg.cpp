@@ -3,15 +3,19 @@
 // (matrix_exp) and every build without LAPACK. A row-major matrix is its transpose in LAPACK's
 // column-major order, so the hot paths factor A^T in place instead of transposing copies: solve
 // factors A^T = P L U and solves for X^T on the right with trsm, svd runs gesdd on A^T and reads
-// U and Vh off its V^T and U.
+// U and Vh off its V^T and U. det, slogdet, cholesky, qr, svd and eigh also take c64/c128 through
+// the c/z routines (getrf, potrf, geqrf + ungqr, gesdd, heevd); the same buffer tricks hold, since
+// a Hermitian A^T is conj(A) (see each kernel).
 #include <cblas.h>
 #include <lapacke.h>
 
+#include <complex>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "ember/backends/cpu/cpu.h"
+#include "ember/backends/flex/dense.h"
 #include "ember/backends/flex/linalg_kernel.h"
 #include "ember/backends/flex/thread_pool.h"
 #include "ember/ops/linalg_detail.h"
@@ -31,12 +35,24 @@ using namespace flex::linalg_kernel;
 void set_threads() { openblas_set_num_threads(flex::num_threads()); }
 
 // --- typed LAPACK entry points ---
+using C64 = std::complex<float>;
+using C128 = std::complex<double>;
+// std::complex is layout-compatible with LAPACK's complex types.
+inline lapack_complex_float* lp(C64* p) { return reinterpret_cast<lapack_complex_float*>(p); }
+inline lapack_complex_double* lp(C128* p) { return reinterpret_cast<lapack_complex_double*>(p); }
+inline const lapack_complex_float* lp(const C64* p) { return reinterpret_cast<const lapack_complex_float*>(p); }
+inline const lapack_complex_double* lp(const C128* p) { return reinterpret_cast<const lapack_complex_double*>(p); }
+
 template <class T> lapack_int getrf(int layout, lapack_int m, lapack_int n, T* a, lapack_int lda, lapack_int* ipiv) {
   if constexpr (std::is_same_v<T, double>) return LAPACKE_dgetrf(layout, m, n, a, lda, ipiv);
+  else if constexpr (std::is_same_v<T, C64>) return LAPACKE_cgetrf(layout, m, n, lp(a), lda, ipiv);
+  else if constexpr (std::is_same_v<T, C128>) return LAPACKE_zgetrf(layout, m, n, lp(a), lda, ipiv);
   else return LAPACKE_sgetrf(layout, m, n, a, lda, ipiv);
 }
 template <class T> lapack_int getri(lapack_int n, T* a, const lapack_int* ipiv) {
   if constexpr (std::is_same_v<T, double>) return LAPACKE_dgetri(LAPACK_COL_MAJOR, n, a, n, ipiv);
+  else if constexpr (std::is_same_v<T, C64>) return LAPACKE_cgetri(LAPACK_COL_MAJOR, n, lp(a), n, ipiv);
+  else if constexpr (std::is_same_v<T, C128>) return LAPACKE_zgetri(LAPACK_COL_MAJOR, n, lp(a), n, ipiv);
   else return LAPACKE_sgetri(LAPACK_COL_MAJOR, n, a, n, ipiv);
 }
 template <class T> lapack_int getrs(char trans, lapack_int n, lapack_int k, const T* a, const lapack_int* ipiv, T* b) {
@@ -45,29 +61,49 @@ template <class T> lapack_int getrs(char trans, lapack_int n, lapack_int k, cons
 }
 template <class T> void trsm(CBLAS_ORDER o, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_DIAG diag, int m,
                              int n, const T* a, int lda, T* b, int ldb) {
+  const T one(1);
   if constexpr (std::is_same_v<T, double>)
     cblas_dtrsm(o, side, uplo, CblasNoTrans, diag, m, n, 1.0, a, lda, b, ldb);
+  else if constexpr (std::is_same_v<T, C64>)
+    cblas_ctrsm(o, side, uplo, CblasNoTrans, diag, m, n, &one, a, lda, b, ldb);
+  else if constexpr (std::is_same_v<T, C128>)
+    cblas_ztrsm(o, side, uplo, CblasNoTrans, diag, m, n, &one, a, lda, b, ldb);
   else
     cblas_strsm(o, side, uplo, CblasNoTrans, diag, m, n, 1.0f, a, lda, b, ldb);
 }
 template <class T> lapack_int potrf(char uplo, lapack_int n, T* a) {
   if constexpr (std::is_same_v<T, double>) return LAPACKE_dpotrf(LAPACK_COL_MAJOR, uplo, n, a, n);
+  else if constexpr (std::is_same_v<T, C64>) return LAPACKE_cpotrf(LAPACK_COL_MAJOR, uplo, n, lp(a), n);
+  else if constexpr (std::is_same_v<T, C128>) return LAPACKE_zpotrf(LAPACK_COL_MAJOR, uplo, n, lp(a), n);
   else return LAPACKE_spotrf(LAPACK_COL_MAJOR, uplo, n, a, n);
 }
-template <class T> lapack_int gesdd(char jobz, lapack_int m, lapack_int n, T* a, T* s, T* u, lapack_int ldu, T* vt, lapack_int ldvt) {
+template <class T, class R>
+lapack_int gesdd(char jobz, lapack_int m, lapack_int n, T* a, R* s, T* u, lapack_int ldu, T* vt, lapack_int ldvt) {
   if constexpr (std::is_same_v<T, double>) return LAPACKE_dgesdd(LAPACK_COL_MAJOR, jobz, m, n, a, m, s, u, ldu, vt, ldvt);
+  else if constexpr (std::is_same_v<T, C64>)
+    return LAPACKE_cgesdd(LAPACK_COL_MAJOR, jobz, m, n, lp(a), m, s, lp(u), ldu, lp(vt), ldvt);
+  else if constexpr (std::is_same_v<T, C128>)
+    return LAPACKE_zgesdd(LAPACK_COL_MAJOR, jobz, m, n, lp(a), m, s, lp(u), ldu, lp(vt), ldvt);
   else return LAPACKE_sgesdd(LAPACK_COL_MAJOR, jobz, m, n, a, m, s, u, ldu, vt, ldvt);
 }
-template <class T> lapack_int syevd(char jobz, char uplo, lapack_int n, T* a, T* w) {
+// syevd, or heevd for complex T.
+template <class T, class R> lapack_int syevd(char jobz, char uplo, lapack_int n, T* a, R* w) {
   if constexpr (std::is_same_v<T, double>) return LAPACKE_dsyevd(LAPACK_COL_MAJOR, jobz, uplo, n, a, n, w);
+  else if constexpr (std::is_same_v<T, C64>) return LAPACKE_cheevd(LAPACK_COL_MAJOR, jobz, uplo, n, lp(a), n, w);
+  else if constexpr (std::is_same_v<T, C128>) return LAPACKE_zheevd(LAPACK_COL_MAJOR, jobz, uplo, n, lp(a), n, w);
   else return LAPACKE_ssyevd(LAPACK_COL_MAJOR, jobz, uplo, n, a, n, w);
 }
 template <class T> lapack_int geqrf(lapack_int m, lapack_int n, T* a, lapack_int lda, T* tau) {
   if constexpr (std::is_same_v<T, double>) return LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, m, n, a, lda, tau);
+  else if constexpr (std::is_same_v<T, C64>) return LAPACKE_cgeqrf(LAPACK_ROW_MAJOR, m, n, lp(a), lda, lp(tau));
+  else if constexpr (std::is_same_v<T, C128>) return LAPACKE_zgeqrf(LAPACK_ROW_MAJOR, m, n, lp(a), lda, lp(tau));
   else return LAPACKE_sgeqrf(LAPACK_ROW_MAJOR, m, n, a, lda, tau);
 }
+// orgqr, or ungqr for complex T.
 template <class T> lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, T* a, lapack_int lda, const T* tau) {
   if constexpr (std::is_same_v<T, double>) return LAPACKE_dorgqr(LAPACK_ROW_MAJOR, m, n, k, a, lda, tau);
+  else if constexpr (std::is_same_v<T, C64>) return LAPACKE_cungqr(LAPACK_ROW_MAJOR, m, n, k, lp(a), lda, lp(tau));
+  else if constexpr (std::is_same_v<T, C128>) return LAPACKE_zungqr(LAPACK_ROW_MAJOR, m, n, k, lp(a), lda, lp(tau));
   else return LAPACKE_sorgqr(LAPACK_ROW_MAJOR, m, n, k, a, lda, tau);
 }
 
@@ -87,7 +123,7 @@ TensorList k_solve(const OpCall& c) {
   const int64_t n = a.size(-1), k = x.size(-1), nb = batch_count(a);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
   set_threads();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     std::vector<T> lu(static_cast<size_t>(n * n));
     std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
@@ -116,7 +152,7 @@ TensorList k_inv(const OpCall& c) {
   const int64_t n = x.size(-1), nb = batch_count(x);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
   set_threads();
-  dispatch_real(x.dtype(), [&](auto tag) {
+  dispatch_scalar(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
     for (int64_t b = 0; b < nb && n > 0; ++b) {
@@ -137,16 +173,18 @@ TensorList k_det(const OpCall& c) {
   const int64_t n = a.size(-1), nb = batch_count(a);
   Tensor d0 = new_output(c, 0), d1 = slog ? new_output(c, 1) : Tensor();
   set_threads();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    using R = flex::dense::real_t<T>;
     std::vector<T> lu(static_cast<size_t>(n * n));
     std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
     for (int64_t b = 0; b < nb; ++b) {
       std::memcpy(lu.data(), data<T>(a) + b * n * n, sizeof(T) * size_t(n * n));
       if (n > 0) getrf<T>(LAPACK_COL_MAJOR, lapack_int(n), lapack_int(n), lu.data(), lapack_int(n), ipiv.data());
-      T det, sign, logabs;
+      T det, sign;
+      R logabs;
       det_from_lu(lu.data(), n, ipiv.data(), det, sign, logabs);
-      if (slog) data<T>(d0)[b] = sign, data<T>(d1)[b] = logabs;
+      if (slog) data<T>(d0)[b] = sign, data<R>(d1)[b] = logabs;
       else data<T>(d0)[b] = det;
     }
   });
@@ -155,14 +193,15 @@ TensorList k_det(const OpCall& c) {
 }
 
 // cholesky: A's lower triangle (row-major) is the upper one of the column-major A^T: potrf('U')
-// gives A^T = U^T U column-major, whose buffer read row-major is L = U^T. upper: the other way.
+// gives A^T = U^H U column-major, whose buffer read row-major is L = U^T (a Hermitian A^T is
+// conj(A) = U^H U, so A = U^T conj(U) = L L^H). upper: the other way.
 TensorList k_cholesky(const OpCall& c) {
   const bool upper = c.attrs.b[0];
   Tensor l = output_copy(c, 0, c.inputs[0]);
   const int64_t n = l.size(-1), nb = batch_count(l);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
   set_threads();
-  dispatch_real(l.dtype(), [&](auto tag) {
+  dispatch_scalar(l.dtype(), [&](auto tag) {
     using T = decltype(tag);
     for (int64_t b = 0; b < nb && n > 0; ++b) {
       T* p = data<T>(l) + b * n * n;
@@ -176,8 +215,9 @@ TensorList k_cholesky(const OpCall& c) {
   return {l};
 }
 
-// svd: gesdd on A^T (n x m column-major, the row-major A's buffer): A^T = U' S V'^T, so
-// A = V' S U'^T, and V'^T's buffer (column-major) is U row-major, U''s buffer is Vh.
+// svd: gesdd on A^T (n x m column-major, the row-major A's buffer): A^T = U' S V'^H, so
+// A = conj(V') S U'^T, and V'^H's buffer (column-major) is conj(V') = U row-major, U''s buffer
+// is Vh.
 TensorList k_svd(const OpCall& c) {
   const bool full = c.attrs.b[0], uv = c.attrs.b[1];
   Tensor a = c.inputs[0].contiguous().clone();
@@ -187,8 +227,9 @@ TensorList k_svd(const OpCall& c) {
   const int64_t ucols = full ? m : k, vrows = full ? n : k;
   const char jobz = !uv ? 'N' : full ? 'A' : 'S';
   set_threads();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    using R = flex::dense::real_t<T>;
     T dummy[1] = {0};
     for (int64_t b = 0; b < nb; ++b) {
       if (k == 0) {  // no singular values; the bases are identities
@@ -203,7 +244,7 @@ TensorList k_svd(const OpCall& c) {
       T* ab = data<T>(a) + b * m * n;
       T* ub = uv ? data<T>(vh) + b * vrows * n : dummy;   // U' (n x vrows), ldu = n
       T* vtb = uv ? data<T>(u) + b * m * ucols : dummy;   // V'^T (ucols x m), ldvt = ucols
-      lapack_int info = gesdd<T>(jobz, lapack_int(n), lapack_int(m), ab, data<T>(s) + b * k, ub,
+      lapack_int info = gesdd<T, R>(jobz, lapack_int(n), lapack_int(m), ab, data<R>(s) + b * k, ub,
                                  lapack_int(uv ? n : 1), vtb, lapack_int(uv ? ucols : 1));
       lapack_failed(op_name(c.op), "gesdd", info);
     }
@@ -212,24 +253,26 @@ TensorList k_svd(const OpCall& c) {
   return {s};
 }
 
-// eigh: the row-major lower triangle is the column-major upper one of the same (symmetric)
-// matrix; syevd's eigenvectors come as column-major columns, i.e. row-major rows: transposed.
+// eigh: the row-major lower triangle is the column-major upper one of A^T (conj(A) when
+// Hermitian); syevd's (heevd's) eigenvectors come as column-major columns, i.e. row-major rows:
+// transposed (and conjugated: conj(A)'s eigenvectors are conj(A's), with the same eigenvalues).
 TensorList k_eigh(const OpCall& c) {
   const bool upper = c.attrs.b[0], vecs = c.attrs.b[1];
   Tensor a = c.inputs[0].contiguous().clone();
   const int64_t n = a.size(-1), nb = batch_count(a);
   Tensor w = new_output(c, 0), z = vecs ? new_output(c, 1) : Tensor();
   set_threads();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    using R = flex::dense::real_t<T>;
     for (int64_t b = 0; b < nb && n > 0; ++b) {
       T* p = data<T>(a) + b * n * n;
-      lapack_failed(op_name(c.op), "syevd",
-                    syevd<T>(vecs ? 'V' : 'N', upper ? 'L' : 'U', lapack_int(n), p, data<T>(w) + b * n));
+      lapack_failed(op_name(c.op), flex::dense::is_cplx<T> ? "heevd" : "syevd",
+                    syevd<T, R>(vecs ? 'V' : 'N', upper ? 'L' : 'U', lapack_int(n), p, data<R>(w) + b * n));
       if (vecs) {
         T* zb = data<T>(z) + b * n * n;
         for (int64_t i = 0; i < n; ++i)
-          for (int64_t j = 0; j < n; ++j) zb[i * n + j] = p[j * n + i];
+          for (int64_t j = 0; j < n; ++j) zb[i * n + j] = flex::dense::cj(p[j * n + i]);
       }
     }
   });
@@ -279,7 +322,7 @@ TensorList k_solve_triangular(const OpCall& c) {
   Tensor x = output_copy(c, 0, c.inputs[1]);
   const int64_t n = a.size(-1), k = x.size(-1), nb = batch_count(x);
   set_threads();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     for (int64_t b = 0; b < nb && n > 0 && k > 0; ++b)
       trsm<T>(CblasRowMajor, CblasLeft, c.attrs.b[0] ? CblasUpper : CblasLower,
@@ -289,7 +332,7 @@ TensorList k_solve_triangular(const OpCall& c) {
   return {x};
 }
 
-// qr: geqrf + orgqr (LAPACKE transposes to column-major and back).
+// qr: geqrf + orgqr (ungqr for complex; LAPACKE transposes to column-major and back).
 TensorList k_qr(const OpCall& c) {
   const int mode = c.attrs.mode;
   const Tensor a = c.inputs[0].contiguous();
@@ -297,7 +340,7 @@ TensorList k_qr(const OpCall& c) {
   Tensor q = new_output(c, 0), r = new_output(c, 1);
   const int64_t qcols = mode == 1 ? m : k, rrows = mode == 1 ? m : k;
   set_threads();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     for (int64_t b = 0; b < nb; ++b) {
       // A wide enough buffer for both the factorisation (m x n) and Q (m x qcols).
@@ -332,17 +375,17 @@ void register_lapack_eig(BackendImpl& b);  // lapack_eig.cpp
 
 void register_lapack_linalg(BackendImpl& b) {
   register_lapack_eig(b);
-  b.set_kernel(OpId::linalg_solve, k_solve, kReal);
-  b.set_kernel(OpId::linalg_inv, k_inv, kReal);
-  b.set_kernel(OpId::linalg_det, k_det, kReal);
-  b.set_kernel(OpId::linalg_slogdet, k_det, kReal);
-  b.set_kernel(OpId::linalg_cholesky, k_cholesky, kReal);
-  b.set_kernel(OpId::linalg_svd, k_svd, kReal);
-  b.set_kernel(OpId::linalg_eigh, k_eigh, kReal);
+  b.set_kernel(OpId::linalg_solve, k_solve, kRealComplex);
+  b.set_kernel(OpId::linalg_inv, k_inv, kRealComplex);
+  b.set_kernel(OpId::linalg_det, k_det, kRealComplex);
+  b.set_kernel(OpId::linalg_slogdet, k_det, kRealComplex);
+  b.set_kernel(OpId::linalg_cholesky, k_cholesky, kRealComplex);
+  b.set_kernel(OpId::linalg_svd, k_svd, kRealComplex);
+  b.set_kernel(OpId::linalg_eigh, k_eigh, kRealComplex);
   b.set_kernel(OpId::linalg_lu_factor, k_lu_factor, kReal);
   b.set_kernel(OpId::linalg_lu_solve, k_lu_solve, kReal);
-  b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kReal);
-  b.set_kernel(OpId::linalg_qr, k_qr, kReal);
+  b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kRealComplex);
+  b.set_kernel(OpId::linalg_qr, k_qr, kRealComplex);
 }
 
 }  // namespace ember::cpu

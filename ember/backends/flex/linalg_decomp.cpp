@@ -1,5 +1,6 @@
-// flex kernels: the matrix decompositions and functions of ember/linalg.h, batched, f32/f64,
-// each matrix copied to a row-major buffer and handed to ember/backends/flex/dense.h. Batches
+// flex kernels: the matrix decompositions and functions of ember/linalg.h, batched, f32/f64
+// (inv, solve, det, slogdet, cholesky, qr, svd, eigh and solve_triangular also
+// c64/c128), each matrix copied to a row-major buffer and handed to ember/backends/flex/dense.h. Batches
 // run one matrix per thread when they are worth splitting. The cpu backend replaces most of
 // these with LAPACK (ember/backends/cpu/lapack_linalg.cpp); cuda reaches them through the host
 // fallback.
@@ -69,7 +70,7 @@ TensorList k_solve_inv(const OpCall& c) {
   Tensor x = inv ? new_output(c, 0) : output_copy(c, 0, c.inputs[1]);
   const int64_t k = inv ? n : x.size(-1);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, cube(n), [&](int64_t b) {
       std::vector<T> lu(data<T>(a) + b * n * n, data<T>(a) + (b + 1) * n * n);
@@ -93,17 +94,19 @@ TensorList k_det(const OpCall& c) {
   const Tensor a = c.inputs[0].contiguous();
   const int64_t n = a.size(-1), nb = batch_count(a);
   Tensor d0 = new_output(c, 0), d1 = slog ? new_output(c, 1) : Tensor();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    using R = dense::real_t<T>;
     over_batch(nb, cube(n), [&](int64_t b) {
       std::vector<T> lu(data<T>(a) + b * n * n, data<T>(a) + (b + 1) * n * n);
       std::vector<int32_t> piv(static_cast<size_t>(n));
       dense::lu(lu.data(), n, n, piv.data());
-      T det, sign, logabs;
+      T det, sign;
+      R logabs;
       det_from_lu(lu.data(), n, piv.data(), det, sign, logabs);
       if (slog) {
         data<T>(d0)[b] = sign;
-        data<T>(d1)[b] = logabs;
+        data<R>(d1)[b] = logabs;
       } else {
         data<T>(d0)[b] = det;
       }
@@ -113,13 +116,13 @@ TensorList k_det(const OpCall& c) {
   return {d0};
 }
 
-// The n x n matrix b of a, transposed when `t` (a's other triangle read as this one).
+// The n x n matrix b of a, conjugate-transposed when `t` (a's other triangle read as this one).
 template <class T> std::vector<T> square_of(const Tensor& a, int64_t b, int64_t n, bool t) {
   const T* p = data<T>(a) + b * n * n;
   std::vector<T> m(p, p + n * n);
   if (t)
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < n; ++j) m[size_t(i * n + j)] = p[j * n + i];
+      for (int64_t j = 0; j < n; ++j) m[size_t(i * n + j)] = dense::cj(p[j * n + i]);
   return m;
 }
 
@@ -129,16 +132,20 @@ TensorList k_cholesky(const OpCall& c) {
   const int64_t n = a.size(-1), nb = batch_count(a);
   Tensor l = new_output(c, 0);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, cube(n), [&](int64_t b) {
-      // upper: the upper triangle, read as the lower one of A^T; U = L^T.
+      // upper: the upper triangle, read as the lower one of A^H; U = L^H.
       std::vector<T> m = square_of<T>(a, b, n, upper);
       T* out = data<T>(l) + b * n * n;
       infos[size_t(b)] = dense::cholesky(m.data(), n, out);
       if (upper)
         for (int64_t i = 0; i < n; ++i)
-          for (int64_t j = i + 1; j < n; ++j) std::swap(out[i * n + j], out[j * n + i]);
+          for (int64_t j = i + 1; j < n; ++j) {
+            const T lo = out[j * n + i];
+            out[j * n + i] = dense::cj(out[i * n + j]);
+            out[i * n + j] = dense::cj(lo);
+          }
     });
   });
   check_infos(op_name(c.op), infos, a.dim() > 2, Failure::NotPd);
@@ -152,7 +159,7 @@ TensorList k_qr(const OpCall& c) {
   const int mode = c.attrs.mode;
   Tensor q = new_output(c, 0), r = new_output(c, 1);
   const int64_t qcols = mode == 1 ? m : k, rrows = mode == 1 ? m : k;
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, m * n * k, [&](int64_t b) {
       std::vector<T> h(data<T>(a) + b * m * n, data<T>(a) + (b + 1) * m * n);
@@ -168,15 +175,16 @@ TensorList k_qr(const OpCall& c) {
 }
 
 // svd: b[0] full_matrices, b[1] compute_uv. One-sided Jacobi on the tall orientation (A, or
-// A^T when m < n); columns past the rank, and the extra ones of full matrices, complete the
+// A^H when m < n); columns past the rank, and the extra ones of full matrices, complete the
 // orthonormal bases.
 template <class T>
-void svd_one(const T* a, int64_t m, int64_t n, bool full, bool uv, T* s, T* u, T* vh) {
+void svd_one(const T* a, int64_t m, int64_t n, bool full, bool uv, dense::real_t<T>* s, T* u, T* vh) {
+  using dense::cj;
   const bool wide = m < n;
   const int64_t tm = wide ? n : m, tn = wide ? m : n;  // the tall orientation: tm >= tn
   std::vector<T> t(static_cast<size_t>(tm * tn));
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) t[size_t(wide ? j * m + i : i * n + j)] = a[i * n + j];
+    for (int64_t j = 0; j < n; ++j) t[size_t(wide ? j * m + i : i * n + j)] = wide ? cj(a[i * n + j]) : a[i * n + j];
   std::vector<T> tu(static_cast<size_t>(tm * tn)), tvt(size_t(tn * tn));
   int64_t rank = 0;
   dense::jacobi_svd_tall(t.data(), tm, tn, s, tu.data(), tvt.data(), rank);
@@ -191,11 +199,11 @@ void svd_one(const T* a, int64_t m, int64_t n, bool full, bool uv, T* s, T* u, T
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < bc; ++j) u[i * bc + j] = basis[size_t(i * tm + j)];
     std::copy(tvt.begin(), tvt.end(), vh);
-  } else {  // A^T = tu S tvt: U = tvt^T (m x m), Vh = basis^T (bc x n)
+  } else {  // A^H = tu S tvt: U = tvt^H (m x m), Vh = basis^H (bc x n)
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < m; ++j) u[i * m + j] = tvt[size_t(j * m + i)];
+      for (int64_t j = 0; j < m; ++j) u[i * m + j] = cj(tvt[size_t(j * m + i)]);
     for (int64_t i = 0; i < bc; ++i)
-      for (int64_t j = 0; j < n; ++j) vh[i * n + j] = basis[size_t(j * tm + i)];
+      for (int64_t j = 0; j < n; ++j) vh[i * n + j] = cj(basis[size_t(j * tm + i)]);
   }
 }
 
@@ -206,10 +214,10 @@ TensorList k_svd(const OpCall& c) {
   Tensor u = uv ? new_output(c, 0) : Tensor(), s = new_output(c, uv ? 1 : 0);
   Tensor vh = uv ? new_output(c, 2) : Tensor();
   const int64_t ucols = full ? m : k, vrows = full ? n : k;
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, m * n * k * 8, [&](int64_t b) {
-      svd_one<T>(data<T>(a) + b * m * n, m, n, full, uv, data<T>(s) + b * k,
+      svd_one<T>(data<T>(a) + b * m * n, m, n, full, uv, data<dense::real_t<T>>(s) + b * k,
                  uv ? data<T>(u) + b * m * ucols : nullptr, uv ? data<T>(vh) + b * vrows * n : nullptr);
     });
   });
@@ -223,7 +231,7 @@ TensorList k_eigh(const OpCall& c) {
   const Tensor a = c.inputs[0].contiguous();
   const int64_t n = a.size(-1), nb = batch_count(a);
   Tensor w = new_output(c, 0), z = vecs ? new_output(c, 1) : Tensor();
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, cube(n) * 8, [&](int64_t b) {
       std::vector<T> m = square_of<T>(a, b, n, false);
@@ -231,10 +239,11 @@ TensorList k_eigh(const OpCall& c) {
         for (int64_t j = i + 1; j < n; ++j) {
           T& lo = m[size_t(j * n + i)];
           T& up = m[size_t(i * n + j)];
-          if (upper) lo = up;
-          else up = lo;
+          if (upper) lo = dense::cj(up);
+          else up = dense::cj(lo);
         }
-      dense::jacobi_eigh(std::move(m), n, data<T>(w) + b * n, vecs ? data<T>(z) + b * n * n : nullptr);
+      dense::jacobi_eigh(std::move(m), n, data<dense::real_t<T>>(w) + b * n,
+                         vecs ? data<T>(z) + b * n * n : nullptr);
     });
   });
   if (vecs) return {w, z};
@@ -246,7 +255,7 @@ TensorList k_solve_triangular(const OpCall& c) {
   const Tensor a = c.inputs[0].contiguous();
   Tensor x = output_copy(c, 0, c.inputs[1]);
   const int64_t n = a.size(-1), k = x.size(-1), nb = batch_count(x);
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, n * n * k, [&](int64_t b) {
       dense::tri_solve(data<T>(a) + b * n * n, n, data<T>(x) + b * n * k, k, c.attrs.b[0],
@@ -279,15 +288,15 @@ void register_flex_linalg_decomp(BackendImpl& b) {
   register_flex_fft_ops(b);
   b.set_kernel(OpId::linalg_lu_factor, k_lu_factor, kReal);
   b.set_kernel(OpId::linalg_lu_solve, k_lu_solve, kReal);
-  b.set_kernel(OpId::linalg_solve, k_solve_inv, kReal);
-  b.set_kernel(OpId::linalg_inv, k_solve_inv, kReal);
-  b.set_kernel(OpId::linalg_det, k_det, kReal);
-  b.set_kernel(OpId::linalg_slogdet, k_det, kReal);
-  b.set_kernel(OpId::linalg_cholesky, k_cholesky, kReal);
-  b.set_kernel(OpId::linalg_qr, k_qr, kReal);
-  b.set_kernel(OpId::linalg_svd, k_svd, kReal);
-  b.set_kernel(OpId::linalg_eigh, k_eigh, kReal);
-  b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kReal);
+  b.set_kernel(OpId::linalg_solve, k_solve_inv, kRealComplex);
+  b.set_kernel(OpId::linalg_inv, k_solve_inv, kRealComplex);
+  b.set_kernel(OpId::linalg_det, k_det, kRealComplex);
+  b.set_kernel(OpId::linalg_slogdet, k_det, kRealComplex);
+  b.set_kernel(OpId::linalg_cholesky, k_cholesky, kRealComplex);
+  b.set_kernel(OpId::linalg_qr, k_qr, kRealComplex);
+  b.set_kernel(OpId::linalg_svd, k_svd, kRealComplex);
+  b.set_kernel(OpId::linalg_eigh, k_eigh, kRealComplex);
+  b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kRealComplex);
   b.set_kernel(OpId::matrix_exp, k_matrix_exp, kReal);
 }
 

@@ -1,0 +1,282 @@
+"""Golden cases for the complex (complex64 / complex128) matrix decompositions: det, slogdet,
+cholesky, qr, svd, svdvals, eigh, eigvalsh. Run with /usr/bin/python3 (torch 1.13); writes
+  tests/data/linalg_complex.json        forward cases and errors (the conformance suite runs them
+                                        on every golden device with the runners of
+                                        tests/ops/linalg_decomp_runners_test.cpp);
+  tests/data/linalg_complex/grads.json  gauge-invariant losses and torch's gradients of them
+                                        (tests/ops/linalg_complex_test.cpp).
+Complex factors are unique up to phases: Q's columns as R's diagonal says (real in LAPACK), each
+singular vector pair and eigenvector by the phase of its largest entry (made real and positive),
+exactly as the ember runners fix them. Complete bases are checked through Q^H Q = I.
+"""
+import json
+import os
+import zlib
+
+import torch
+
+from common import DATA, In, case, error, grad_case, spec_of, write
+
+C64, C128, F64 = torch.complex64, torch.complex128, torch.float64
+TOL = {C64: (1e-4, 1e-4), C128: (1e-8, 1e-8)}
+
+
+def crnd(shape, dt=C128, scale=1.0):
+    g = torch.Generator().manual_seed(zlib.crc32(repr(("lc", tuple(shape), str(dt))).encode()))
+    re = (torch.rand(shape, generator=g, dtype=F64) * 2 - 1) * scale
+    im = (torch.rand(shape, generator=g, dtype=F64) * 2 - 1) * scale
+    return torch.complex(re, im).to(dt)
+
+
+def mH(x):
+    return x.conj().transpose(-2, -1)
+
+
+def well(shape, dt=C128):
+    n = shape[-1]
+    return (crnd(shape) + n * torch.eye(n, dtype=C128)).to(dt)
+
+
+def hpd(shape, dt=C128):
+    x = crnd(shape)
+    return (x @ mH(x) + shape[-1] * torch.eye(shape[-1], dtype=C128)).to(dt)
+
+
+def herm(shape, dt=C128):
+    x = crnd(shape, scale=2.0)
+    return ((x + mH(x)) / 2).to(dt)
+
+
+def phase(v):
+    """conj(p) / |p| for each column's largest-magnitude entry p (1 for a zero column)."""
+    if v.shape[-2] == 0 or v.shape[-1] == 0:
+        return torch.ones(v.shape[:-2] + v.shape[-1:], dtype=v.dtype)
+    p = torch.gather(v, -2, v.abs().argmax(dim=-2, keepdim=True)).squeeze(-2)
+    return torch.where(p.abs() == 0, torch.ones_like(p), p.conj() / p.abs())
+
+
+def qr_fixed(mode):
+    def f(a):
+        q, r = torch.linalg.qr(a, mode=mode)
+        k = min(a.shape[-2], a.shape[-1])
+        d = torch.diagonal(r, 0, -2, -1)[..., :k]
+        d = torch.where(d.abs() == 0, torch.ones_like(d), d / d.abs())
+        r = r.clone()
+        r[..., :k, :] = r[..., :k, :] * d.conj().unsqueeze(-1)
+        if mode == "r":
+            return r
+        return q[..., :, :k] * d.unsqueeze(-2), r, mH(q) @ q
+    return f
+
+
+def svd_fixed(full):
+    def f(a):
+        u, s, vh = torch.linalg.svd(a, full_matrices=full)
+        k = min(a.shape[-2], a.shape[-1])
+        uk, vk = u[..., :, :k], vh[..., :k, :]
+        p = phase(uk)
+        outs = [uk * p.unsqueeze(-2), s, vk * p.conj().unsqueeze(-1)]
+        if full:
+            outs += [mH(u) @ u, vh @ mH(vh)]
+        return tuple(outs)
+    return f
+
+
+def eigh_fixed(uplo):
+    def f(a):
+        w, v = torch.linalg.eigh(a, UPLO=uplo)
+        return w, v * phase(v).unsqueeze(-2)
+    return f
+
+
+cases = []
+
+
+def add(op, fn, inputs, dt=C128, **kw):
+    r, a = TOL[dt]
+    kw.setdefault("rtol", r)
+    kw.setdefault("atol", a)
+    cases.append(case(op, fn, inputs, **kw))
+
+
+def tname(dt):
+    return "c64" if dt == C64 else "c128"
+
+
+for dt in [C64, C128]:
+    t = tname(dt)
+    add("linalg_det", torch.linalg.det, [well((3, 3), dt)], dt, name="cdet_" + t)
+    add("linalg_slogdet", torch.linalg.slogdet, [crnd((2, 4, 4)).to(dt)], dt, name="cslogdet_" + t)
+    add("linalg_cholesky", torch.linalg.cholesky, [hpd((4, 4), dt)], dt, name="ccholesky_" + t)
+    add("linalg_qr", qr_fixed("reduced"), [crnd((2, 4, 3)).to(dt)], dt, attrs={"mode": "reduced"},
+        name="cqr_batched_" + t)
+    add("linalg_svd", svd_fixed(False), [crnd((5, 3)).to(dt)], dt, attrs={"full_matrices": False},
+        name="csvd_" + t)
+    add("linalg_svdvals", torch.linalg.svdvals, [crnd((2, 3, 5)).to(dt)], dt, name="csvdvals_" + t)
+    add("linalg_eigh", eigh_fixed("L"), [herm((2, 4, 4), dt)], dt, attrs={"UPLO": "L"}, name="ceigh_" + t)
+    add("linalg_eigvalsh", torch.linalg.eigvalsh, [herm((3, 3), dt)], dt, name="ceigvalsh_" + t)
+
+# inv / solve
+for dt in [C64, C128]:
+    add("linalg_inv", torch.linalg.inv, [well((2, 3, 3), dt)], dt, name="cinv_batched_" + tname(dt))
+    add("linalg_solve", torch.linalg.solve, [well((4, 4), dt), crnd((4, 2)).to(dt)], dt, name="csolve_" + tname(dt))
+add("linalg_inv", torch.linalg.inv, [In(well((4, 4)), [["transpose", 0, 1]])], name="cinv_transposed")
+add("linalg_inv", torch.linalg.inv, [crnd((0, 3, 3))], name="cinv_empty_batch")
+add("linalg_solve", torch.linalg.solve, [well((2, 1, 3, 3)), crnd((4, 3, 2))], name="csolve_broadcast")
+add("linalg_solve", torch.linalg.solve, [well((3, 3)), crnd((3,))], name="csolve_vector")
+add("linalg_solve", lambda a, b: torch.linalg.solve(a, b, left=False).resolve_conj(), [well((3, 3)), crnd((2, 3))],
+    attrs={"left": False}, name="csolve_right")
+singular = torch.tensor([[1 + 1j, 2 + 2j], [1, 2]], dtype=C128)
+cases.append(error("linalg_inv", [torch.stack([torch.eye(2, dtype=C128), singular])], "ValueError",
+                   name="cinv_singular_batch_element"))
+cases.append(error("linalg_solve", [singular, crnd((2, 1))], "ValueError", name="csolve_singular"))
+
+# det / slogdet
+add("linalg_det", torch.linalg.det, [well((2, 3, 3))], name="cdet_batched")
+add("linalg_det", torch.linalg.det, [In(crnd((4, 4)), [["transpose", 0, 1]])], name="cdet_transposed")
+add("linalg_det", torch.linalg.det, [torch.tensor([[1 + 1j, 2 + 2j], [1, 2]], dtype=C128)], name="cdet_singular")
+add("linalg_det", torch.linalg.det, [crnd((0, 3, 3))], name="cdet_empty_batch")
+add("linalg_det", torch.linalg.det, [crnd((0, 0))], name="cdet_0x0")
+add("linalg_slogdet", torch.linalg.slogdet, [torch.tensor([[1 + 1j, 2 + 2j], [1, 2]], dtype=C128)],
+    name="cslogdet_singular")
+add("linalg_slogdet", torch.linalg.slogdet, [In(crnd((3, 2, 3)), [["permute", [1, 0, 2]]])],
+    name="cslogdet_permuted")
+cases.append(error("linalg_det", [crnd((2, 3))], "ShapeError", name="cdet_not_square"))
+cases.append(error("linalg_slogdet", [crnd((3,))], "ShapeError", name="cslogdet_vector"))
+
+# cholesky: only the named triangle is read (the other holds noise)
+add("linalg_cholesky", lambda a: torch.linalg.cholesky(a, upper=True), [hpd((2, 3, 3))],
+    attrs={"upper": True}, name="ccholesky_upper_batched")
+noisy = torch.tril(hpd((4, 4))) + torch.triu(crnd((4, 4)), 1)
+add("linalg_cholesky", torch.linalg.cholesky, [noisy], name="ccholesky_lower_only")
+add("linalg_cholesky", torch.linalg.cholesky, [In(hpd((4, 4)), [["transpose", 0, 1]])],
+    name="ccholesky_transposed")
+add("linalg_cholesky", torch.linalg.cholesky, [crnd((0, 2, 2))], name="ccholesky_empty_batch")
+notpd = torch.tensor([[2, 1j, 0], [-1j, 2, 3], [0, 3, 1]], dtype=C128)  # minor 3 is not PD
+cases.append(error("linalg_cholesky", [notpd], "ValueError", name="ccholesky_not_pd"))
+cases.append(error("linalg_cholesky", [torch.stack([hpd((3, 3)), notpd])], "ValueError",
+                   name="ccholesky_not_pd_batch_element"))
+cases.append(error("linalg_cholesky", [crnd((2, 3))], "ShapeError", name="ccholesky_not_square"))
+
+# qr
+for mode in ["reduced", "complete", "r"]:
+    for shape in [(5, 3), (3, 5), (4, 4)]:
+        add("linalg_qr", qr_fixed(mode), [crnd(shape)], attrs={"mode": mode},
+            name="cqr_%s_%dx%d" % (mode, shape[0], shape[1]))
+add("linalg_qr", qr_fixed("reduced"), [In(crnd((3, 4)), [["transpose", 0, 1]])], attrs={"mode": "reduced"},
+    name="cqr_transposed")
+add("linalg_qr", qr_fixed("reduced"), [crnd((0, 3, 2))], attrs={"mode": "reduced"}, name="cqr_empty_batch")
+
+# svd / svdvals
+for full in [False, True]:
+    for shape in [(5, 3), (3, 5), (4, 4), (2, 3, 2)]:
+        add("linalg_svd", svd_fixed(full), [crnd(shape)], attrs={"full_matrices": full},
+            name="csvd_%s_%s" % ("full" if full else "reduced", "x".join(map(str, shape))))
+add("linalg_svd", svd_fixed(False), [In(crnd((4, 6)), [["transpose", 0, 1]])], attrs={"full_matrices": False},
+    name="csvd_transposed")
+add("linalg_svd", svd_fixed(False), [crnd((0, 3, 3))], attrs={"full_matrices": False}, name="csvd_empty_batch")
+lowrank = crnd((4, 2)) @ crnd((2, 3))
+add("linalg_svdvals", torch.linalg.svdvals, [lowrank], name="csvdvals_rank_deficient")
+
+# eigh / eigvalsh
+for uplo in ["L", "U"]:
+    add("linalg_eigh", eigh_fixed(uplo), [herm((4, 4))], attrs={"UPLO": uplo}, name="ceigh_" + uplo)
+noisy = torch.tril(herm((4, 4))) + torch.triu(crnd((4, 4)), 1)
+add("linalg_eigh", eigh_fixed("L"), [noisy], attrs={"UPLO": "L"}, name="ceigh_lower_only")
+add("linalg_eigh", eigh_fixed("U"), [In(herm((3, 3)), [["transpose", 0, 1]])], attrs={"UPLO": "U"},
+    name="ceigh_transposed")
+add("linalg_eigh", eigh_fixed("L"), [crnd((0, 3, 3))], attrs={"UPLO": "L"}, name="ceigh_empty_batch")
+add("linalg_eigvalsh", lambda a: torch.linalg.eigvalsh(a, UPLO="U"), [herm((2, 5, 5))], attrs={"UPLO": "U"},
+    name="ceigvalsh_upper_batched")
+cases.append(error("linalg_eigh", [crnd((3, 4))], "ShapeError", name="ceigh_not_square"))
+
+# solve_triangular (only A's triangle is read)
+for upper in [False, True]:
+    for left in [True, False]:
+        for unit in [False, True]:
+            b = crnd((3, 2) if left else (2, 3))
+            add("linalg_solve_triangular",
+                lambda aa, bb, upper=upper, left=left, unit=unit: torch.linalg.solve_triangular(
+                    aa, bb, upper=upper, left=left, unitriangular=unit),
+                [well((3, 3)), b], attrs={"upper": upper, "left": left, "unitriangular": unit},
+                name="csolve_triangular_%s_%s%s" % ("upper" if upper else "lower", "left" if left else "right",
+                                                    "_unit" if unit else ""))
+add("linalg_solve_triangular", lambda aa, bb: torch.linalg.solve_triangular(aa, bb, upper=False),
+    [well((2, 4, 4), C64), crnd((2, 4, 3)).to(C64)], C64, attrs={"upper": False}, name="csolve_triangular_batched_c64")
+cases.append(error("linalg_solve_triangular", [well((3, 3)), crnd((3, 2)).to(C64)], "DTypeError",
+                   attrs={"upper": True}, name="csolve_triangular_dtype_mismatch"))
+cases.append(error("linalg_svd", [crnd((3,))], "ShapeError", name="csvd_vector"))
+
+write("linalg_complex", cases)
+
+
+# --- gradients: losses that do not depend on the factors' phases (torch documents the others
+# as ill-defined). f of a complex tensor: sum(re) + sum(im^2); g of a real one: sum(x + x^2 / 2).
+def f(z):
+    return z.real.sum() + (z.imag ** 2).sum()
+
+
+def g(x):
+    return (x + x * x / 2).sum()
+
+
+def from_x(x):  # a Hermitian positive-definite matrix from any X
+    return x @ mH(x) + 3 * torch.eye(x.shape[-1], dtype=x.dtype)
+
+
+def h_of(x):  # a Hermitian matrix from any X
+    return (x + mH(x)) / 2
+
+
+def ones_c(shape):
+    return torch.ones(shape, dtype=C128) * (1 - 0.5j)
+
+
+def lower3():  # a fixed lower-triangular complex matrix (tests/ops/linalg_complex_test.cpp builds it too)
+    return torch.complex(torch.tril(torch.full((3, 3), 0.5, dtype=F64), -1) + 3 * torch.eye(3, dtype=F64),
+                         torch.tril(torch.full((3, 3), 0.25, dtype=F64), -1))
+
+
+def svd_loss(a):
+    u, s, vh = torch.linalg.svd(a, full_matrices=False)
+    return g(s) + f(u @ vh) + g(u.abs())
+
+
+def eigh_loss(a, uplo="L"):
+    w, v = torch.linalg.eigh(a, UPLO=uplo)
+    return g(w) + g(v.abs()) + f(v @ torch.diag_embed(w.to(v.dtype)) @ mH(v) * 0.5)
+
+
+grads = [
+    grad_case("inv", lambda a: f(torch.linalg.inv(a)), [well((2, 3, 3))]),
+    grad_case("solve_A", lambda a: f(torch.linalg.solve(a, ones_c((3, 2)))), [well((3, 3))]),
+    grad_case("solve_B_right", lambda b: f(torch.linalg.solve(lower3() + mH(lower3()), b, left=False)),
+              [crnd((2, 3))]),
+    grad_case("det", lambda a: f(torch.linalg.det(a)), [well((2, 3, 3))]),
+    grad_case("slogdet", lambda a: f(torch.linalg.slogdet(a)[0]) + g(torch.linalg.slogdet(a)[1]),
+              [crnd((2, 3, 3))]),
+    grad_case("cholesky_of_x", lambda x: f(torch.linalg.cholesky(from_x(x))), [crnd((2, 3, 3))]),
+    grad_case("cholesky_upper_of_x", lambda x: f(torch.linalg.cholesky(from_x(x), upper=True)),
+              [crnd((3, 3))]),
+    grad_case("cholesky_direct", lambda a: f(torch.linalg.cholesky(a)), [hpd((3, 3))]),
+    grad_case("qr_tall", lambda a: f(torch.linalg.qr(a)[0]) + f(torch.linalg.qr(a)[1]), [crnd((4, 3))]),
+    grad_case("qr_square_batched", lambda a: f(torch.linalg.qr(a)[0]) + f(torch.linalg.qr(a)[1]),
+              [crnd((2, 3, 3))]),
+    grad_case("qr_wide", lambda a: f(torch.linalg.qr(a)[0]) + f(torch.linalg.qr(a)[1]), [crnd((3, 5))]),
+    grad_case("svd_tall", svd_loss, [crnd((4, 3))]),
+    grad_case("svd_wide_batched", svd_loss, [crnd((2, 3, 4))]),
+    grad_case("svd_square", svd_loss, [crnd((3, 3))]),
+    grad_case("svdvals", lambda a: g(torch.linalg.svdvals(a)), [crnd((3, 4))]),
+    grad_case("eigh_of_x", lambda x: eigh_loss(h_of(x)), [crnd((2, 3, 3))]),
+    grad_case("eigh_upper_of_x", lambda x: eigh_loss(h_of(x), "U"), [crnd((4, 4))]),
+    grad_case("solve_triangular_A", lambda a: f(torch.linalg.solve_triangular(a, ones_c((3, 2)), upper=True)),
+              [well((3, 3))]),
+    grad_case("solve_triangular_B_right", lambda b: f(torch.linalg.solve_triangular(lower3(), b, upper=False,
+                                                                                     left=False)), [crnd((2, 2, 3))]),
+    grad_case("eigvalsh_of_x", lambda x: g(torch.linalg.eigvalsh(h_of(x))), [crnd((3, 3))]),
+]
+path = os.path.join(DATA, "linalg_complex", "grads.json")
+with open(path, "w") as fh:
+    json.dump({"generator": "tests/gen/gen_linalg_complex.py", "torch": torch.__version__,
+               "grads": grads}, fh, separators=(",", ":"))
+print("linalg_complex/grads: %d gradients -> %s" % (len(grads), path))
