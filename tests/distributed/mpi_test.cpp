@@ -272,34 +272,6 @@ TEST(Mpi, DdpOnTheLazyCpuDevice) {
   }
 }
 
-// ZeRO-1: the state lives on one rank a parameter, the weights are those of plain Adam, bit for bit.
-TEST(Mpi, ZeroRedundancyOptimizerMatchesAdam) {
-  auto& w = world();
-  manual_seed(21);
-  test::Mlp a;
-  manual_seed(21);
-  test::Mlp b;
-  dist::DDP da(a), db(b);
-  dist::ZeroRedundancyOptimizer zero(a.parameters(), [](std::vector<Tensor> ps) {
-    return std::make_unique<optim::Adam>(std::move(ps), optim::AdamOptions{.lr = 0.01});
-  });
-  optim::Adam plain(b.parameters(), {.lr = 0.01});
-  for (int step = 0; step < 3; ++step) {
-    auto [x, y] = test::batch(4 * w.rank(), 4);
-    zero.step(da.backward(mse_loss(da(x), y)));
-    plain.step(db.backward(mse_loss(db(x), y)));
-  }
-  auto pa = a.parameters(), pb = b.parameters();
-  std::set<int> owners;
-  for (size_t i = 0; i < pa.size(); ++i) {
-    EXPECT_EQ(pa[i].to_vector<double>(), pb[i].to_vector<double>()) << i;
-    owners.insert(zero.owner(i));
-  }
-  EXPECT_EQ(owners.size(), 2u);
-  ASSERT_NE(zero.local(), nullptr);
-  EXPECT_LT(zero.local()->all_params().size(), pa.size());
-}
-
 // The Learner under DDP: each rank trains on its shard; the epoch metrics are over both shards
 // (so equal on both ranks although the shards differ), the weights stay equal, and only rank 0
 // writes its log and checkpoints.
