@@ -272,6 +272,30 @@ TEST(Mpi, DdpOnTheLazyCpuDevice) {
   }
 }
 
+// broadcast_buffers: every forward starts from rank 0's buffers (PyTorch's default); off, each
+// rank keeps its own.
+TEST(Mpi, DdpBroadcastsBuffersEachForward) {
+  auto& w = world();
+  struct Counting : test::Mlp {
+    Tensor seen;
+    Counting() { register_buffer("seen", seen = zeros({2}, {DType::F64, Device::flex()})); }
+    Tensor forward(const Tensor& x) override {
+      seen.add_(ones({2}, {DType::F64, Device::flex()}));  // a running statistic
+      return test::Mlp::forward(x);
+    }
+  };
+  for (bool on : {true, false}) {
+    manual_seed(1);
+    Counting m;
+    dist::DDP ddp(m, {.broadcast_buffers = on});
+    if (w.rank() == 1) m.seen.fill_(10.0);  // this rank's statistics drift
+    auto [x, y] = test::batch(0, 2);
+    ddp(x);
+    const double want = on ? 1.0 : (w.rank() == 1 ? 11.0 : 1.0);
+    EXPECT_EQ(m.seen.to_vector<double>(), std::vector<double>(2, want)) << on;
+  }
+}
+
 // The Learner under DDP: each rank trains on its shard; the epoch metrics are over both shards
 // (so equal on both ranks although the shards differ), the weights stay equal, and only rank 0
 // writes its log and checkpoints.
