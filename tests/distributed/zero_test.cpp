@@ -83,7 +83,9 @@ struct FitRun {
 
 // `epochs` epochs of the Learner over `group` (its size ranks share a global batch of 8 of the
 // 16 rows), with ZeRO-1 or plain Adam, a StepLR scheduler and checkpoints in `dir`.
-FitRun fit(dist::ProcessGroup& group, bool zero, int64_t epochs, const std::string& dir) {
+FitRun fit(dist::ProcessGroup& group, bool zero, int64_t epochs, const std::string& dir,
+           std::shared_ptr<train::Renderer> renderer = nullptr) {
+  if (!renderer) renderer = std::shared_ptr<train::Renderer>(train::silent_renderer());
   manual_seed(11);
   test::Mlp model;
   dist::DDP ddp(model, {.group = &group});
@@ -105,7 +107,7 @@ FitRun fit(dist::ProcessGroup& group, bool zero, int64_t epochs, const std::stri
                          {.epochs = epochs,
                           .checkpoint_dir = dir,
                           .handle_interrupt = false,
-                          .renderer = std::shared_ptr<train::Renderer>(train::silent_renderer()),
+                          .renderer = renderer,
                           .data_parallel = dist::data_parallel(ddp)});
   learner.set_scheduler(sched);
   auto step = [&](std::pair<Tensor, Tensor>& b) {
@@ -151,6 +153,39 @@ TEST(Mpi, LearnerWithZeroResumesUnderAnotherWorldSize) {
   w.barrier().wait();
   FitRun resumed = fit(w, true, 2, (dir / "one_then_two").string());
   expect_near(straight, resumed);
+  w.barrier().wait();
+  if (w.rank() == 0) fs::remove_all(dir);
+}
+
+// A checkpoint taken inside an epoch (here by a renderer's stop request after one batch, as
+// Ctrl-C does) counts that world's batches: another world size refuses it, naming both.
+TEST(Mpi, MidEpochCheckpointNeedsTheSameWorldSize) {
+  namespace fs = std::filesystem;
+  auto& w = dist::init();
+  ASSERT_EQ(w.size(), 2);
+  const fs::path dir = fs::temp_directory_path() / ("ember_dist_mid_" + std::to_string(getppid()));
+  if (w.rank() == 0) fs::remove_all(dir);
+  std::optional<dist::ProcessGroup> solo = dist::new_group({0});
+  struct StopAfterOne final : train::Renderer {
+    int seen = 0;
+    void on_progress(const train::Progress&) override { ++seen; }
+    void on_epoch_end(const train::EpochRecord&) override {}
+    void on_message(std::string_view) override {}
+    bool stop_requested() override { return seen >= 1; }
+  };
+  if (w.rank() == 0) {
+    FitRun r = fit(*solo, false, 2, dir.string(), std::make_shared<StopAfterOne>());
+    EXPECT_TRUE(r.result.interrupted);
+  }
+  w.barrier().wait();
+  std::string e;
+  try {
+    fit(w, true, 2, dir.string());
+  } catch (const ValueError& x) {
+    e = x.what();
+  }
+  EXPECT_NE(e.find("written 1 batches into an epoch by 1 ranks; it resumes mid-epoch only under "
+                   "the same world size, found 2"), std::string::npos) << e;
   w.barrier().wait();
   if (w.rank() == 0) fs::remove_all(dir);
 }
