@@ -76,6 +76,38 @@ TEST(Mpi, ZeroSlicesAreBalancedAndMatchAdam) {
     EXPECT_EQ(pc[i].to_vector<double>(), pb[i].to_vector<double>()) << i;
 }
 
+// Parameters of two dtypes: one flat space each, both split evenly, one all-gather each.
+TEST(Mpi, ZeroMixedDtypesMatchAdam) {
+  auto& w = dist::init();
+  manual_seed(8);
+  test::Mlp a64, a32(DType::F32);
+  manual_seed(8);
+  test::Mlp b64, b32(DType::F32);
+  auto params = [](test::Mlp& x, test::Mlp& y) {
+    std::vector<Tensor> ps = x.parameters();
+    for (Tensor& p : y.parameters()) ps.push_back(p);
+    return ps;
+  };
+  dist::ZeroRedundancyOptimizer zero(params(a64, a32), adam);
+  optim::Adam plain(params(b64, b32), {.lr = 0.01});
+  EXPECT_EQ(zero.local_numel(), 100);  // 50 of each space
+  for (int step = 0; step < 2; ++step) {
+    auto [x, y] = test::batch(0, 8);
+    auto [x32, y32] = test::batch(0, 8, DType::F32);
+    // The same gradients on both ranks (no DDP needed): a full batch each.
+    Tensor la = add(mse_loss(a64(x), y), mse_loss(a32(x32), y32).to(DType::F64));
+    Tensor lb = add(mse_loss(b64(x), y), mse_loss(b32(x32), y32).to(DType::F64));
+    zero.step(la.backward());
+    plain.step(lb.backward());
+  }
+  auto pa = params(a64, a32), pb = params(b64, b32);
+  for (size_t i = 0; i < pa.size(); ++i)
+    EXPECT_TRUE(equal(pa[i], pb[i])) << i;
+  optim::State zs = zero.state_dict(), ps = plain.state_dict();
+  for (const auto& [k, t] : ps.tensors) EXPECT_TRUE(equal(zs.tensors.at(k), t)) << k;
+  (void)w;
+}
+
 struct FitRun {
   std::vector<std::vector<double>> weights;
   train::FitResult result;
