@@ -10,6 +10,7 @@
 #include "ember/autodiff.h"
 #include "ember/distributed.h"
 #include "ember/tensor.h"
+#include "ember/train/data_parallel.h"
 
 namespace ember::nn {
 class Module;
@@ -62,6 +63,8 @@ class FullyShardedDataParallel {
   size_t num_units() const;
   /// The parameter names of unit `u` (dotted, as in the module's state_dict).
   std::vector<std::string> unit_parameters(size_t u) const;
+  /// The elements of unit `u`'s parameters (its shard holds ceil(numel / world_size)).
+  int64_t unit_numel(size_t u) const;
   /// The full module state (a collective: every unit is gathered in turn); every rank gets it.
   std::vector<std::pair<std::string, Tensor>> state_dict();
   /// Loads full parameters (and buffers) into the shards and the module; local, no collective.
@@ -84,5 +87,13 @@ class FullyShardedDataParallel {
 };
 
 using FSDP = FullyShardedDataParallel;
+
+/// The Learner's view of `fsdp` (which must outlive it), for LearnerOptions::data_parallel (give
+/// the Learner an optimizer over fsdp.parameters()): backward through fsdp (every micro-batch
+/// reduce-scatters: there is no no_sync), metric states summed over its group, checkpoints
+/// gathered on every rank and written by rank 0, loaded into the shards; the optimizer's state
+/// of each shard is saved gathered (unit u's buffers as [unit_numel(u)]), so it resumes under
+/// another world size too.
+std::shared_ptr<train::DataParallel> data_parallel(FullyShardedDataParallel& fsdp);
 
 }  // namespace ember::distributed

@@ -120,7 +120,10 @@ std::string Learner::Impl::save_checkpoint(int64_t done, int64_t step_in_epoch,
   const std::string& dir = options.checkpoint_dir;
   if (dir.empty()) return {};
   // On every rank: a sharded optimizer (ZeRO-1) gathers its state here, a collective.
-  const optim::State opt_state = optimizer.state_dict();
+  const optim::State opt_state = options.data_parallel
+                                     ? options.data_parallel->checkpoint_optimizer(optimizer.state_dict())
+                                     : optimizer.state_dict();
+  const nn::StateDict model_sd = model_state();  // FSDP gathers here
   if (!writer()) return {};
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -128,7 +131,7 @@ std::string Learner::Impl::save_checkpoint(int64_t done, int64_t step_in_epoch,
     throw store::IOError("[Learner] cannot create the checkpoint directory " + dir + ": " +
                          ec.message());
   optim::State all;
-  for (const auto& [k, t] : model.state_dict()) all.tensors["model." + k] = t;
+  for (const auto& [k, t] : model_sd) all.tensors["model." + k] = t;
   add_state(all, opt_state, "optimizer.");
   if (scheduler) add_state(all, scheduler->state_dict(), "scheduler.");
   if (scaler) add_state(all, scaler->state_dict(), "amp.");
@@ -285,6 +288,11 @@ void Learner::Impl::load(const std::string& path) {
   }
 
   // Apply, restoring what was there if any part still refuses.
+  const bool sharded = options.data_parallel && options.data_parallel->shards_parameters();
+  auto load_model = [&](const nn::StateDict& sd) {
+    if (sharded) options.data_parallel->load_model(sd);
+    else model.load_state_dict(sd);
+  };
   nn::StateDict before_model;
   for (const auto& [k, t] : model.state_dict()) before_model.emplace_back(k, t.clone());
   optim::State before_opt = optimizer.state_dict();
@@ -293,13 +301,16 @@ void Learner::Impl::load(const std::string& path) {
   std::vector<std::vector<double>> before_metrics;
   for (size_t i = 0; i < ms.size(); ++i) before_metrics.push_back(train_metrics[i]->state());
   try {
-    model.load_state_dict(model_sd);
-    optimizer.load_state_dict(sub_state(f.state, "optimizer."));
+    load_model(model_sd);
+    const optim::State saved_opt = sub_state(f.state, "optimizer.");
+    optimizer.load_state_dict(options.data_parallel
+                                  ? options.data_parallel->local_optimizer(saved_opt)
+                                  : saved_opt);
     if (scheduler) scheduler->load_state_dict(sub_state(f.state, "scheduler."));
     for (size_t i = 0; i < ms.size(); ++i) train_metrics[i]->load_state(ms[i].second);
     set_rng_state(rng);
   } catch (...) {
-    model.load_state_dict(before_model);
+    load_model(before_model);
     optimizer.load_state_dict(before_opt);
     if (scheduler) scheduler->load_state_dict(*before_sched);
     for (size_t i = 0; i < before_metrics.size(); ++i) train_metrics[i]->load_state(before_metrics[i]);

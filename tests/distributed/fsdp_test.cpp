@@ -3,7 +3,13 @@
 // parameters really are sharded (one unit's full parameters at a time, half the bytes at rest).
 #include <gtest/gtest.h>
 
+#include <ember/data/loader.h>
+#include <ember/data/sampler.h>
 #include <ember/nn/container.h>
+#include <ember/train/learner.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "distributed/mlp.h"
 
@@ -128,6 +134,84 @@ TEST(Mpi, FsdpHoldsLessParameterMemory) {
     std::printf("[fsdp] params %lld B; a rank at rest: %lld B of shards; step peak %lld B "
                 "(unsharded %lld B)\n", (long long)param_bytes, (long long)fsdp.shard_bytes(),
                 (long long)fsdp_peak, (long long)plain_peak);
+}
+
+// `epochs` epochs of the Learner over `group` (default the world) with `sharded` FSDP or DDP
+// (Adam, a global batch of 8 rows a step), checkpoints in `dir`; the weights at the end.
+std::vector<std::vector<double>> learner_fit(bool sharded, int64_t epochs, const std::string& dir,
+                                             dist::ProcessGroup* group = nullptr) {
+  auto& w = group ? *group : dist::init();
+  manual_seed(11);
+  test::Mlp model;
+  std::unique_ptr<dist::FSDP> fsdp;
+  std::unique_ptr<dist::DDP> ddp;
+  std::unique_ptr<optim::Adam> opt;
+  if (sharded) {
+    fsdp = std::make_unique<dist::FSDP>(model, dist::FSDPOptions{.group = &w});
+    opt = std::make_unique<optim::Adam>(fsdp->parameters(), optim::AdamOptions{.lr = 0.01});
+  } else {
+    ddp = std::make_unique<dist::DDP>(model, dist::DDPOptions{.group = &w});
+    opt = std::make_unique<optim::Adam>(model.parameters(), optim::AdamOptions{.lr = 0.01});
+  }
+  auto [x, y] = test::batch(0, 16);
+  std::vector<std::pair<Tensor, Tensor>> items;
+  for (int64_t i = 0; i < 16; ++i) items.push_back({x[i], y[i]});
+  auto sampler = std::make_shared<data::DistributedSampler>(
+      16, data::DistributedSamplerOptions{.num_replicas = w.size(), .rank = w.rank()});
+  data::DataLoader<std::pair<Tensor, Tensor>> shard(
+      data::distributed_shard(data::in_memory(items), sampler), {.batch_size = 8 / w.size()});
+  data::SamplerEpochs loader(shard, sampler);
+  train::Learner learner(
+      model, *opt,
+      {.epochs = epochs,
+       .checkpoint_dir = dir,
+       .save_best = "train.loss",
+       .handle_interrupt = false,
+       .renderer = std::shared_ptr<train::Renderer>(train::silent_renderer()),
+       .data_parallel = sharded ? dist::data_parallel(*fsdp) : dist::data_parallel(*ddp)});
+  learner.fit(loader, [&](std::pair<Tensor, Tensor>& b) {
+    return train::StepOutput{.loss = mse_loss(model(b.first), b.second)};
+  });
+  std::vector<std::vector<double>> out;
+  for (auto& [k, t] : sharded ? fsdp->state_dict() : model.state_dict())
+    out.push_back(t.to_vector<double>());
+  return out;
+}
+
+// The Learner under FSDP: the weights of the Learner under DDP, and a checkpoint (gathered on
+// both ranks, written by rank 0) resumes into the shards, bit for bit under the same world size
+// and within rounding on one rank (a global batch of 8 rows either way).
+TEST(Mpi, LearnerUnderFsdp) {
+  namespace fs = std::filesystem;
+  auto& w = dist::init();
+  const fs::path dir = fs::temp_directory_path() / ("ember_dist_fsdp_" + std::to_string(getppid()));
+  if (w.rank() == 0) fs::remove_all(dir);
+  w.barrier().wait();
+  const auto ddp = learner_fit(false, 2, (dir / "ddp").string());
+  const auto straight = learner_fit(true, 2, (dir / "straight").string());
+  learner_fit(true, 1, (dir / "resumed").string());
+  w.barrier().wait();
+  const auto resumed = learner_fit(true, 2, (dir / "resumed").string());
+  ASSERT_EQ(straight.size(), ddp.size());
+  for (size_t i = 0; i < ddp.size(); ++i)
+    for (size_t k = 0; k < ddp[i].size(); ++k) {
+      EXPECT_NEAR(straight[i][k], ddp[i][k], 1e-12) << i;
+      EXPECT_EQ(resumed[i][k], straight[i][k]) << i;
+    }
+  // The checkpoint's optimizer state is gathered (world-size free): epoch 1 on two ranks
+  // resumes on rank 0 alone (a sub-group of one, shards of the whole units).
+  std::optional<dist::ProcessGroup> solo = dist::new_group({0});
+  learner_fit(true, 1, (dir / "two_then_one").string());
+  w.barrier().wait();
+  if (w.rank() == 0) {
+    const auto alone = learner_fit(true, 2, (dir / "two_then_one").string(), &*solo);
+    for (size_t i = 0; i < ddp.size(); ++i)
+      for (size_t k = 0; k < ddp[i].size(); ++k) EXPECT_NEAR(alone[i][k], straight[i][k], 1e-9) << i;
+  }
+  w.barrier().wait();
+  EXPECT_TRUE(fs::exists(dir / "straight" / "best.safetensors"));  // one folder: rank 0 wrote it
+  w.barrier().wait();
+  if (w.rank() == 0) fs::remove_all(dir);
 }
 
 }  // namespace
