@@ -125,4 +125,5 @@ int world_size();
 }  // namespace ember::distributed
 
 #include "ember/distributed/ddp.h"
+#include "ember/distributed/fsdp.h"
 #include "ember/distributed/zero.h"

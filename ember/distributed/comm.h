@@ -3,6 +3,8 @@
 // A transport moves raw buffers; the group (process_group.cpp) checks tensors, stages them
 // (contiguous, materialised through the device's layers) and writes results back.
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,15 +69,47 @@ void mpi_finalize(bool clean);
 #ifdef EMBER_HAVE_NCCL
 /// A NCCL communicator of `size` ranks on GPU `device`, joined with the 128-byte unique id that
 /// `exchange` gives every rank (it is called with rank 0's fresh id on rank 0).
+/// Made nonblocking (ncclCommInitRankConfig) and polled until `timeout` (then aborted and a
+/// DistributedError naming `who`).
 std::unique_ptr<Comm> nccl_comm(int rank, int size, int device,
-                                const std::vector<uint8_t>& unique_id);
+                                const std::vector<uint8_t>& unique_id,
+                                std::chrono::milliseconds timeout, const std::string& who);
 /// A fresh NCCL unique id (128 bytes).
 std::vector<uint8_t> nccl_unique_id();
 #endif
 
-/// Rank 0 sends `blob` to every rank over TCP at addr:port (the torchrun-style rendezvous);
+/// The torchrun-style rendezvous over TCP: rank 0 listens on MASTER_ADDR:MASTER_PORT for as
+/// long as the object lives, and each all_gather is one round in which every other rank
+/// connects, sends its blob and receives every rank's.
+class TcpRendezvous {
+ public:
+  /// Rank 0 binds and listens here (DistributedError if it cannot).
+  explicit TcpRendezvous(const LaunchInfo& l);
+  ~TcpRendezvous();
+  TcpRendezvous(const TcpRendezvous&) = delete;
+  TcpRendezvous& operator=(const TcpRendezvous&) = delete;
+  /// Every rank's `blob` (all of one size), in rank order. Every rank calls it the same number
+  /// of times; DistributedError after `timeout` (naming the ranks that never came, on rank 0).
+  std::vector<uint8_t> all_gather(const std::vector<uint8_t>& blob,
+                                  std::chrono::milliseconds timeout);
+  const LaunchInfo& launch() const { return l_; }
+
+ private:
+  LaunchInfo l_;
+  int listen_fd_ = -1;
+  uint32_t round_ = 0;
+};
+
+/// Rank 0 sends `blob` to every rank over TCP at addr:port (one round of a TcpRendezvous);
 /// other ranks return what rank 0 sent. DistributedError after `timeout`.
 std::vector<uint8_t> tcp_broadcast(const LaunchInfo& l, std::vector<uint8_t> blob, size_t n,
+                                   std::chrono::milliseconds timeout);
+
+/// new_group's id exchange under a torchrun-style launch: the sub-group's first rank makes a
+/// blob with `make` (a NCCL unique id), one round of `r` carries every rank's, and the members
+/// of `ranks` (world ranks, sorted) return their first rank's; the others return nothing.
+std::vector<uint8_t> subgroup_blob(TcpRendezvous& r, const std::vector<int>& ranks, size_t n,
+                                   const std::function<std::vector<uint8_t>()>& make,
                                    std::chrono::milliseconds timeout);
 
 }  // namespace ember::distributed::detail

@@ -118,7 +118,17 @@ DistributedDataParallel::DistributedDataParallel(nn::Module& module, const DDPOp
 
 DistributedDataParallel::~DistributedDataParallel() = default;
 
-Tensor DistributedDataParallel::forward(const Tensor& x) { return impl_->module.forward(x); }
+Tensor DistributedDataParallel::forward(const Tensor& x) {
+  // PyTorch's default: rank 0's buffers (BatchNorm statistics) before every forward, so the
+  // replicas normalise alike; under no_sync too (the statistics change in forward).
+  if (impl_->opt.broadcast_buffers && impl_->group.size() > 1) {
+    NoGradGuard no_grad;
+    std::vector<Work> works;
+    for (Tensor& b : impl_->module.buffers()) works.push_back(impl_->group.broadcast(b, 0));
+    for (Work& w : works) w.wait();
+  }
+  return impl_->module.forward(x);
+}
 nn::Module& DistributedDataParallel::module() { return impl_->module; }
 ProcessGroup& DistributedDataParallel::group() { return impl_->group; }
 

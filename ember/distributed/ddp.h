@@ -22,7 +22,8 @@ struct DDPOptions {
   double bucket_cap_mb = 25;
   /// How gradients combine across ranks: Avg (PyTorch's DDP) or Sum.
   ReduceOp reduce = ReduceOp::Avg;
-  /// Also broadcast the module's buffers (BatchNorm statistics) from rank 0 at wrap.
+  /// Also broadcast the module's buffers (BatchNorm statistics) from rank 0 at wrap and at the
+  /// start of every forward() (PyTorch's default).
   bool broadcast_buffers = true;
   /// The group the replicas form (null: the world).
   ProcessGroup* group = nullptr;
@@ -38,7 +39,7 @@ class DistributedDataParallel {
   DistributedDataParallel(const DistributedDataParallel&) = delete;
   DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
 
-  /// The module's forward.
+  /// The module's forward (after broadcasting rank 0's buffers, with broadcast_buffers).
   Tensor forward(const Tensor& x);
   Tensor operator()(const Tensor& x) { return forward(x); }
   /// loss.backward(o), with each bucket's all-reduce started once its gradients are final and

@@ -53,6 +53,7 @@ struct State {
   std::mutex mu;
   std::unique_ptr<ProcessGroup> world;
   LaunchInfo launch;
+  std::shared_ptr<detail::TcpRendezvous> rendezvous;  // a torchrun-style world of several
   bool finalized = false;
 };
 State& state() {
@@ -76,11 +77,13 @@ void at_exit() {
 }
 
 #ifdef EMBER_HAVE_NCCL
+int gpu_of(const LaunchInfo& l) { return l.local_rank % std::max(cuda::device_count(), 1); }
+
 // The NCCL communicator of group `g`: rank 0's unique id reaches the others through the group's
 // MPI communicator, or (a torchrun-style world) through the TCP rendezvous.
-std::function<std::shared_ptr<detail::Comm>()> nccl_maker(ProcessGroup::Impl* g,
-                                                          const LaunchInfo& l) {
-  return [g, l]() -> std::shared_ptr<detail::Comm> {
+std::function<std::shared_ptr<detail::Comm>()> nccl_maker(
+    ProcessGroup::Impl* g, const LaunchInfo& l, std::shared_ptr<detail::TcpRendezvous> rdv) {
+  return [g, l, rdv]() -> std::shared_ptr<detail::Comm> {
     if (cuda::device_count() == 0) return nullptr;
     std::vector<uint8_t> id;
     if (g->rank == 0) id = detail::nccl_unique_id();
@@ -91,11 +94,12 @@ std::function<std::shared_ptr<detail::Comm>()> nccl_maker(ProcessGroup::Impl* g,
         detail::wait_for(*r, "init (NCCL)", g->who(), std::chrono::steady_clock::now(),
                          g->timeout);
       } else {
-        id = detail::tcp_broadcast(l, id, 128, g->timeout);
+        id.resize(128);
+        const std::vector<uint8_t> all = rdv->all_gather(id, g->timeout);
+        id.assign(all.begin(), all.begin() + 128);  // rank 0's
       }
     }
-    const int dev = l.local_rank % std::max(cuda::device_count(), 1);
-    return detail::nccl_comm(g->rank, g->size(), dev, id);
+    return detail::nccl_comm(g->rank, g->size(), gpu_of(l), id, g->timeout, g->who());
   };
 }
 #endif
@@ -159,7 +163,9 @@ ProcessGroup& init(const InitOptions& o) {
   for (int i = 0; i < l.world_size; ++i) ranks[size_t(i)] = i;
   auto g = detail::make_group(host, std::move(ranks), l.rank, timeout, debug);
 #ifdef EMBER_HAVE_NCCL
-  g->make_cuda = nccl_maker(g.get(), l);
+  if (l.launcher == "torchrun" && l.world_size > 1)
+    s.rendezvous = std::make_shared<detail::TcpRendezvous>(l);
+  g->make_cuda = nccl_maker(g.get(), l, s.rendezvous);
   // torchrun-style: no MPI to carry the unique id later, so the rendezvous happens now.
   if (l.launcher == "torchrun" && l.world_size > 1) g->cuda = g->make_cuda();
 #else
@@ -202,16 +208,26 @@ std::optional<ProcessGroup> new_group(const std::vector<int>& ranks) {
   for (size_t i = 0; i < ranks.size(); ++i)
     if (ranks[i] == w.rank()) me = int(i);
   std::shared_ptr<detail::Comm> host;
+  State& s = state();
   if (wi.host) {
     host = wi.host->split(ranks, wi.timeout);
-  } else if (w.size() > 1) {
-    throw NotImplementedError("[new_group] sub-groups need MPI (launch with mpirun)");
+  } else if (w.size() > 1 && !s.rendezvous) {
+    throw NotImplementedError("[new_group] sub-groups need MPI or a torchrun-style launch");
   }
+  std::vector<uint8_t> id;  // torchrun-style: the sub-group's NCCL id, over the rendezvous
+#ifdef EMBER_HAVE_NCCL
+  if (!wi.host && s.rendezvous)
+    id = detail::subgroup_blob(*s.rendezvous, ranks, 128, detail::nccl_unique_id, wi.timeout);
+#endif
   if (me < 0) return std::nullopt;
   auto g = detail::make_group(host, ranks, me, wi.timeout, wi.debug);
 #ifdef EMBER_HAVE_NCCL
-  LaunchInfo l = state().launch;
-  g->make_cuda = nccl_maker(g.get(), l);
+  LaunchInfo l = s.launch;
+  g->make_cuda = nccl_maker(g.get(), l, s.rendezvous);
+  if (!id.empty()) {  // no later channel for the id: the communicator is made now
+    const int dev = gpu_of(l);
+    g->cuda = detail::nccl_comm(me, int(ranks.size()), dev, id, wi.timeout, g->who());
+  }
 #endif
   return ProcessGroup(g);
 }
@@ -228,6 +244,7 @@ void shutdown() {
 #else
   s.world.reset();
 #endif
+  s.rendezvous.reset();
   s.finalized = true;
 }
 

@@ -52,6 +52,23 @@ ncclRedOp_t nccl_op(DType d, ReduceOp op) {
   }
 }
 
+// A communicator being made (nonblocking): done when its async state leaves ncclInProgress.
+class NcclInit final : public Request {
+ public:
+  explicit NcclInit(ncclComm_t c) : c_(c) {}
+  bool test(const char* op) override {
+    ncclResult_t st = ncclInProgress;
+    check(ncclCommGetAsyncError(c_, &st), op, "ncclCommGetAsyncError");
+    if (st == ncclInProgress) return false;
+    if (st != ncclSuccess) nccl_fail(op, "ncclCommInitRankConfig", st);
+    return true;
+  }
+  void abort() override { ncclCommAbort(c_); }
+
+ private:
+  ncclComm_t c_;
+};
+
 struct Shared {
   ncclComm_t comm = nullptr;
   bool aborted = false;
@@ -85,7 +102,8 @@ class NcclRequest final : public Request {
 
 class NcclComm final : public Comm {
  public:
-  NcclComm(ncclComm_t c, int rank, int size, int dev) : rank_(rank), size_(size), dev_(dev) {
+  NcclComm(ncclComm_t c, int rank, int size, int dev, std::chrono::milliseconds timeout)
+      : rank_(rank), size_(size), dev_(dev), timeout_(timeout) {
     s_ = std::make_shared<Shared>();
     s_->comm = c;
     cuda::set_device(dev_);
@@ -175,7 +193,10 @@ class NcclComm final : public Comm {
     check(ncclCommSplit(s_->comm, me >= 0 ? 0 : NCCL_SPLIT_NOCOLOR, rank_, &sub, nullptr),
           "new_group", "ncclCommSplit");
     if (me < 0) return nullptr;
-    return std::make_unique<NcclComm>(sub, me, int(ranks.size()), dev_);
+    NcclInit pending(sub);  // the parent is nonblocking, and so is its split
+    wait_for(pending, "new_group", "rank " + std::to_string(rank_), std::chrono::steady_clock::now(),
+             timeout_);
+    return std::make_unique<NcclComm>(sub, me, int(ranks.size()), dev_, timeout_);
   }
 
  private:
@@ -191,6 +212,16 @@ class NcclComm final : public Comm {
     cudaEventDestroy(ready);  // released once the wait is done
   }
   std::unique_ptr<Request> end(const char* op) {
+    // A nonblocking communicator may return ncclInProgress from an enqueue: the call is done
+    // (and the event below orders after it) once its async state leaves that.
+    NcclInit settle(s_->comm);
+    try {
+      wait_for(settle, op, "rank " + std::to_string(rank_) + " of " + std::to_string(size_),
+               std::chrono::steady_clock::now(), timeout_);
+    } catch (...) {
+      s_->aborted = true;
+      throw;
+    }
     cudaEvent_t done;
     check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), op, "cudaEventCreate");
     check_cuda(cudaEventRecord(done, stream_), op, "cudaEventRecord");
@@ -199,6 +230,7 @@ class NcclComm final : public Comm {
 
   std::shared_ptr<Shared> s_;
   int rank_, size_, dev_;
+  std::chrono::milliseconds timeout_;
   cudaStream_t stream_ = nullptr;
   void* scratch_ = nullptr;
 };
@@ -213,8 +245,10 @@ std::vector<uint8_t> nccl_unique_id() {
   return v;
 }
 
+
 std::unique_ptr<Comm> nccl_comm(int rank, int size, int device,
-                                const std::vector<uint8_t>& unique_id) {
+                                const std::vector<uint8_t>& unique_id,
+                                std::chrono::milliseconds timeout, const std::string& who) {
   ncclUniqueId id;
   if (unique_id.size() != sizeof id.internal)
     throw DistributedError("[init] a NCCL unique id has " + std::to_string(sizeof id.internal) +
@@ -222,9 +256,17 @@ std::unique_ptr<Comm> nccl_comm(int rank, int size, int device,
   std::memcpy(id.internal, unique_id.data(), sizeof id.internal);
   cuda::set_device(device);
   check_cuda(cudaSetDevice(device), "init", "cudaSetDevice");
+  // Nonblocking, so that a rank that never joins fails the others within the timeout (a
+  // blocking ncclCommInitRank waits for ever); the wait is the collectives' (wait_for), and on
+  // expiry the half-made communicator is aborted.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
   ncclComm_t c = nullptr;
-  check(ncclCommInitRank(&c, size, id, rank), "init", "ncclCommInitRank");
-  return std::make_unique<NcclComm>(c, rank, size, device);
+  check(ncclCommInitRankConfig(&c, size, id, rank, &config), "init (NCCL)",
+        "ncclCommInitRankConfig");
+  NcclInit pending(c);
+  wait_for(pending, "init (NCCL)", who, std::chrono::steady_clock::now(), timeout);
+  return std::make_unique<NcclComm>(c, rank, size, device, timeout);
 }
 
 }  // namespace ember::distributed::detail

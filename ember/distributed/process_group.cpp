@@ -42,6 +42,7 @@ struct Work::Impl {
     finished = true;
     NoGradGuard no_grad;  // collectives are not differentiated
     if (finish) finish();
+    finish = nullptr;  // it holds the result's staging buffer
     keep.clear();
     req.reset();
   }

@@ -67,12 +67,13 @@ class Optimizer {
 
   /// Every parameter's state (tensors copied) and each group's lr and momentum (what schedulers
   /// change; other options come from the code that builds the optimizer).
-  State state_dict() const;
+  /// Virtual: a wrapper (distributed::ZeroRedundancyOptimizer) gathers its shards here.
+  virtual State state_dict() const;
   /// Restores a state_dict() of an optimizer with the same groups and parameter shapes. Every
   /// value is checked first, with the checks the constructor makes (an lr the optimizer would
   /// refuse, a step count that is not a whole number in [0, 2^53], ...): on error (ValueError
   /// naming the optimizer) nothing changes.
-  void load_state_dict(const State& s);
+  virtual void load_state_dict(const State& s);
 
  protected:
   explicit Optimizer(std::string name) : name_(std::move(name)) {}

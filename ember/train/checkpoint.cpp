@@ -118,15 +118,21 @@ std::string Learner::latest_checkpoint(const std::string& dir) {
 std::string Learner::Impl::save_checkpoint(int64_t done, int64_t step_in_epoch,
                                            double seconds_in_epoch) {
   const std::string& dir = options.checkpoint_dir;
-  if (dir.empty() || !writer()) return {};
+  if (dir.empty()) return {};
+  // On every rank: a sharded optimizer (ZeRO-1) gathers its state here, a collective.
+  const optim::State opt_state = options.data_parallel
+                                     ? options.data_parallel->checkpoint_optimizer(optimizer.state_dict())
+                                     : optimizer.state_dict();
+  const nn::StateDict model_sd = model_state();  // FSDP gathers here
+  if (!writer()) return {};
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
     throw store::IOError("[Learner] cannot create the checkpoint directory " + dir + ": " +
                          ec.message());
   optim::State all;
-  for (const auto& [k, t] : model.state_dict()) all.tensors["model." + k] = t;
-  add_state(all, optimizer.state_dict(), "optimizer.");
+  for (const auto& [k, t] : model_sd) all.tensors["model." + k] = t;
+  add_state(all, opt_state, "optimizer.");
   if (scheduler) add_state(all, scheduler->state_dict(), "scheduler.");
   if (scaler) add_state(all, scaler->state_dict(), "amp.");
 
@@ -136,6 +142,7 @@ std::string Learner::Impl::save_checkpoint(int64_t done, int64_t step_in_epoch,
   j["step"] = step_in_epoch;
   j["seconds"] = seconds_in_epoch;
   j["global_step"] = global_step;
+  j["world_size"] = options.data_parallel ? options.data_parallel->world_size() : 1;
   j["rng"] = get_rng_state();
   j["best"] = has_best ? json(best) : json(nullptr);
   j["best_saved"] = best_saved ? json(*best_saved) : json(nullptr);
@@ -181,7 +188,7 @@ void Learner::Impl::load(const std::string& path) {
   std::optional<std::string> sched_name;
   std::vector<std::pair<std::string, std::vector<double>>> ms;
   std::vector<uint64_t> rng;
-  int64_t done = 0, step_in = 0, gstep = 0, bad = 0;
+  int64_t done = 0, step_in = 0, gstep = 0, bad = 0, saved_world = 1;
   double secs = 0;
   std::optional<double> best_v, best_saved_v;
   try {
@@ -200,6 +207,7 @@ void Learner::Impl::load(const std::string& path) {
     step_in = json_count(j, "step");
     gstep = json_count(j, "global_step");
     bad = json_count(j, "bad_epochs");
+    if (j.contains("world_size")) saved_world = json_count(j, "world_size");
     secs = j.at("seconds").get<double>();
     if (!j.at("best").is_null()) best_v = j["best"].get<double>();
     if (j.contains("best_saved") && !j["best_saved"].is_null())
@@ -227,7 +235,15 @@ void Learner::Impl::load(const std::string& path) {
     if (r.epoch < 0 || r.epoch >= kMaxCount || !(r.seconds >= 0 && r.seconds < kMaxSeconds))
       fail_file("a history record has epoch " + std::to_string(r.epoch) + " and seconds " +
                 std::to_string(r.seconds) + " (expected [0, 2^53) and [0, 1e9))");
-  // Everything is checked against this Learner before anything changes.
+  // Everything is checked against this Learner before anything changes. An epoch's end resumes
+  // under any world size; a position inside an epoch counts this world's batches, whose rows
+  // (and running metrics, rank 0's) depend on how many ranks shared the epoch.
+  const int64_t world = options.data_parallel ? options.data_parallel->world_size() : 1;
+  if (step_in > 0 && saved_world != world)
+    fail("the checkpoint " + path + " was written " + std::to_string(step_in) +
+         " batches into an epoch by " + std::to_string(saved_world) +
+         " ranks; it resumes mid-epoch only under the same world size, found " +
+         std::to_string(world) + " (an end-of-epoch checkpoint resumes under any)");
   if (opt_name != optimizer.name())
     fail("expected a checkpoint of a " + optimizer.name() + " optimizer, found " + opt_name +
          " in " + path);
@@ -272,6 +288,11 @@ void Learner::Impl::load(const std::string& path) {
   }
 
   // Apply, restoring what was there if any part still refuses.
+  const bool sharded = options.data_parallel && options.data_parallel->shards_parameters();
+  auto load_model = [&](const nn::StateDict& sd) {
+    if (sharded) options.data_parallel->load_model(sd);
+    else model.load_state_dict(sd);
+  };
   nn::StateDict before_model;
   for (const auto& [k, t] : model.state_dict()) before_model.emplace_back(k, t.clone());
   optim::State before_opt = optimizer.state_dict();
@@ -280,13 +301,16 @@ void Learner::Impl::load(const std::string& path) {
   std::vector<std::vector<double>> before_metrics;
   for (size_t i = 0; i < ms.size(); ++i) before_metrics.push_back(train_metrics[i]->state());
   try {
-    model.load_state_dict(model_sd);
-    optimizer.load_state_dict(sub_state(f.state, "optimizer."));
+    load_model(model_sd);
+    const optim::State saved_opt = sub_state(f.state, "optimizer.");
+    optimizer.load_state_dict(options.data_parallel
+                                  ? options.data_parallel->local_optimizer(saved_opt)
+                                  : saved_opt);
     if (scheduler) scheduler->load_state_dict(sub_state(f.state, "scheduler."));
     for (size_t i = 0; i < ms.size(); ++i) train_metrics[i]->load_state(ms[i].second);
     set_rng_state(rng);
   } catch (...) {
-    model.load_state_dict(before_model);
+    load_model(before_model);
     optimizer.load_state_dict(before_opt);
     if (scheduler) scheduler->load_state_dict(*before_sched);
     for (size_t i = 0; i < before_metrics.size(); ++i) train_metrics[i]->load_state(before_metrics[i]);

@@ -154,17 +154,27 @@ double Learner::Impl::metric_value(const std::string& key, const EpochRecord& r)
   fail("\"" + key + "\" is monitored, but epoch " + std::to_string(r.epoch) + " does not have it");
 }
 
+nn::StateDict Learner::Impl::model_state() const {
+  nn::StateDict sd = model.state_dict();
+  // Sharded parameters are gathered as they are read: on every rank, in the same order.
+  if (options.data_parallel && options.data_parallel->shards_parameters()) {
+    NoGradGuard no_grad;
+    for (auto& [k, t] : sd) t = t.detach().clone();
+  }
+  return sd;
+}
+
 void Learner::Impl::save_best(const EpochRecord& rec) {
-  if (!writer()) return;
   const std::string& key = options.save_best;
-  double v = metric_value(key, rec);
+  double v = metric_value(key, rec);  // the same on every rank (metrics are over all ranks)
   bool higher = higher_is_better(key);
   if (best_saved && !(higher ? v > *best_saved : v < *best_saved)) return;
+  const nn::StateDict state = model_state();
+  if (!writer()) return;
   std::error_code ec;
   std::filesystem::create_directories(options.checkpoint_dir, ec);
   store::save_safetensors(
-      (std::filesystem::path(options.checkpoint_dir) / "best.safetensors").string(),
-      model.state_dict(),
+      (std::filesystem::path(options.checkpoint_dir) / "best.safetensors").string(), state,
       {{"epoch", std::to_string(rec.epoch)}, {"metric", key}, {"value", detail::exact_decimal(v)}});
   best_saved = v;
 }

@@ -110,8 +110,10 @@ struct LearnerOptions {
   /// combines gradients across ranks at each optimizer step; each epoch's metrics are those of
   /// all ranks' samples together (their exact states summed; "lr" and throughput stay this
   /// rank's); only rank 0 writes checkpoints, best weights, logs, TensorBoard files and the
-  /// report, and the other ranks show nothing unless given a renderer. Every rank resumes from
-  /// the same checkpoint_dir (rank 0's), so it must be one folder all ranks can read.
+  /// report, and the other ranks show nothing unless given a renderer; the optimizer's state is
+  /// taken on every rank (ZeRO-1 gathers it). Every rank resumes from the same checkpoint_dir
+  /// (rank 0's), so it must be one folder all ranks can read; an end-of-epoch checkpoint
+  /// resumes under any world size, a mid-epoch one only under the one that wrote it.
   std::shared_ptr<DataParallel> data_parallel = {};
 };
 

@@ -50,6 +50,8 @@ struct Learner::Impl {
   MetricValues train_values;
   bool interrupted = false, stopped_early = false;
   std::unique_ptr<TensorBoardWriter> events;  // options.tensorboard_dir's file of this fit
+  /// The model's state_dict (under sharded data_parallel, gathered: call it on every rank).
+  nn::StateDict model_state() const;
   /// This process writes files: no data_parallel, or its rank 0.
   bool writer() const { return !options.data_parallel || options.data_parallel->rank() == 0; }
   /// The metrics' epoch values; under data_parallel, over the samples of every rank.

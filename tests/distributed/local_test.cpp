@@ -115,6 +115,34 @@ TEST(DistLocal, TcpRendezvous) {
   for (auto& g : got) EXPECT_EQ(g, blob);
 }
 
+// new_group under a torchrun-style launch: rounds of one rendezvous carry each sub-group's id
+// from its first rank to its members (here {1, 2}, then {0, 2}), without MPI or a GPU.
+TEST(DistLocal, TcpRendezvousCarriesSubgroupIds) {
+  const int port = free_port();
+  std::vector<std::vector<std::vector<uint8_t>>> got(3);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 3; ++r)
+    ranks.emplace_back([&, r] {
+      dist::LaunchInfo l{.rank = r, .world_size = 3, .local_rank = r, .launcher = "torchrun",
+                         .master_addr = "127.0.0.1", .master_port = port};
+      dist::detail::TcpRendezvous rdv(l);
+      auto id_of = [r] { return std::vector<uint8_t>(128, uint8_t(10 + r)); };
+      const auto t = std::chrono::seconds(10);
+      got[size_t(r)].push_back(rdv.all_gather(std::vector<uint8_t>(4, uint8_t(r)), t));
+      got[size_t(r)].push_back(dist::detail::subgroup_blob(rdv, {1, 2}, 128, id_of, t));
+      got[size_t(r)].push_back(dist::detail::subgroup_blob(rdv, {0, 2}, 128, id_of, t));
+    });
+  for (auto& t : ranks) t.join();
+  const std::vector<uint8_t> table = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2};
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(got[size_t(r)][0], table);
+  EXPECT_TRUE(got[0][1].empty());
+  EXPECT_EQ(got[1][1], std::vector<uint8_t>(128, 11));
+  EXPECT_EQ(got[2][1], std::vector<uint8_t>(128, 11));
+  EXPECT_EQ(got[0][2], std::vector<uint8_t>(128, 10));
+  EXPECT_TRUE(got[1][2].empty());
+  EXPECT_EQ(got[2][2], std::vector<uint8_t>(128, 10));
+}
+
 TEST(DistLocal, TcpRendezvousTimesOut) {
   dist::LaunchInfo l{.rank = 0, .world_size = 2, .local_rank = 0, .launcher = "torchrun",
                      .master_addr = "127.0.0.1", .master_port = free_port()};
