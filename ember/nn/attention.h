@@ -26,6 +26,7 @@ struct AttentionArgs {
 
 class MultiheadAttention : public Module {
  public:
+  EMBER_MODULE_ARROW(MultiheadAttention)
   explicit MultiheadAttention(const MultiheadAttentionOptions& o);
   using Module::forward;
   /// (output, attention weights — [N, L, S] averaged over heads, or [N, heads, L, S]; undefined
