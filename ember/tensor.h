@@ -360,10 +360,25 @@ Tensor tensor(const std::vector<T>& values, const Shape& shape, std::optional<DT
 template <class T>
 Tensor tensor(std::initializer_list<T> values, std::optional<DType> dtype = {},
               std::optional<Device> device = {});
+/// A 2-D tensor from nested lists, rows first: tensor({{1.0, 2.0}, {3.0, 4.0}}) (integers give
+/// int64); rows of different lengths throw ShapeError.
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows,
+              std::optional<DType> dtype = {}, std::optional<Device> device = {});
+/// A 3-D tensor from nested lists.
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> planes,
+              std::optional<DType> dtype = {}, std::optional<Device> device = {});
 /// libtorch's tensor({1.0, 2.0}, requires_grad()) and tensor({1, 2}, dtype(kF32)).
 template <class T>
 Tensor tensor(std::initializer_list<T> values, const TensorOptions& o) {
   Tensor t = tensor(values, std::optional<DType>(o.dtype), std::optional<Device>(o.device));
+  if (o.requires_grad) t.requires_grad_();
+  return t;
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, const TensorOptions& o) {
+  Tensor t = tensor(rows, std::optional<DType>(o.dtype), std::optional<Device>(o.device));
   if (o.requires_grad) t.requires_grad_();
   return t;
 }
@@ -374,7 +389,21 @@ Tensor scalar_tensor(Scalar v, std::optional<DType> dtype = {}, std::optional<De
 Device resolve_device(std::optional<Device> d);
 namespace detail {
 void check_value_count(size_t n, const Shape& shape);
+/// Throws ShapeError unless a nested list's row has `want` entries.
+void check_row_length(size_t got, size_t want);
+template <class T>
+void append_rows(std::vector<T>& out, std::initializer_list<std::initializer_list<T>> rows,
+                 size_t cols) {
+  for (const auto& r : rows) {
+    check_row_length(r.size(), cols);
+    out.insert(out.end(), r.begin(), r.end());
+  }
 }
+template <class T> std::optional<DType> list_dtype(std::optional<DType> d) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return d.value_or(DType::I64);
+  else return d;
+}
+}  // namespace detail
 
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& shape, std::optional<DType> dtype,
@@ -383,6 +412,28 @@ Tensor tensor(const std::vector<T>& values, const Shape& shape, std::optional<DT
   detail::check_value_count(values.size(), shape);
   return from_blob_copy(values.data(), dtype_v<T>, shape, dtype.value_or(dtype_v<T>),
                         resolve_device(device));
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, std::optional<DType> dtype,
+              std::optional<Device> device) {
+  const size_t cols = rows.size() ? rows.begin()->size() : 0;
+  std::vector<T> v;
+  detail::append_rows(v, rows, cols);
+  return tensor(v, Shape{int64_t(rows.size()), int64_t(cols)}, detail::list_dtype<T>(dtype),
+                device);
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> planes,
+              std::optional<DType> dtype, std::optional<Device> device) {
+  const size_t rows = planes.size() ? planes.begin()->size() : 0;
+  const size_t cols = rows ? planes.begin()->begin()->size() : 0;
+  std::vector<T> v;
+  for (const auto& p : planes) {
+    detail::check_row_length(p.size(), rows);
+    detail::append_rows(v, p, cols);
+  }
+  return tensor(v, Shape{int64_t(planes.size()), int64_t(rows), int64_t(cols)},
+                detail::list_dtype<T>(dtype), device);
 }
 template <class T>
 Tensor tensor(std::initializer_list<T> values, std::optional<DType> dtype,

@@ -343,9 +343,10 @@ Tensor multinomial_impl(const Tensor& probs, int64_t n, bool replacement, const 
                                            std::string(dtype_name(probs.dtype())));
   const int64_t k = probs.size(-1);
   if (n <= 0 || (!replacement && n > k))
-    detail::throw_value("multinomial", "expected 0 < num_samples" +
-                                           std::string(replacement ? "" : " <= " + std::to_string(k)) +
-                                           ", found " + std::to_string(n));
+    detail::throw_value("multinomial",
+                        "expected 0 < num_samples" +
+                            std::string(replacement ? "" : " <= " + std::to_string(k)) +
+                            ", found " + std::to_string(n));
   NoGradGuard no_grad;
   const Tensor w = probs.detach().to(DType::F64);
   Shape noise_shape;  // [.., K], or [.., n, K] with replacement

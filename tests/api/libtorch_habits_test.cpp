@@ -85,7 +85,8 @@ TEST(LibtorchHabits, RequiresGradOptionMakesALeafWhoseGradientArrives) {
   // d/dw_ij = b_i v_j; d/dv = w^T b = 0; d/db = w v = 0.
   const auto gv = vals(v), gw = vals(w.grad());
   for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 3; ++j) EXPECT_FLOAT_EQ(gw[size_t(i * 3 + j)], float(i + 1) * gv[size_t(j)]);
+    for (int j = 0; j < 3; ++j)
+      EXPECT_FLOAT_EQ(gw[size_t(i * 3 + j)], float(i + 1) * gv[size_t(j)]);
   EXPECT_EQ(vals(v.grad()), std::vector<float>(3, 0.f));
 }
 
@@ -344,6 +345,45 @@ TEST(LibtorchHabits, PositionalLossesAndRandomShorthands) {
   EXPECT_EQ(randn({2}, kF64).dtype(), kF64);
   EXPECT_EQ(randint(5, {2}, kI32).dtype(), kI32);
   EXPECT_TRUE(randn({2}, Device::cpu()).device().same_place(Device::cpu()));
+}
+
+TEST(LibtorchHabits, NestedTensorLists) {
+  const Tensor a = tensor({{1, 2, 3}, {4, 5, 6}});
+  EXPECT_EQ(a.dtype(), kI64);
+  EXPECT_EQ(a.shape(), Shape({2, 3}));
+  EXPECT_EQ(a.to_vector<int64_t>(), std::vector<int64_t>({1, 2, 3, 4, 5, 6}));
+  const Tensor b = tensor({{{1.f}, {2.f}}, {{3.f}, {4.f}}});
+  EXPECT_EQ(b.shape(), Shape({2, 2, 1}));
+  EXPECT_EQ(vals(b), std::vector<float>({1, 2, 3, 4}));
+  EXPECT_EQ(tensor({{1.0, 2.0}}, kF32).dtype(), kF32);
+  Tensor w = tensor({{1.0, 2.0}, {3.0, 4.0}}, requires_grad());
+  (w * w).sum().backward();
+  EXPECT_EQ(w.grad().to_vector<double>(), std::vector<double>({2, 4, 6, 8}));
+  EXPECT_THROW(tensor({{1, 2}, {3}}), ShapeError);
+  EXPECT_THROW(tensor({{{1}, {2}}, {{3}}}), ShapeError);
+}
+
+TEST(LibtorchHabits, GradModeAndCudaSeeds) {
+  EXPECT_TRUE(GradMode::is_enabled());
+  {
+    AutoGradMode off(false);
+    EXPECT_FALSE(GradMode::is_enabled());
+    Tensor x = ones({2}).requires_grad_();
+    EXPECT_FALSE((x * 2).requires_grad());
+    {
+      AutoGradMode on(true);
+      EXPECT_TRUE((x * 2).requires_grad());
+    }
+  }
+  EXPECT_TRUE(grad_enabled());
+  GradMode::set_enabled(false);
+  EXPECT_FALSE(grad_enabled());
+  GradMode::set_enabled(true);
+  cuda::manual_seed(1);  // no-ops without a GPU
+  cuda::manual_seed_all(1);
+  nn::MultiheadAttention mha(8, 2);
+  EXPECT_EQ(mha.options.num_heads, 2);
+  EXPECT_EQ(mha->forward(ones({3, 1, 8})).shape(), Shape({3, 1, 8}));
 }
 
 }  // namespace
