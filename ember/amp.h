@@ -80,6 +80,15 @@ struct GradScalerOptions {
 ///   scaler.step(opt, g);                  // skipped when a gradient is inf or nan
 ///   scaler.update();
 ///
+/// or, PyTorch's way, on the gradients backward() left in the parameters' grad() slots:
+///
+///   optimizer.zero_grad();
+///   scaler.scale(loss).backward();
+///   scaler.unscale_(optimizer);           // optional: before clip_grad_norm_
+///   nn::utils::clip_grad_norm_(params, 1.0);
+///   scaler.step(optimizer);               // skipped when a gradient is inf or nan
+///   scaler.update();
+///
 /// The finiteness check is one device-side reduction over all gradients, read once per step:
 /// step() is a host sync (one scalar). The scale itself lives on the host.
 class GradScaler {
@@ -97,6 +106,13 @@ class GradScaler {
   /// Unscales (unless done), reads the check (a host sync), and runs opt.step(grads) when every
   /// gradient is finite; returns whether it stepped.
   bool step(optim::Optimizer& opt, Gradients& grads);
+  /// unscale() on the grad() slots of opt's parameters (PyTorch's unscale_(optimizer)): each
+  /// defined slot is replaced by slot / scale. Once per step.
+  void unscale_(optim::Optimizer& opt);
+  /// step() on the grad() slots: unscales them (unless unscale_ ran), reads the check, and runs
+  /// opt.step() when every gradient is finite (the slots are left for zero_grad, as PyTorch
+  /// does); returns whether it stepped.
+  bool step(optim::Optimizer& opt);
   /// After step(): backs the scale off when the step was skipped, else counts the step and
   /// grows the scale every growth_interval finite steps. Throws ValueError without a step().
   void update();
@@ -123,6 +139,11 @@ class GradScaler {
   Tensor found_;            // device scalar: the sum over gradients of g * 0 (NaN iff inf/nan)
   bool unscaled_ = false;   // unscale() ran for the current step
   std::optional<bool> stepped_;  // step()'s result, until update()
+  // Reads the finiteness check of the unscaled gradients (a host sync) and records the result.
+  bool read_finite();
+  // Divides each gradient by the scale; get/set read and replace one parameter's gradient.
+  template <class Get, class Set>
+  void unscale_with(const std::vector<Tensor>& params, const char* op, Get get, Set set);
 };
 
 }  // namespace ember::amp

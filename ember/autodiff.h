@@ -79,6 +79,23 @@ class NoGradGuard {
 };
 /// Whether ops record history on this thread (false inside a NoGradGuard).
 bool grad_enabled();
+/// libtorch's names for it: GradMode::is_enabled(), GradMode::set_enabled(on) (this thread).
+struct GradMode {
+  static bool is_enabled() { return grad_enabled(); }
+  static void set_enabled(bool on);
+};
+/// Sets GradMode for a scope and restores it on exit (torch::AutoGradMode(false) is a
+/// NoGradGuard; AutoGradMode(true) turns recording back on inside one).
+class AutoGradMode {
+ public:
+  explicit AutoGradMode(bool enabled);
+  ~AutoGradMode();
+  AutoGradMode(const AutoGradMode&) = delete;
+  AutoGradMode& operator=(const AutoGradMode&) = delete;
+
+ private:
+  bool prev_;
+};
 
 namespace detail {
 /// Clears `t`'s grad() slot (set_to_none) or replaces it with zeros (Optimizer and Module

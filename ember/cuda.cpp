@@ -7,6 +7,7 @@
 #include "ember/backends/fallback.h"
 #include "ember/device.h"
 #include "ember/error.h"
+#include "ember/ops/creation.h"
 #ifdef EMBER_CUDA
 #include "ember/backends/cuda/runtime.h"
 #endif
@@ -40,6 +41,12 @@ bool allow_tf32() { return g_tf32; }
 #endif
 
 bool is_available() { return device_count() > 0; }
+void manual_seed(uint64_t seed) {
+  if (is_available()) ember::manual_seed(Device::cuda(0), seed);
+}
+void manual_seed_all(uint64_t seed) {
+  for (int i = 0; i < device_count(); ++i) ember::manual_seed(Device::cuda(i), seed);
+}
 
 std::vector<std::pair<std::string, int64_t>> fallback_stats() {
   std::vector<std::pair<std::string, int64_t>> v;

@@ -13,6 +13,10 @@ namespace ember::cuda {
 int device_count() noexcept;
 /// device_count() > 0.
 bool is_available();
+/// Seeds the random generator of cuda:0 (torch::cuda::manual_seed) or of every GPU
+/// (manual_seed_all); no-ops without a GPU, as in libtorch.
+void manual_seed(uint64_t seed);
+void manual_seed_all(uint64_t seed);
 /// Waits for all work queued on cuda:`device` (fusion queues included) and rethrows errors its
 /// kernels reported since the last sync.
 void synchronize(int device = 0);

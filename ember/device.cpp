@@ -99,6 +99,19 @@ Device Device::cuda(int index) {
   return Device(Backend::Cuda, int16_t(index), lazy_stack());  // lazy, as the cpu
 }
 
+Device::Device(DeviceType type, int index) {
+  if (type == DeviceType::Cuda) {
+    *this = cuda(index < 0 ? 0 : index);  // libtorch's -1: the current device
+  } else if (type == DeviceType::Cpu) {
+    if (index != 0 && index != -1)
+      detail::throw_value("Device", "kCPU has index 0 only, found " + std::to_string(index));
+    const Device d = default_device();
+    *this = d.is_cpu() ? d : flex();
+  } else {
+    detail::throw_value("Device", "a remote device needs its URL: use Device::remote(url)");
+  }
+}
+
 Device Device::remote(const std::string& url) {
   detail::init();
 #ifdef EMBER_REMOTE

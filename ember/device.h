@@ -16,6 +16,11 @@ enum class Backend : uint8_t { Flex, Cpu, Cuda, Remote };
 inline constexpr int kNumBackends = 4;
 const char* backend_name(Backend b);
 
+/// libtorch's device types: kCPU is host memory (the flex and cpu backends), kCUDA a GPU.
+enum class DeviceType : uint8_t { Cpu, Cuda, Remote };
+inline constexpr DeviceType kCPU = DeviceType::Cpu;
+inline constexpr DeviceType kCUDA = DeviceType::Cuda;
+
 class Device {
  public:
   /// The portable C++ backend: no dependency beyond the standard library.
@@ -30,7 +35,23 @@ class Device {
   /// EMBER_REMOTE_TIMEOUT (remote::connect takes them as arguments).
   static Device remote(const std::string& url);
 
+  /// libtorch's Device(kCUDA, 0) and Device(kCPU) (implicit, as there: t.to(kCPU) works).
+  /// kCPU gives default_device() when that is a host device (flex or cpu, with its layers), and
+  /// Device::flex() otherwise, so Device(kCPU) is where tensors made without a device live;
+  /// kCUDA gives Device::cuda(index). Throws ValueError for kCPU with an index other than 0 or -1
+  /// and for DeviceType::Remote (which needs a URL: Device::remote).
+  Device(DeviceType type, int index = 0);  // NOLINT: implicit, like libtorch's
+
   Backend backend() const { return backend_; }
+  /// kCPU for flex and cpu, kCUDA, or DeviceType::Remote.
+  DeviceType type() const {
+    return backend_ == Backend::Cuda     ? DeviceType::Cuda
+           : backend_ == Backend::Remote ? DeviceType::Remote
+                                         : DeviceType::Cpu;
+  }
+  /// Whether data sits in host memory (flex or cpu): libtorch's is_cpu().
+  bool is_cpu() const { return type() == DeviceType::Cpu; }
+  bool is_cuda() const { return backend_ == Backend::Cuda; }
   int index() const { return index_; }
   /// A copy of this device whose ops also pass through `layer`: innermost (next to the backend)
   /// by default, or outermost (seen first).

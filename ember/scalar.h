@@ -73,6 +73,18 @@ class Scalar {
       return T(typename T::value_type(to_double()), typename T::value_type(im_));
     else return T(to_double());
   }
+  // libtorch's names (t.item().toFloat()); the conversions are those of to<T>().
+  float toFloat() const { return to<float>(); }     // NOLINT(readability-identifier-naming)
+  double toDouble() const { return to<double>(); }  // NOLINT(readability-identifier-naming)
+  int64_t toLong() const { return to<int64_t>(); }  // NOLINT(readability-identifier-naming)
+  int toInt() const { return to<int>(); }           // NOLINT(readability-identifier-naming)
+  bool toBool() const { return to_bool(); }         // NOLINT(readability-identifier-naming)
+  bool isFloatingPoint() const { return is_floating(); }  // NOLINT(readability-identifier-naming)
+  bool isIntegral(bool include_bool) const {              // NOLINT(readability-identifier-naming)
+    return is_integral() || (include_bool && is_bool());
+  }
+  bool isBoolean() const { return is_bool(); }     // NOLINT(readability-identifier-naming)
+  bool isComplex() const { return is_complex(); }  // NOLINT(readability-identifier-naming)
   /// Whether this value converts to dtype `d` without overflow (libtorch's checked_convert):
   /// an integer must lie in d's range; a finite float must, after truncation, lie in an integer
   /// d's range or, for a floating d, round to a finite value; inf and NaN convert only to a

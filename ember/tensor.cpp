@@ -312,6 +312,12 @@ void check_value_count(size_t n, const Shape& shape) {
                               " which holds " + std::to_string(numel_of(shape)));
 }
 
+void check_row_length(size_t got, size_t want) {
+  if (got != want)
+    throw_shape("tensor", "nested lists must be rectangular: a row of " + std::to_string(got) +
+                              " entries beside one of " + std::to_string(want));
+}
+
 Tensor empty_tensor(const Shape& shape, DType dtype, Device device) {
   init();
   check_shape(shape, "empty");  // ops check their results' shapes earlier, under their own name

@@ -1,5 +1,6 @@
 #pragma once
 // Tensor: a value-semantics handle over shared storage with shape, strides, offset, dtype, device.
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
@@ -37,11 +38,75 @@ struct TensorData {
   }
 };
 
-/// dtype/device for creation ops; empty fields mean "the default".
-struct TensorOptions {
-  std::optional<DType> dtype = {};
-  std::optional<Device> device = {};
+struct TensorOptions;
+namespace detail {
+/// A TensorOptions field, usable both ways: as ember's designated initializer and optional
+/// (`{.dtype = kF64}`, `o.dtype.value_or(kF32)`), and as libtorch's builder and getter
+/// (`TensorOptions().dtype(kF32).requires_grad(true)` is a copy of the options with the field
+/// set; `o.dtype()` is the value, or the default when unset).
+template <class T, int Field> struct OptionField : std::optional<T> {
+  using std::optional<T>::optional;
+  OptionField() = default;
+  OptionField(const std::optional<T>& v) : std::optional<T>(v) {}  // NOLINT: implicit
+  OptionField& operator=(const T& v) {
+    std::optional<T>::operator=(v);
+    return *this;
+  }
+  TensorOptions operator()(T v) const;
+  T operator()() const;
 };
+/// The requires_grad field: a plain flag (false unless set), with the builder and getter.
+struct GradFlag {
+  GradFlag(bool v = false) : on(v) {}  // NOLINT: implicit, like a bool
+  operator bool() const { return on; }  // NOLINT
+  TensorOptions operator()(bool v) const;
+  bool operator()() const { return on; }
+  bool on;
+};
+}  // namespace detail
+
+/// dtype/device for creation ops (empty fields mean "the default"), and requires_grad: the new
+/// tensor is a leaf that requires grad, as if requires_grad_() were called on it. Written
+/// ember's way, `zeros({2}, {.dtype = kF64, .requires_grad = true})`, or libtorch's,
+/// `zeros({2}, TensorOptions().dtype(kF64).requires_grad(true))`.
+struct TensorOptions {
+  detail::OptionField<DType, 0> dtype = {};
+  detail::OptionField<Device, 1> device = {};
+  detail::GradFlag requires_grad = {};
+};
+/// libtorch's option shorthands: zeros({2}, dtype(kF64)), randn({3}, requires_grad()).
+inline TensorOptions dtype(DType d) { return {d, {}, {}}; }
+inline TensorOptions device(Device d) { return {{}, d, {}}; }
+inline TensorOptions requires_grad(bool on = true) { return {{}, {}, on}; }
+
+namespace detail {
+// A field's options: the TensorOptions it is a member of (the fields know their offsets), so a
+// builder call copies the whole options, not only the field.
+template <class F> const TensorOptions& options_holding(const F* field, size_t offset) {
+  static_assert(std::is_standard_layout_v<TensorOptions>);
+  return *reinterpret_cast<const TensorOptions*>(reinterpret_cast<const char*>(field) - offset);
+}
+template <class T, int Field> TensorOptions OptionField<T, Field>::operator()(T v) const {
+  if constexpr (Field == 0) {
+    TensorOptions o = options_holding(this, offsetof(TensorOptions, dtype));
+    o.dtype = v;
+    return o;
+  } else {
+    TensorOptions o = options_holding(this, offsetof(TensorOptions, device));
+    o.device = v;
+    return o;
+  }
+}
+template <class T, int Field> T OptionField<T, Field>::operator()() const {
+  if constexpr (Field == 0) return this->value_or(default_dtype());
+  else return this->value_or(default_device());
+}
+inline TensorOptions GradFlag::operator()(bool v) const {
+  TensorOptions o = options_holding(this, offsetof(TensorOptions, requires_grad));
+  o.requires_grad = v;
+  return o;
+}
+}  // namespace detail
 
 namespace detail {
 /// One integer dim, not a bool: libtorch's IntArrayRef converts from one integer, ember's Shape
@@ -134,9 +199,12 @@ class Tensor {
   bool is_floating_point() const { return is_floating(dtype()); }
   bool is_complex() const { return ember::is_complex(dtype()); }
   bool is_cuda() const { return device().backend() == Backend::Cuda; }
+  /// Whether the data sits in host memory (flex or cpu).
+  bool is_cpu() const { return device().is_cpu(); }
   /// to(Device::cuda(index)).
   Tensor cuda(int index = 0) const;
-  /// Itself when it already lives in host memory (flex or cpu), else a copy on Device::flex().
+  /// Itself when it already lives in host memory (flex or cpu), else a copy on Device(kCPU)
+  /// (the default device when that is a host one, else flex).
   Tensor cpu() const;
 
   // --- indexing like torch::indexing: t.index({Slice(1, None, 2), 0, Ellipsis, None}) ---
@@ -292,6 +360,28 @@ Tensor tensor(const std::vector<T>& values, const Shape& shape, std::optional<DT
 template <class T>
 Tensor tensor(std::initializer_list<T> values, std::optional<DType> dtype = {},
               std::optional<Device> device = {});
+/// A 2-D tensor from nested lists, rows first: tensor({{1.0, 2.0}, {3.0, 4.0}}) (integers give
+/// int64); rows of different lengths throw ShapeError.
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows,
+              std::optional<DType> dtype = {}, std::optional<Device> device = {});
+/// A 3-D tensor from nested lists.
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> planes,
+              std::optional<DType> dtype = {}, std::optional<Device> device = {});
+/// libtorch's tensor({1.0, 2.0}, requires_grad()) and tensor({1, 2}, dtype(kF32)).
+template <class T>
+Tensor tensor(std::initializer_list<T> values, const TensorOptions& o) {
+  Tensor t = tensor(values, std::optional<DType>(o.dtype), std::optional<Device>(o.device));
+  if (o.requires_grad) t.requires_grad_();
+  return t;
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, const TensorOptions& o) {
+  Tensor t = tensor(rows, std::optional<DType>(o.dtype), std::optional<Device>(o.device));
+  if (o.requires_grad) t.requires_grad_();
+  return t;
+}
 /// A 0-d tensor holding `v`.
 Tensor scalar_tensor(Scalar v, std::optional<DType> dtype = {}, std::optional<Device> device = {});
 
@@ -299,7 +389,21 @@ Tensor scalar_tensor(Scalar v, std::optional<DType> dtype = {}, std::optional<De
 Device resolve_device(std::optional<Device> d);
 namespace detail {
 void check_value_count(size_t n, const Shape& shape);
+/// Throws ShapeError unless a nested list's row has `want` entries.
+void check_row_length(size_t got, size_t want);
+template <class T>
+void append_rows(std::vector<T>& out, std::initializer_list<std::initializer_list<T>> rows,
+                 size_t cols) {
+  for (const auto& r : rows) {
+    check_row_length(r.size(), cols);
+    out.insert(out.end(), r.begin(), r.end());
+  }
 }
+template <class T> std::optional<DType> list_dtype(std::optional<DType> d) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return d.value_or(DType::I64);
+  else return d;
+}
+}  // namespace detail
 
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& shape, std::optional<DType> dtype,
@@ -308,6 +412,28 @@ Tensor tensor(const std::vector<T>& values, const Shape& shape, std::optional<DT
   detail::check_value_count(values.size(), shape);
   return from_blob_copy(values.data(), dtype_v<T>, shape, dtype.value_or(dtype_v<T>),
                         resolve_device(device));
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, std::optional<DType> dtype,
+              std::optional<Device> device) {
+  const size_t cols = rows.size() ? rows.begin()->size() : 0;
+  std::vector<T> v;
+  detail::append_rows(v, rows, cols);
+  return tensor(v, Shape{int64_t(rows.size()), int64_t(cols)}, detail::list_dtype<T>(dtype),
+                device);
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> planes,
+              std::optional<DType> dtype, std::optional<Device> device) {
+  const size_t rows = planes.size() ? planes.begin()->size() : 0;
+  const size_t cols = rows ? planes.begin()->begin()->size() : 0;
+  std::vector<T> v;
+  for (const auto& p : planes) {
+    detail::check_row_length(p.size(), rows);
+    detail::append_rows(v, p, cols);
+  }
+  return tensor(v, Shape{int64_t(planes.size()), int64_t(rows), int64_t(cols)},
+                detail::list_dtype<T>(dtype), device);
 }
 template <class T>
 Tensor tensor(std::initializer_list<T> values, std::optional<DType> dtype,

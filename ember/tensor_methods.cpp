@@ -66,7 +66,7 @@ Tensor Tensor::to(const TensorOptions& o) const {
 Tensor Tensor::cuda(int index) const { return to(Device::cuda(index)); }
 Tensor Tensor::cpu() const {
   const Backend b = device().backend();
-  return b == Backend::Flex || b == Backend::Cpu ? *this : to(Device::flex());
+  return b == Backend::Flex || b == Backend::Cpu ? *this : to(Device(kCPU));
 }
 
 namespace detail {

@@ -37,27 +37,48 @@ Tensor GradScaler::scale(const Tensor& loss) const {
   return loss * scale_;
 }
 
-void GradScaler::unscale(Gradients& grads, const std::vector<Tensor>& params) {
+template <class Get, class Set>
+void GradScaler::unscale_with(const std::vector<Tensor>& params, const char* op, Get get,
+                              Set set) {
   if (!options_.enabled) return;
   if (unscaled_)
-    detail::throw_value("GradScaler::unscale",
-                        "unscale() already ran since the last update(): gradients would be "
-                        "divided by the scale twice");
+    detail::throw_value(op, "unscale() already ran since the last update(): gradients would be "
+                            "divided by the scale twice");
   NoGradGuard no_grad;
   const double inv = 1.0 / scale_;  // exact: the scale is a power of two unless set otherwise
   TensorList flags;
   for (const Tensor& p : params) {
-    if (!grads.contains(p)) continue;
-    Tensor g = grads.get(p);
+    Tensor g = get(p);
     if (!g.defined()) continue;
     g = g.detach() * inv;
-    grads.set(p, g);
+    set(p, g);
     // g * 0 is 0 for finite entries and NaN for inf and NaN, so one sum over all of them is
     // NaN exactly when some gradient is not finite (sums of f16 run in f32: see the layer).
     flags.push_back(sum(g * 0.0).to(DType::F32).reshape({1}));
   }
   found_ = flags.empty() ? Tensor() : sum(cat(flags));
   unscaled_ = true;
+}
+
+void GradScaler::unscale(Gradients& grads, const std::vector<Tensor>& params) {
+  unscale_with(
+      params, "GradScaler::unscale",
+      [&](const Tensor& p) { return grads.contains(p) ? grads.get(p) : Tensor(); },
+      [&](const Tensor& p, const Tensor& g) { grads.set(p, g); });
+}
+
+void GradScaler::unscale_(optim::Optimizer& opt) {
+  unscale_with(
+      opt.all_params(), "GradScaler::unscale_", [](const Tensor& p) { return p.grad(); },
+      [](const Tensor& p, const Tensor& g) { p.mutable_grad() = g; });
+}
+
+bool GradScaler::read_finite() {
+  // The one host sync of a step: whether to skip it is decided here.
+  const bool finite = !found_.defined() || std::isfinite(found_.item<double>());
+  if (!finite) ++skipped_;
+  stepped_ = finite;
+  return finite;
 }
 
 bool GradScaler::step(optim::Optimizer& opt, Gradients& grads) {
@@ -67,11 +88,20 @@ bool GradScaler::step(optim::Optimizer& opt, Gradients& grads) {
     return true;
   }
   if (!unscaled_) unscale(grads, opt.all_params());
-  // The one host sync of a step: whether to skip it is decided here.
-  const bool finite = !found_.defined() || std::isfinite(found_.item<double>());
+  const bool finite = read_finite();
   if (finite) opt.step(grads);
-  else ++skipped_;
-  stepped_ = finite;
+  return finite;
+}
+
+bool GradScaler::step(optim::Optimizer& opt) {
+  if (!options_.enabled) {
+    opt.step();
+    stepped_ = true;
+    return true;
+  }
+  if (!unscaled_) unscale_(opt);
+  const bool finite = read_finite();
+  if (finite) opt.step();
   return finite;
 }
 

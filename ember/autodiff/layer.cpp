@@ -15,6 +15,9 @@ thread_local bool t_grad_enabled = true;
 NoGradGuard::NoGradGuard() : prev_(t_grad_enabled) { t_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { t_grad_enabled = prev_; }
 bool grad_enabled() { return t_grad_enabled; }
+void GradMode::set_enabled(bool on) { t_grad_enabled = on; }
+AutoGradMode::AutoGradMode(bool enabled) : prev_(t_grad_enabled) { t_grad_enabled = enabled; }
+AutoGradMode::~AutoGradMode() { t_grad_enabled = prev_; }
 
 namespace autodiff {
 

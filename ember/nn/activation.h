@@ -11,6 +11,7 @@ namespace ember::nn {
 #define EMBER_ACTIVATION(Name)                                                          \
   class Name : public Module {                                                          \
    public:                                                                              \
+    EMBER_MODULE_ARROW(Name)                                                            \
     Tensor forward(const Tensor& x) override;                                           \
     std::shared_ptr<Module> clone() const override { return std::make_shared<Name>(); } \
   };
@@ -31,6 +32,7 @@ EMBER_ACTIVATION(Tanhshrink)
 /// approximate: "none" or "tanh".
 class GELU : public Module {
  public:
+  EMBER_MODULE_ARROW(GELU)
   explicit GELU(std::string approximate = "none") : approximate(std::move(approximate)) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -40,6 +42,7 @@ class GELU : public Module {
 
 class LeakyReLU : public Module {
  public:
+  EMBER_MODULE_ARROW(LeakyReLU)
   explicit LeakyReLU(double negative_slope = 0.01) : negative_slope(negative_slope) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -49,6 +52,7 @@ class LeakyReLU : public Module {
 
 class ELU : public Module {
  public:
+  EMBER_MODULE_ARROW(ELU)
   explicit ELU(double alpha = 1.0) : alpha(alpha) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -58,6 +62,7 @@ class ELU : public Module {
 
 class Softplus : public Module {
  public:
+  EMBER_MODULE_ARROW(Softplus)
   explicit Softplus(double beta = 1.0, double threshold = 20.0)
       : beta(beta), threshold(threshold) {}
   Tensor forward(const Tensor& x) override;
@@ -68,6 +73,7 @@ class Softplus : public Module {
 
 class Softmax : public Module {
  public:
+  EMBER_MODULE_ARROW(Softmax)
   explicit Softmax(int64_t dim) : dim(dim) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -77,6 +83,7 @@ class Softmax : public Module {
 
 class LogSoftmax : public Module {
  public:
+  EMBER_MODULE_ARROW(LogSoftmax)
   explicit LogSoftmax(int64_t dim) : dim(dim) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -86,6 +93,7 @@ class LogSoftmax : public Module {
 
 class Hardtanh : public Module {
  public:
+  EMBER_MODULE_ARROW(Hardtanh)
   explicit Hardtanh(double min_val = -1.0, double max_val = 1.0)
       : min_val(min_val), max_val(max_val) {}
   Tensor forward(const Tensor& x) override;
@@ -96,6 +104,7 @@ class Hardtanh : public Module {
 
 class CELU : public Module {
  public:
+  EMBER_MODULE_ARROW(CELU)
   explicit CELU(double alpha = 1.0) : alpha(alpha) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -106,6 +115,7 @@ class CELU : public Module {
 /// y = x where x > threshold, else value.
 class Threshold : public Module {
  public:
+  EMBER_MODULE_ARROW(Threshold)
   Threshold(double threshold, double value) : threshold(threshold), value(value) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -116,6 +126,7 @@ class Threshold : public Module {
 /// Splits `dim` in halves a, b and returns a * sigmoid(b).
 class GLU : public Module {
  public:
+  EMBER_MODULE_ARROW(GLU)
   explicit GLU(int64_t dim = -1) : dim(dim) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -125,6 +136,7 @@ class GLU : public Module {
 
 class Softmin : public Module {
  public:
+  EMBER_MODULE_ARROW(Softmin)
   explicit Softmin(int64_t dim) : dim(dim) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -140,6 +152,7 @@ struct PReLUOptions {
 /// max(0, x) + weight * min(0, x) with a learned slope.
 class PReLU : public Module {
  public:
+  EMBER_MODULE_ARROW(PReLU)
   explicit PReLU(const PReLUOptions& o = {});
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;

@@ -26,7 +26,12 @@ struct AttentionArgs {
 
 class MultiheadAttention : public Module {
  public:
+  EMBER_MODULE_ARROW(MultiheadAttention)
   explicit MultiheadAttention(const MultiheadAttentionOptions& o);
+  /// libtorch's positional form: nn::MultiheadAttention(embed_dim, num_heads).
+  MultiheadAttention(int64_t embed_dim, int64_t num_heads)
+      : MultiheadAttention(
+            MultiheadAttentionOptions{.embed_dim = embed_dim, .num_heads = num_heads}) {}
   using Module::forward;
   /// (output, attention weights — [N, L, S] averaged over heads, or [N, heads, L, S]; undefined
   /// unless need_weights).

@@ -26,6 +26,7 @@ struct Conv2dNormActivationOptions {
 /// conv -> BatchNorm2d -> activation, keys "0.weight", "1.running_mean", ...
 class Conv2dNormActivation : public Sequential {
  public:
+  EMBER_MODULE_ARROW(Conv2dNormActivation)
   explicit Conv2dNormActivation(const Conv2dNormActivationOptions& o);
   std::string type_name() const override { return "Conv2dNormActivation"; }
   std::shared_ptr<Module> clone() const override;
@@ -44,6 +45,7 @@ struct SqueezeExcitationOptions {
 /// x * scale_activation(fc2(activation(fc1(mean over H, W of x)))), fc1/fc2 1x1 convolutions.
 class SqueezeExcitation : public Module {
  public:
+  EMBER_MODULE_ARROW(SqueezeExcitation)
   explicit SqueezeExcitation(const SqueezeExcitationOptions& o);
   Tensor forward(const Tensor& x) override;
   std::shared_ptr<Module> clone() const override;
@@ -59,6 +61,7 @@ class SqueezeExcitation : public Module {
 /// kept ones by 1 / (1 - p). The identity in eval mode or with p = 0.
 class StochasticDepth : public Module {
  public:
+  EMBER_MODULE_ARROW(StochasticDepth)
   explicit StochasticDepth(double p, std::string mode = "row");
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;

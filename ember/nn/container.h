@@ -17,6 +17,7 @@ namespace ember::nn {
 /// Common code of the indexed containers.
 class IndexedModules : public Module {
  public:
+  EMBER_MODULE_ARROW(IndexedModules)
   /// Appends `m` (owned, shared with the caller) under the next index.
   template <class M>
   M& push_back(std::shared_ptr<M> m) {
@@ -53,6 +54,7 @@ class IndexedModules : public Module {
 /// Runs its modules in order: forward(x) = m_n(...m_1(x)).
 class Sequential : public IndexedModules {
  public:
+  EMBER_MODULE_ARROW(Sequential)
   Sequential() = default;
   template <class... Ms>
   requires(sizeof...(Ms) > 0 && (std::derived_from<std::remove_cvref_t<Ms>, Module> &&
@@ -69,6 +71,7 @@ class Sequential : public IndexedModules {
 /// A list of modules with no forward of its own.
 class ModuleList : public IndexedModules {
  public:
+  EMBER_MODULE_ARROW(ModuleList)
   ModuleList() = default;
   template <class... Ms>
   requires(sizeof...(Ms) > 0 && (std::derived_from<std::remove_cvref_t<Ms>, Module> &&
@@ -81,6 +84,7 @@ class ModuleList : public IndexedModules {
 /// Modules by name, in insertion order.
 class ModuleDict : public Module {
  public:
+  EMBER_MODULE_ARROW(ModuleDict)
   template <class M>
   M& insert(const std::string& key, std::shared_ptr<M> m) {
     M& ref = *m;

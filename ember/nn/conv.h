@@ -21,6 +21,7 @@ struct ConvOptions {
 template <int Dims>
 class ConvNd : public Module {
  public:
+  EMBER_MODULE_ARROW(ConvNd)
   explicit ConvNd(const ConvOptions& o);
   /// libtorch's positional form: nn::Conv2d(in, out, kernel, stride, padding).
   ConvNd(int64_t in, int64_t out, Ints kernel, Ints stride = 1, Ints padding = 0)
@@ -53,6 +54,7 @@ struct ConvTransposeOptions {
 template <int Dims>
 class ConvTransposeNd : public Module {
  public:
+  EMBER_MODULE_ARROW(ConvTransposeNd)
   explicit ConvTransposeNd(const ConvTransposeOptions& o);
   ConvTransposeNd(int64_t in, int64_t out, Ints kernel, Ints stride = 1, Ints padding = 0)
       : ConvTransposeNd(ConvTransposeOptions{.in = in, .out = out, .kernel = std::move(kernel),

@@ -32,6 +32,8 @@ using ember::conv_transpose2d;
 using ember::cosine_similarity;
 using ember::cross_entropy;
 using ember::dropout;
+using ember::dropout2d;
+using ember::dropout3d;
 using ember::elu;
 using ember::embedding;
 using ember::fold;

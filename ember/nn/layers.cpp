@@ -185,6 +185,24 @@ std::shared_ptr<Module> Dropout::clone() const {
   return c;
 }
 
+template <int Dims> FeatureDropout<Dims>::FeatureDropout(double p) : p(p) {
+  if (!(p >= 0 && p <= 1))
+    detail::throw_value(type_name().c_str(), "expected p in [0, 1], found " + py_float(p));
+}
+template <int Dims> Tensor FeatureDropout<Dims>::forward(const Tensor& x) {
+  return Dims == 2 ? F::dropout2d(x, p, is_training()) : F::dropout3d(x, p, is_training());
+}
+template <int Dims> std::string FeatureDropout<Dims>::extra_repr() const {
+  return "p=" + py_float(p) + ", inplace=False";
+}
+template <int Dims> std::shared_ptr<Module> FeatureDropout<Dims>::clone() const {
+  auto c = std::make_shared<FeatureDropout>(p);
+  c->train(is_training());
+  return c;
+}
+template class FeatureDropout<2>;
+template class FeatureDropout<3>;
+
 // --- Embedding ---
 
 namespace {

@@ -23,6 +23,7 @@ struct LinearOptions {
 /// y = x W^T + b; weight [out, in], bias [out].
 class Linear : public Module {
  public:
+  EMBER_MODULE_ARROW(Linear)
   explicit Linear(const LinearOptions& o);
   /// libtorch's positional form: nn::Linear(784, 10).
   Linear(int64_t in, int64_t out, bool bias = true)
@@ -53,6 +54,7 @@ struct BilinearOptions {
 /// y = x1^T A x2 + b over the last dim; weight [out, in1, in2], bias [out].
 class Bilinear : public Module {
  public:
+  EMBER_MODULE_ARROW(Bilinear)
   explicit Bilinear(const BilinearOptions& o);
   using Module::forward;
   using Module::operator();
@@ -67,6 +69,7 @@ class Bilinear : public Module {
 
 class Identity : public Module {
  public:
+  EMBER_MODULE_ARROW(Identity)
   Tensor forward(const Tensor& x) override { return x; }
   std::shared_ptr<Module> clone() const override;
 };
@@ -76,6 +79,7 @@ struct FlattenOptions {
 };
 class Flatten : public Module {
  public:
+  EMBER_MODULE_ARROW(Flatten)
   explicit Flatten(const FlattenOptions& o = {}) : options(o) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -86,12 +90,29 @@ class Flatten : public Module {
 /// Zeroes elements with probability p in training mode; the identity in eval mode.
 class Dropout : public Module {
  public:
+  EMBER_MODULE_ARROW(Dropout)
   explicit Dropout(double p = 0.5);
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   std::shared_ptr<Module> clone() const override;
   const double p;
 };
+
+/// Zeroes whole channels with probability p in training mode (ember::dropout2d/dropout3d over
+/// [N, C, ...] or an unbatched [C, ...]); the identity in eval mode. torch's Dropout2d/3d.
+template <int Dims>
+class FeatureDropout : public Module {
+ public:
+  EMBER_MODULE_ARROW(FeatureDropout)
+  explicit FeatureDropout(double p = 0.5);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "Dropout" + std::to_string(Dims) + "d"; }
+  std::string extra_repr() const override;
+  std::shared_ptr<Module> clone() const override;
+  const double p;
+};
+using Dropout2d = FeatureDropout<2>;
+using Dropout3d = FeatureDropout<3>;
 
 struct EmbeddingOptions {
   int64_t num = 0, dim = 0;
@@ -101,6 +122,7 @@ struct EmbeddingOptions {
 /// A lookup table [num, dim] drawn from N(0, 1); the padding row starts at zero.
 class Embedding : public Module {
  public:
+  EMBER_MODULE_ARROW(Embedding)
   explicit Embedding(const EmbeddingOptions& o);
   /// libtorch's positional form: nn::Embedding(num_embeddings, embedding_dim).
   Embedding(int64_t num, int64_t dim) : Embedding(EmbeddingOptions{.num = num, .dim = dim}) {}

@@ -15,6 +15,7 @@ namespace ember::nn {
 /// A module whose forward takes an input and a target.
 class LossModule : public Module {
  public:
+  EMBER_MODULE_ARROW(LossModule)
   virtual Tensor forward(const Tensor& input, const Tensor& target) = 0;
   Tensor operator()(const Tensor& input, const Tensor& target) { return forward(input, target); }
 };

@@ -47,8 +47,16 @@ struct NamedModule {
   Module* module;
 };
 
+/// `fc->weight`, `model->forward(x)`, `net->parameters()`: libtorch's modules are holders used
+/// through `->`; an ember module is the object itself, so its `->` gives it back. Each layer
+/// class declares its own (so `fc->weight` sees a Linear); a user module gets Module's.
+#define EMBER_MODULE_ARROW(Type)                 \
+  Type* operator->() { return this; }             \
+  const Type* operator->() const { return this; }
+
 class Module {
  public:
+  EMBER_MODULE_ARROW(Module)
   Module() = default;
   virtual ~Module() = default;
   Module(const Module&) = delete;

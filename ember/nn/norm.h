@@ -22,6 +22,7 @@ struct BatchNormOptions {
 template <int Dims>
 class BatchNormNd : public Module {
  public:
+  EMBER_MODULE_ARROW(BatchNormNd)
   explicit BatchNormNd(const BatchNormOptions& o);
   /// libtorch's positional form: nn::BatchNorm2d(32). A template, so that a braced argument
   /// always means the options (GCC would find `{.features = 3}` ambiguous otherwise).
@@ -46,6 +47,7 @@ struct LayerNormOptions {
 };
 class LayerNorm : public Module {
  public:
+  EMBER_MODULE_ARROW(LayerNorm)
   explicit LayerNorm(const LayerNormOptions& o);
   /// The normalised shape alone: nn::LayerNorm(Shape{128}). A template, so that a braced
   /// argument always means the options: GCC finds `LayerNorm({.shape = {6}})` ambiguous beside
@@ -68,6 +70,7 @@ struct GroupNormOptions {
 };
 class GroupNorm : public Module {
  public:
+  EMBER_MODULE_ARROW(GroupNorm)
   explicit GroupNorm(const GroupNormOptions& o);
   GroupNorm(int64_t groups, int64_t channels)
       : GroupNorm(GroupNormOptions{.groups = groups, .channels = channels}) {}
@@ -86,6 +89,7 @@ struct RMSNormOptions {
 };
 class RMSNorm : public Module {
  public:
+  EMBER_MODULE_ARROW(RMSNorm)
   explicit RMSNorm(const RMSNormOptions& o);
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -109,6 +113,7 @@ struct InstanceNormOptions {
 template <int Dims>
 class InstanceNormNd : public Module {
  public:
+  EMBER_MODULE_ARROW(InstanceNormNd)
   explicit InstanceNormNd(const InstanceNormOptions& o);
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "InstanceNorm" + std::to_string(Dims) + "d"; }

@@ -28,6 +28,7 @@ struct PoolOptions {
 template <int Dims>
 class MaxPoolNd : public Module {
  public:
+  EMBER_MODULE_ARROW(MaxPoolNd)
   explicit MaxPoolNd(const PoolOptions& o) : options(o) {}
   /// libtorch's positional form: nn::MaxPool2d(2) (kernel, stride = kernel, padding).
   explicit MaxPoolNd(int64_t kernel, std::optional<int64_t> stride = {}, int64_t padding = 0)
@@ -44,6 +45,7 @@ using MaxPool2d = MaxPoolNd<2>;
 template <int Dims>
 class AvgPoolNd : public Module {
  public:
+  EMBER_MODULE_ARROW(AvgPoolNd)
   explicit AvgPoolNd(const PoolOptions& o) : options(o) {}
   /// libtorch's positional form: nn::AvgPool2d(2) (kernel, stride = kernel, padding).
   explicit AvgPoolNd(int64_t kernel, std::optional<int64_t> stride = {}, int64_t padding = 0)
@@ -61,6 +63,7 @@ using AvgPool2d = AvgPoolNd<2>;
 template <int Dims>
 class AdaptiveAvgPoolNd : public Module {
  public:
+  EMBER_MODULE_ARROW(AdaptiveAvgPoolNd)
   explicit AdaptiveAvgPoolNd(Ints output_size) : output_size(output_size.v) {}
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "AdaptiveAvgPool" + std::to_string(Dims) + "d"; }

@@ -12,6 +12,7 @@ namespace ember::nn {
 /// A module applied from a position on: forward(x) is forward(x, 0).
 class PositionalModule : public Module {
  public:
+  EMBER_MODULE_ARROW(PositionalModule)
   using Module::operator();
   Tensor forward(const Tensor& x) override { return forward(x, 0); }
   /// x with the encoding of positions offset, offset + 1, ... along its sequence dim.
@@ -34,6 +35,7 @@ struct SinusoidalPositionalEncodingOptions {
 /// nn::Dropout).
 class SinusoidalPositionalEncoding : public PositionalModule {
  public:
+  EMBER_MODULE_ARROW(SinusoidalPositionalEncoding)
   explicit SinusoidalPositionalEncoding(const SinusoidalPositionalEncodingOptions& o);
   using PositionalModule::forward;
   Tensor forward(const Tensor& x, int64_t offset) override;
@@ -53,6 +55,7 @@ struct LearnedPositionalEncodingOptions {
 /// [max_len, d_model] drawn from N(0, 1) like nn::Embedding. Layouts as above.
 class LearnedPositionalEncoding : public PositionalModule {
  public:
+  EMBER_MODULE_ARROW(LearnedPositionalEncoding)
   explicit LearnedPositionalEncoding(const LearnedPositionalEncodingOptions& o);
   using PositionalModule::forward;
   Tensor forward(const Tensor& x, int64_t offset) override;
@@ -78,6 +81,7 @@ struct RotaryEncodingOptions {
 /// empty). The output keeps x's floating dtype, as HF's Llama casts cos and sin to it.
 class RotaryEncoding : public PositionalModule {
  public:
+  EMBER_MODULE_ARROW(RotaryEncoding)
   explicit RotaryEncoding(const RotaryEncodingOptions& o);
   using PositionalModule::forward;
   Tensor forward(const Tensor& x, int64_t offset) override;

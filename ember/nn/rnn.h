@@ -23,6 +23,7 @@ struct RNNOptions {
 /// Shared code of LSTM and GRU: parameters per layer and direction, and the layer loop.
 class RNNBase : public Module {
  public:
+  EMBER_MODULE_ARROW(RNNBase)
   std::string extra_repr() const override;
   const RNNOptions options;
 
@@ -43,6 +44,7 @@ class RNNBase : public Module {
 
 class LSTM : public RNNBase {
  public:
+  EMBER_MODULE_ARROW(LSTM)
   explicit LSTM(const RNNOptions& o);
   /// libtorch's positional form: nn::LSTM(input_size, hidden_size, num_layers).
   LSTM(int64_t in, int64_t hidden, int64_t layers = 1)
@@ -50,7 +52,13 @@ class LSTM : public RNNBase {
   /// (output [T, N, dirs * H], (h_n, c_n) each [layers * dirs, N, H]); h0/c0 default to zeros.
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& x, const Tensor& h0,
                                                          const Tensor& c0);
-  /// The output sequence only.
+  /// libtorch's form: lstm->forward(x, {h0, c0}) (or {} for zeros).
+  std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& x,
+                                                         const std::tuple<Tensor, Tensor>& hc) {
+    return forward(x, std::get<0>(hc), std::get<1>(hc));
+  }
+  /// The output sequence only (libtorch's lstm->forward(x) returns (output, (h, c)): write
+  /// lstm->forward(x, {}) for that).
   Tensor forward(const Tensor& x) override;
   /// libtorch's return: auto [out, hc] = lstm(x, {}) (empty (h0, c0): zeros).
   using Module::operator();
@@ -66,6 +74,7 @@ class LSTM : public RNNBase {
 
 class GRU : public RNNBase {
  public:
+  EMBER_MODULE_ARROW(GRU)
   explicit GRU(const RNNOptions& o);
   GRU(int64_t in, int64_t hidden, int64_t layers = 1)
       : GRU(RNNOptions{.in = in, .hidden = hidden, .layers = layers}) {}

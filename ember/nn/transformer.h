@@ -28,6 +28,7 @@ struct TransformerEncoderLayerOptions {
 
 class TransformerEncoderLayer : public Module {
  public:
+  EMBER_MODULE_ARROW(TransformerEncoderLayer)
   explicit TransformerEncoderLayer(const TransformerEncoderLayerOptions& o);
   /// libtorch's positional form: nn::TransformerEncoderLayer(d_model, nhead).
   TransformerEncoderLayer(int64_t d_model, int64_t nhead)
@@ -60,6 +61,7 @@ class TransformerEncoderLayer : public Module {
 /// ("layers.N.") and an optional final LayerNorm ("norm").
 class TransformerStack : public Module {
  public:
+  EMBER_MODULE_ARROW(TransformerStack)
   /// The final norm's options (empty without one).
   std::optional<LayerNormOptions> norm_options() const;
   ModuleList layers;
@@ -72,6 +74,7 @@ class TransformerStack : public Module {
 
 class TransformerEncoder : public TransformerStack {
  public:
+  EMBER_MODULE_ARROW(TransformerEncoder)
   TransformerEncoder(const TransformerEncoderLayer& layer, int64_t num_layers,
                      std::optional<LayerNormOptions> norm = {});
   using Module::forward;
@@ -105,6 +108,7 @@ using TransformerDecoderLayerOptions = TransformerEncoderLayerOptions;
 
 class TransformerDecoderLayer : public Module {
  public:
+  EMBER_MODULE_ARROW(TransformerDecoderLayer)
   explicit TransformerDecoderLayer(const TransformerDecoderLayerOptions& o);
   using Module::operator();
   /// tgt [T, N, E], memory [S, N, E] (or [N, T, E], [N, S, E] batch first).
@@ -126,6 +130,7 @@ class TransformerDecoderLayer : public Module {
 
 class TransformerDecoder : public TransformerStack {
  public:
+  EMBER_MODULE_ARROW(TransformerDecoder)
   TransformerDecoder(const TransformerDecoderLayer& layer, int64_t num_layers,
                      std::optional<LayerNormOptions> norm = {});
   using Module::operator();
@@ -161,6 +166,7 @@ struct TransformerArgs {
 /// xavier_uniform as torch does.
 class Transformer : public Module {
  public:
+  EMBER_MODULE_ARROW(Transformer)
   explicit Transformer(const TransformerOptions& o = {});
   using Module::operator();
   /// src [S, N, E], tgt [T, N, E] (or batch first) -> [T, N, E].

@@ -166,6 +166,31 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   return dispatch1(OpId::dropout, a, {x});
 }
 
+namespace {
+// One mask value per channel, broadcast over the `dims` spatial dims: whole channels drop.
+Tensor feature_dropout(const char* op, const Tensor& x, double p, bool training, int64_t dims) {
+  ops::require_defined(x, op);
+  if (!(p >= 0 && p <= 1))
+    detail::throw_value(op, "expected p in [0, 1], found " + std::to_string(p));
+  if (x.dim() != dims + 1 && x.dim() != dims + 2)
+    detail::throw_shape(op, "expected a " + std::to_string(dims + 1) + "-D (unbatched) or " +
+                                std::to_string(dims + 2) + "-D input, found " +
+                                std::to_string(x.dim()) + "-D");
+  if (!training || p == 0 || x.numel() == 0) return x;
+  if (p == 1) return x * 0;
+  Shape mask_shape = x.shape();
+  for (int64_t d = x.dim() - dims; d < x.dim(); ++d) mask_shape[size_t(d)] = 1;
+  const Tensor keep = bernoulli(zeros(mask_shape, {x.dtype(), x.device(), {}}), 1 - p);
+  return x * (keep * (1 / (1 - p)));
+}
+}  // namespace
+Tensor dropout2d(const Tensor& x, double p, bool training) {
+  return feature_dropout("dropout2d", x, p, training, 2);
+}
+Tensor dropout3d(const Tensor& x, double p, bool training) {
+  return feature_dropout("dropout3d", x, p, training, 3);
+}
+
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
   Attrs a;
   a.i[0] = padding_idx.value_or(0);

@@ -11,7 +11,10 @@
 
 #include "ember/backends/backend.h"
 #include "ember/ops/common.h"
+#include "ember/autodiff.h"
+#include "ember/ops/binary.h"
 #include "ember/ops/reduce.h"
+#include "ember/ops/unary.h"
 
 namespace ember {
 namespace {
@@ -31,6 +34,12 @@ Attrs random_attrs(Attrs a, std::optional<Device> on = {}, const Generator* gen 
   if (gen) std::tie(a.seed, a.offset) = gen->next();
   else detail::draw_philox(a, on.value_or(a.device));
   return a;
+}
+
+// requires_grad in the options: the new tensor becomes a leaf that requires grad.
+Tensor finish(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad) t.requires_grad_();
+  return t;
 }
 
 void check_shape(const char* op, const Shape& s) {
@@ -192,32 +201,32 @@ TensorList dec_randn_like(const Attrs& a, std::span<const Tensor> in) {
 
 }  // namespace
 
-Tensor empty(const Shape& s, TensorOptions o) { return make(OpId::empty, creation_attrs(s, o, default_dtype())); }
-Tensor zeros(const Shape& s, TensorOptions o) { return make(OpId::zeros, creation_attrs(s, o, default_dtype())); }
-Tensor ones(const Shape& s, TensorOptions o) { return make(OpId::ones, creation_attrs(s, o, default_dtype())); }
+Tensor empty(const Shape& s, TensorOptions o) { return finish(make(OpId::empty, creation_attrs(s, o, default_dtype())), o); }
+Tensor zeros(const Shape& s, TensorOptions o) { return finish(make(OpId::zeros, creation_attrs(s, o, default_dtype())), o); }
+Tensor ones(const Shape& s, TensorOptions o) { return finish(make(OpId::ones, creation_attrs(s, o, default_dtype())), o); }
 Tensor full(const Shape& s, Scalar v, TensorOptions o) {
   Attrs a = creation_attrs(s, o, v.dtype());
   a.s[0] = v;
-  return make(OpId::full, a);
+  return finish(make(OpId::full, a), o);
 }
 Tensor arange(Scalar end, TensorOptions o) { return arange(0, end, 1, o); }
 Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
   bool fl = start.is_floating() || end.is_floating() || step.is_floating();
   Attrs a = creation_attrs({}, o, fl ? default_dtype() : DType::I64);
   a.s = {start, end, step};
-  return make(OpId::arange, a);
+  return finish(make(OpId::arange, a), o);
 }
 Tensor linspace(double start, double end, int64_t steps, TensorOptions o) {
   Attrs a = creation_attrs({}, o, default_dtype());
   a.f = {start, end, 0, 0};
   a.i[0] = steps;
-  return make(OpId::linspace, a);
+  return finish(make(OpId::linspace, a), o);
 }
 Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions o) {
   Attrs a = creation_attrs({}, o, default_dtype());
   a.i[0] = n;
   a.i[1] = m.value_or(n);
-  return make(OpId::eye, a);
+  return finish(make(OpId::eye, a), o);
 }
 namespace {
 Attrs like_opts(const TensorOptions& o) {
@@ -232,27 +241,27 @@ Tensor like_on(const Tensor& t, const TensorOptions& o) {
   return o.device ? t.to(*o.device) : t;
 }
 }  // namespace
-Tensor empty_like(const Tensor& t, TensorOptions o) { return make(OpId::empty_like, like_opts(o), {like_on(t, o)}); }
-Tensor zeros_like(const Tensor& t, TensorOptions o) { return make(OpId::zeros_like, like_opts(o), {like_on(t, o)}); }
-Tensor ones_like(const Tensor& t, TensorOptions o) { return make(OpId::ones_like, like_opts(o), {like_on(t, o)}); }
+Tensor empty_like(const Tensor& t, TensorOptions o) { return finish(make(OpId::empty_like, like_opts(o), {like_on(t, o)}), o); }
+Tensor zeros_like(const Tensor& t, TensorOptions o) { return finish(make(OpId::zeros_like, like_opts(o), {like_on(t, o)}), o); }
+Tensor ones_like(const Tensor& t, TensorOptions o) { return finish(make(OpId::ones_like, like_opts(o), {like_on(t, o)}), o); }
 Tensor full_like(const Tensor& t, Scalar v, TensorOptions o) {
   Attrs a = like_opts(o);
   a.s[0] = v;
-  return make(OpId::full_like, a, {like_on(t, o)});
+  return finish(make(OpId::full_like, a, {like_on(t, o)}), o);
 }
 namespace {
 Tensor rand_impl(const Shape& s, TensorOptions o, const Generator* g) {
-  return make(OpId::rand, random_attrs(creation_attrs(s, o, default_dtype()), {}, g));
+  return finish(make(OpId::rand, random_attrs(creation_attrs(s, o, default_dtype()), {}, g)), o);
 }
 Tensor randn_impl(const Shape& s, TensorOptions o, const Generator* g) {
-  return make(OpId::randn, random_attrs(creation_attrs(s, o, default_dtype()), {}, g));
+  return finish(make(OpId::randn, random_attrs(creation_attrs(s, o, default_dtype()), {}, g)), o);
 }
 Tensor randint_impl(int64_t low, int64_t high, const Shape& s, TensorOptions o,
                     const Generator* g) {
   Attrs a = creation_attrs(s, o, DType::I64);
   a.i[0] = low;
   a.i[1] = high;
-  return make(OpId::randint, random_attrs(a, {}, g));
+  return finish(make(OpId::randint, random_attrs(a, {}, g)), o);
 }
 Tensor bernoulli_impl(const Tensor& p, const Generator* g) {
   ops::require_defined(p, "bernoulli");
@@ -261,19 +270,19 @@ Tensor bernoulli_impl(const Tensor& p, const Generator* g) {
 Tensor normal_impl(double mean, double sd, const Shape& s, TensorOptions o, const Generator* g) {
   Attrs a = creation_attrs(s, o, default_dtype());
   a.f = {mean, sd, 0, 0};
-  return make(OpId::normal, random_attrs(a, {}, g));
+  return finish(make(OpId::normal, random_attrs(a, {}, g)), o);
 }
 Tensor uniform_impl(double low, double high, const Shape& s, TensorOptions o,
                     const Generator* g) {
   Attrs a = creation_attrs(s, o, default_dtype());
   a.f = {low, high, 0, 0};
-  return make(OpId::uniform, random_attrs(a, {}, g));
+  return finish(make(OpId::uniform, random_attrs(a, {}, g)), o);
 }
 Tensor randperm_impl(int64_t n, TensorOptions o, const Generator* g) {
   if (n < 0) detail::throw_value("randperm", "expected n >= 0, found " + std::to_string(n));
   // The order of n uniform draws (ties are as likely as in torch's own algorithm: never, for
   // any practical n, in 53-bit doubles).
-  const Tensor keys = rand_impl({n}, {DType::F64, o.device}, g);
+  const Tensor keys = rand_impl({n}, {DType::F64, o.device, {}}, g);
   const Tensor perm = argsort(keys);
   return o.dtype && *o.dtype != DType::I64 ? perm.to(*o.dtype) : perm;
 }
@@ -321,15 +330,52 @@ Tensor uniform(double low, double high, const Shape& s, const Generator& g, Tens
 Tensor randperm(int64_t n, const Generator& g, TensorOptions o) {
   return randperm_impl(n, o, &g);
 }
+namespace {
+// Gumbel-max sampling: argmax(log w + G) over iid standard Gumbel noise G draws index i with
+// probability w_i / sum(w); the top num_samples of one noise row are a draw without replacement.
+Tensor multinomial_impl(const Tensor& probs, int64_t n, bool replacement, const Generator* g) {
+  ops::require_defined(probs, "multinomial");
+  if (probs.dim() != 1 && probs.dim() != 2)
+    detail::throw_value("multinomial", "expected a 1-D or 2-D tensor of weights, found " +
+                                           std::to_string(probs.dim()) + "-D");
+  if (!is_floating(probs.dtype()))
+    detail::throw_dtype("multinomial", "expected floating weights, found " +
+                                           std::string(dtype_name(probs.dtype())));
+  const int64_t k = probs.size(-1);
+  if (n <= 0 || (!replacement && n > k))
+    detail::throw_value("multinomial",
+                        "expected 0 < num_samples" +
+                            std::string(replacement ? "" : " <= " + std::to_string(k)) +
+                            ", found " + std::to_string(n));
+  NoGradGuard no_grad;
+  const Tensor w = probs.detach().to(DType::F64);
+  Shape noise_shape;  // [.., K], or [.., n, K] with replacement
+  for (int64_t d = 0; d + 1 < w.dim(); ++d) noise_shape.push_back(w.size(d));
+  if (replacement) noise_shape.push_back(n);
+  noise_shape.push_back(k);
+  const TensorOptions o{DType::F64, w.device(), {}};
+  const Tensor u = g ? rand(noise_shape, *g, o) : rand(noise_shape, o);
+  const Tensor keys = log(replacement ? w.unsqueeze(-2) : w) - log(-log(u));
+  if (replacement) return argmax(keys, -1);
+  return std::get<1>(topk(keys, n, -1));
+}
+}  // namespace
+Tensor multinomial(const Tensor& probs, int64_t n, bool replacement) {
+  return multinomial_impl(probs, n, replacement, nullptr);
+}
+Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, const Generator& g) {
+  return multinomial_impl(probs, n, replacement, &g);
+}
+
 Tensor rand_like(const Tensor& t, TensorOptions o) {
   ops::require_defined(t, "rand_like");
   const Tensor like = like_on(t, o);
-  return make(OpId::rand_like, random_attrs(like_opts(o), like.device()), {like});
+  return finish(make(OpId::rand_like, random_attrs(like_opts(o), like.device()), {like}), o);
 }
 Tensor randn_like(const Tensor& t, TensorOptions o) {
   ops::require_defined(t, "randn_like");
   const Tensor like = like_on(t, o);
-  return make(OpId::randn_like, random_attrs(like_opts(o), like.device()), {like});
+  return finish(make(OpId::randn_like, random_attrs(like_opts(o), like.device()), {like}), o);
 }
 
 namespace ops {

@@ -32,9 +32,11 @@ Tensor full_like(const Tensor& t, Scalar value, TensorOptions o = {});
 // libtorch's shorthands: a dtype or a device where the options go (zeros({2, 3}, kF64),
 // ones({2}, Device::cpu())). Templates, so that a braced `{kI32}` or `{}` still means options.
 template <class O>
-concept DTypeOrDevice = std::is_same_v<O, DType> || std::is_same_v<O, Device>;
-inline TensorOptions options_of(DType d) { return {d, {}}; }
-inline TensorOptions options_of(Device d) { return {{}, d}; }
+concept DTypeOrDevice =
+    std::is_same_v<O, DType> || std::is_same_v<O, Device> || std::is_same_v<O, DeviceType>;
+inline TensorOptions options_of(DType d) { return {d, {}, {}}; }
+inline TensorOptions options_of(Device d) { return {{}, d, {}}; }
+inline TensorOptions options_of(DeviceType d) { return {{}, Device(d), {}}; }
 template <DTypeOrDevice O> Tensor empty(const Shape& s, O o) { return empty(s, options_of(o)); }
 template <DTypeOrDevice O> Tensor zeros(const Shape& s, O o) { return zeros(s, options_of(o)); }
 template <DTypeOrDevice O> Tensor ones(const Shape& s, O o) { return ones(s, options_of(o)); }
@@ -65,6 +67,11 @@ template <DTypeOrDevice O> Tensor full_like(const Tensor& t, Scalar v, O o) {
   return full_like(t, v, options_of(o));
 }
 
+template <DTypeOrDevice O> Tensor rand(const Shape& s, O o);
+template <DTypeOrDevice O> Tensor randn(const Shape& s, O o);
+template <DTypeOrDevice O> Tensor randint(int64_t low, int64_t high, const Shape& s, O o);
+template <DTypeOrDevice O> Tensor randint(int64_t high, const Shape& s, O o);
+
 /// A random stream of its own (torch::Generator): random ops and DataLoader shuffling that are
 /// given one draw from it, leaving the global generators (manual_seed) untouched. Copies share
 /// one stream, like libtorch's; Generator(seed) gives the same numbers as manual_seed(seed).
@@ -94,6 +101,12 @@ Tensor normal(double mean, double std, const Shape& shape, const Generator& gen,
 Tensor uniform(double low, double high, const Shape& shape, const Generator& gen,
                TensorOptions o = {});
 Tensor bernoulli(const Tensor& p, const Generator& gen);
+/// `num_samples` category indices (int64) drawn from the weights along the last dim of `probs`
+/// (1-D [K] or 2-D [N, K], non-negative, not necessarily normalised), without replacement
+/// (each index at most once; num_samples <= K) unless `replacement`: torch.multinomial.
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement,
+                   const Generator& gen);
 /// A random permutation of [0, n), int64.
 Tensor randperm(int64_t n, TensorOptions o = {});
 Tensor randperm(int64_t n, const Generator& gen, TensorOptions o = {});
@@ -124,5 +137,14 @@ Tensor normal(double mean, double std, const Shape& shape, TensorOptions o = {})
 Tensor uniform(double low, double high, const Shape& shape, TensorOptions o = {});
 Tensor rand_like(const Tensor& t, TensorOptions o = {});
 Tensor randn_like(const Tensor& t, TensorOptions o = {});
+
+template <DTypeOrDevice O> Tensor rand(const Shape& s, O o) { return rand(s, options_of(o)); }
+template <DTypeOrDevice O> Tensor randn(const Shape& s, O o) { return randn(s, options_of(o)); }
+template <DTypeOrDevice O> Tensor randint(int64_t low, int64_t high, const Shape& s, O o) {
+  return randint(low, high, s, options_of(o));
+}
+template <DTypeOrDevice O> Tensor randint(int64_t high, const Shape& s, O o) {
+  return randint(high, s, options_of(o));
+}
 
 }  // namespace ember

@@ -235,6 +235,17 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
 Tensor nll_loss(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o) {
   return dispatch1(OpId::nll_loss, class_attrs("nll_loss", o), {input, target, o.weight});
 }
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                Reduction reduction, int64_t ignore_index) {
+  return nll_loss(input, target, {.weight = weight, .ignore_index = ignore_index,
+                                  .reduction = ops::mode_name(reduction)});
+}
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                     Reduction reduction, int64_t ignore_index, double label_smoothing) {
+  return cross_entropy(input, target, {.weight = weight, .ignore_index = ignore_index,
+                                       .reduction = ops::mode_name(reduction),
+                                       .label_smoothing = label_smoothing});
+}
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
   return dispatch1(OpId::mse_loss, loss_attrs("mse_loss", reduction), {input, target});
 }

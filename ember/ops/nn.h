@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/ops/modes.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -88,6 +89,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   double momentum = 0.1, double eps = 1e-5);
 /// Zeroes elements with probability p and scales the rest by 1/(1-p) when training.
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
+/// Channel dropout (torch's dropout2d/dropout3d): zeroes whole channels x[n, c] of [N, C, ...]
+/// (or x[c] of an unbatched [C, ...]) with probability p, scaling the rest by 1 / (1 - p).
+Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true);
+Tensor dropout3d(const Tensor& x, double p = 0.5, bool training = true);
 /// Rows of `weight` at `indices`; rows at padding_idx are not special in the forward pass.
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = {});
 
@@ -110,6 +115,14 @@ struct CrossEntropyOptions {
 /// target: class indices [N] (int64) or probabilities shaped like input.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o = {});
 Tensor nll_loss(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o = {});
+/// libtorch's loss reductions: nll_loss(x, t, /*weight=*/{}, Reduction::Sum).
+using ops::Reduction;
+/// libtorch's positional forms (weight may be undefined; Reduction::BatchMean is refused).
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                Reduction reduction, int64_t ignore_index = -100);
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                     Reduction reduction, int64_t ignore_index = -100,
+                     double label_smoothing = 0.0);
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean");
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean");
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
