@@ -196,7 +196,12 @@ TensorList k_weight_grad(const OpCall& c) {
     if (!entry_for(first, hold)) return decomposed(c);
   }
   const Shape& ws = c.meta.m[0].shape;
-  Tensor out = output_tensor(placed_output(c), ws, c.device, op_name(c.op));
+  // A placed output that is not dense f32 gets a fresh one (run_on_backend copies it over).
+  Tensor placed = placed_output(c);
+  if (placed.defined() &&
+      (!placed.is_contiguous() || placed.dtype() != DType::F32 || placed.shape() != ws))
+    placed = Tensor();
+  Tensor out = output_tensor(placed, ws, c.device, op_name(c.op));
   const int64_t len = numel_of(ws);
   std::vector<Tensor> parts(static_cast<size_t>(pieces));
   std::vector<float*> to(static_cast<size_t>(pieces));
