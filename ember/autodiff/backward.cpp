@@ -199,7 +199,8 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
     Node* n = stack.back();
     stack.pop_back();
     if (n->released)
-      detail::throw_value("backward", std::string("the graph through ") + op_name(n->op) +
+      detail::throw_value("backward", std::string("the graph through ") +
+                                          (n->name ? n->name : op_name(n->op)) +
                                           " was already freed by an earlier backward; pass "
                                           "retain_graph = true to backward through it twice");
     for (const Edge& e : n->next) {
@@ -227,7 +228,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
     for (const Tensor& g : gs) any = any || g.defined();
     TensorList in_grads;
     if (any) {
-      const char* name = op_name(node->op);
+      const char* name = node->name ? node->name : op_name(node->op);
       TensorList ins, outs;
       ins.reserve(node->inputs.size());
       outs.reserve(node->outputs.size());
@@ -267,7 +268,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
       } else {
         VjpCtx ctx{node->op, node->attrs, ins, outs, gs,
                    std::span<const bool>(needs, node->needs.size())};
-        in_grads = op_def(node->op).vjp(ctx);
+        in_grads = node->function ? node->function(ctx) : op_def(node->op).vjp(ctx);
       }
     }
     for (size_t i = 0; i < node->next.size(); ++i) {
@@ -288,6 +289,7 @@ Gradients run_backward(const Tensor& root, const BackwardOptions& o) {
       node->released = true;
       node->inputs.clear();
       node->outputs.clear();
+      node->function = nullptr;  // and what a function node kept for its backward
     }
   }
   for (Node* n : recomputed) n->recomputed.clear();

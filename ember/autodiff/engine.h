@@ -1,5 +1,6 @@
 #pragma once
 // The autodiff engine's data (private): per-tensor metadata, graph nodes and the layer.
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct Node {
   TensorList recomputed;         // cache during one backward
   // Outputs whose retain_grad() was called, by output number (weak: the meta owns the node).
   std::vector<std::weak_ptr<AutogradMeta>> retained;
+  // A function node (ember/autodiff/function.h): its own VJP and name instead of the op's.
+  std::function<TensorList(const VjpCtx&)> function;
+  const char* name = nullptr;
 };
 
 namespace autodiff {

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "ember/autodiff/engine.h"
+#include "ember/autodiff/function.h"
 #include "ember/error.h"
 
 namespace ember {
@@ -183,6 +184,57 @@ class AutodiffLayer final : public Layer {
 };
 
 }  // namespace
+
+bool function_needs_grad(std::span<const Tensor> inputs) {
+  if (!t_grad_enabled) return false;
+  for (const Tensor& t : inputs)
+    if (wants_grad(t) && is_differentiable(t.dtype())) return true;
+  return false;
+}
+
+bool record_function(const char* name, std::span<const Tensor> inputs, TensorList& outputs,
+                     FunctionVjp vjp) {
+  if (!function_needs_grad(inputs)) return false;
+  auto node = std::make_shared<Node>();
+  node->op = OpId::user_op;
+  node->name = name;
+  node->function = std::move(vjp);
+  bool placed = false;
+  for (const Tensor& t : inputs) {
+    Saved s;
+    Edge e;
+    AutogradMeta* m = meta_of(t);
+    const bool need = m && m->requires_grad && is_differentiable(t.dtype());
+    if (t.defined()) {
+      if (!placed) node->device = t.device(), placed = true;
+      s.tensor = t.detach();
+      s.version = t.version();
+    }
+    if (need) {
+      if (m->grad_fn) e.fn = m->grad_fn, e.output_nr = m->output_nr;
+      else e.leaf = meta_ptr_of(t);
+    }
+    node->inputs.push_back(std::move(s));
+    node->next.push_back(std::move(e));
+    node->needs.push_back(need);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor& o = outputs[i];
+    for (const Tensor& in : inputs)
+      if (in.defined() && o.defined() && o.impl() == in.impl()) o = detail::retag(o, o.device());
+    Saved s;
+    if (o.defined()) s.tensor = o.detach(), s.version = o.version();
+    node->outputs.push_back(std::move(s));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].defined() || !is_differentiable(outputs[i].dtype())) continue;
+    AutogradMeta& m = ensure_meta(outputs[i]);
+    m.requires_grad = true;
+    m.grad_fn = node;
+    m.output_nr = int(i);
+  }
+  return true;
+}
 
 std::shared_ptr<Layer> layer(bool checkpointing) {
   static auto plain = std::make_shared<AutodiffLayer>(false);

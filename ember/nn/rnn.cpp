@@ -3,7 +3,10 @@
 #include "ember/nn/rnn.h"
 
 #include <cmath>
+#include <memory>
 
+#include "ember/autodiff.h"
+#include "ember/autodiff/function.h"
 #include "ember/error.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
@@ -99,25 +102,114 @@ std::tuple<Tensor, Tensor, Tensor> RNNBase::run(const Tensor& input, const Tenso
 
 LSTM::LSTM(const RNNOptions& o) : RNNBase(o, 4, "LSTM") {}
 
-// The input projection's steps are taken with one unbind, not a select per step: under autodiff
-// each select's gradient is the whole [T, N, gates * H] tensor, which made the backward quadratic
-// in T. The two biases are added once, in the projection.
+namespace {
+
+// What the backward needs of one direction's steps, by time index: the gates' activations, the
+// cell state and its tanh.
+struct LstmSteps {
+  TensorList i, f, g, o, c, tc;
+};
+
+// The recurrence over xw [T, N, 4H] (the input projection, both biases added) from h0, c0
+// [N, H]: returns y [T, N, H] and sets h_out, c_out to the final states; `keep` (optional) gets
+// what the backward needs. The input projection's steps are taken with one unbind.
+Tensor lstm_steps(const Tensor& xw, const Tensor& w_hh, const Tensor& h0, const Tensor& c0,
+                  bool reverse, LstmSteps* keep, Tensor& h_out, Tensor& c_out) {
+  const int64_t t_len = xw.shape()[0];
+  const size_t len = size_t(t_len);
+  const TensorList xs = unbind(xw, 0);
+  const Tensor w_t = w_hh.t();
+  if (keep)
+    for (TensorList* l : {&keep->i, &keep->f, &keep->g, &keep->o, &keep->c, &keep->tc})
+      l->resize(len);
+  TensorList out(len);
+  Tensor h = h0, c = c0;
+  for (int64_t s = 0; s < t_len; ++s) {
+    const size_t t = size_t(reverse ? t_len - 1 - s : s);
+    TensorList q = chunk(xs[t] + matmul(h, w_t), 4, 1);
+    Tensor i = sigmoid(q[0]), f = sigmoid(q[1]), g = tanh(q[2]), o = sigmoid(q[3]);
+    c = f * c + i * g;
+    Tensor tc = tanh(c);
+    h = o * tc;
+    out[t] = h;
+    if (keep) {
+      keep->i[t] = i, keep->f[t] = f, keep->g[t] = g, keep->o[t] = o;
+      keep->c[t] = c, keep->tc[t] = tc;
+    }
+  }
+  h_out = h;
+  c_out = c;
+  return stack(out, 0);
+}
+
+// The VJP of lstm_steps' node: inputs (xw, w_hh, h0, c0), outputs (y, h, c). The gates'
+// gradients of every step are kept, so the recurrent weight's gradient is one GEMM over all
+// steps, sum_t dgates_t^T h_{t-1}, and xw's is their stack. Under create_graph the steps are
+// recomputed from the inputs, whose history the backward then extends.
+TensorList lstm_vjp(const VjpCtx& ctx, const LstmSteps& kept, bool reverse) {
+  const Tensor &xw = ctx.input(0), &w_hh = ctx.input(1), &h0 = ctx.input(2), &c0 = ctx.input(3);
+  Tensor y = ctx.output(0);
+  LstmSteps again;
+  const LstmSteps* st = &kept;
+  if (grad_enabled()) {
+    Tensor h, c;
+    y = lstm_steps(xw, w_hh, h0, c0, reverse, &again, h, c);
+    st = &again;
+  }
+  const int64_t t_len = xw.shape()[0];
+  const TensorList dys = ctx.grad(0).defined() ? unbind(ctx.grad(0), 0) : TensorList();
+  Tensor dh = ctx.grad(1).defined() ? ctx.grad(1) : zeros_like(h0);
+  Tensor dc = ctx.grad(2).defined() ? ctx.grad(2) : zeros_like(c0);
+  TensorList dgates(static_cast<size_t>(t_len));
+  for (int64_t s = t_len - 1; s >= 0; --s) {
+    const size_t t = size_t(reverse ? t_len - 1 - s : s);
+    const size_t prev = reverse ? t + 1 : t - 1;  // the time index of step s - 1
+    const Tensor &i = st->i[t], &f = st->f[t], &g = st->g[t], &o = st->o[t], &tc = st->tc[t];
+    const Tensor& c_prev = s == 0 ? c0 : st->c[prev];
+    const Tensor dht = dys.empty() ? dh : dys[t] + dh;
+    const Tensor dct = dc + dht * o * (1.0 - tc * tc);
+    dgates[t] = cat({dct * g * i * (1.0 - i), dct * c_prev * f * (1.0 - f),
+                     dct * i * (1.0 - g * g), dht * tc * o * (1.0 - o)},
+                    1);
+    dc = dct * f;
+    if (s > 0 || ctx.needs_grad(2)) dh = matmul(dgates[t], w_hh);
+  }
+  const Tensor dxw = stack(dgates, 0);
+  Tensor dw;
+  if (ctx.needs_grad(1) && t_len > 0) {
+    // h_{t-1} for every t, in time order.
+    const Tensor first = h0.unsqueeze(0), rest = y.narrow(0, reverse ? 1 : 0, t_len - 1);
+    const Tensor hp = reverse ? cat({rest, first}, 0) : cat({first, rest}, 0);
+    const int64_t rows = t_len * xw.shape()[1];
+    dw = matmul(dxw.reshape({rows, xw.shape()[2]}).t(), hp.reshape({rows, h0.shape()[1]}));
+  }
+  return {ctx.needs_grad(0) ? dxw : Tensor(), dw, ctx.needs_grad(2) ? dh : Tensor(),
+          ctx.needs_grad(3) ? dc : Tensor()};
+}
+
+}  // namespace
+
+// One direction is one autodiff node over all its steps (lstm_vjp), computed without recording
+// each op; the input projection before it is one linear, both biases added once.
 Tensor LSTM::run_direction(const Tensor& x, size_t cell, Tensor& h, Tensor& c, bool reverse) {
   const Cell& p = *cells_[cell];
-  const int64_t t_len = x.shape()[0];
   const Tensor bias = p.b_ih.defined() ? p.b_ih + p.b_hh : Tensor();
-  const TensorList xw = unbind(linear(x, p.w_ih, bias), 0);  // T x [N, 4H]
-  Tensor w_hh_t = p.w_hh.t();
-  TensorList out(static_cast<size_t>(t_len));
-  for (int64_t s = 0; s < t_len; ++s) {
-    int64_t t = reverse ? t_len - 1 - s : s;
-    Tensor g = xw[size_t(t)] + matmul(h, w_hh_t);
-    TensorList q = chunk(g, 4, 1);
-    c = sigmoid(q[1]) * c + sigmoid(q[0]) * tanh(q[2]);
-    h = sigmoid(q[3]) * tanh(c);
-    out[size_t(t)] = h;
+  const Tensor xw = linear(x, p.w_ih, bias);  // [T, N, 4H]
+  const Tensor in[4] = {xw, p.w_hh, h, c};
+  if (!autodiff::function_needs_grad(in))
+    return lstm_steps(xw, p.w_hh, in[2], in[3], reverse, nullptr, h, c);
+  auto kept = std::make_shared<LstmSteps>();
+  TensorList outs(3);
+  {
+    NoGradGuard no_grad;
+    outs[0] = lstm_steps(xw, p.w_hh, in[2], in[3], reverse, kept.get(), outs[1], outs[2]);
   }
-  return stack(out, 0);
+  autodiff::record_function("LSTM", in, outs, [kept, reverse](const VjpCtx& ctx) {
+    return lstm_vjp(ctx, *kept, reverse);
+  });
+  h = outs[1];
+  c = outs[2];
+  return outs[0];
 }
 
 std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTM::forward(const Tensor& x, const Tensor& h0,

@@ -121,6 +121,50 @@ TEST(CpuConv, GradientsMatchFlex) {
   }
 }
 
+// conv_input_grad and conv_weight_grad as oneDNN calls (a deconvolution, a backward-weights
+// convolution over image ranges): one group, strides, padding, dilation, input rows past the last
+// window, one image and several, a channels-last input.
+TEST(CpuConv, GradientOpsMatchFlex) {
+  struct Case {
+    const char* name;
+    Shape x, w;
+    F::ConvOptions o;
+    bool channels_last = false;
+  };
+  const Case cases[] = {
+      {"3x3_p1", {3, 8, 12, 12}, {16, 8, 3, 3}, {.padding = {1}}},
+      {"3x3_s2", {2, 4, 10, 11}, {8, 4, 3, 3}, {.stride = {2}}},
+      {"3x3_d2_p2", {1, 4, 9, 9}, {4, 4, 3, 3}, {.padding = {2}, .dilation = {2}}},
+      {"5x3_s2_p1", {2, 3, 13, 9}, {6, 3, 5, 3}, {.stride = {2}, .padding = {1}}},
+      {"one_in_channel", {64, 1, 28, 28}, {32, 1, 3, 3}, {.padding = {1}}},
+      {"channels_last", {2, 16, 8, 8}, {16, 16, 3, 3}, {.padding = {1}}, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<Tensor> in = {rnd(c.x), rnd(c.w), rnd({c.w[0]})};
+    auto grads = [&](Device d) {
+      Device ad = d.autodiff();
+      Tensor x0 = in[0].to(ad);
+      if (c.channels_last) x0 = x0.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+      Tensor x = x0.detach().requires_grad_(), w = in[1].to(ad).requires_grad_();
+      Tensor b = in[2].to(ad).requires_grad_();
+      Tensor y = F::conv2d(x, w, b, c.o);
+      Gradients g = (y * y).sum().backward();
+      return std::vector<Tensor>{x.grad(g), w.grad(g), b.grad(g)};
+    };
+    const int64_t served = cpu::dnnl_stats().served;
+    auto gc = grads(Device::cpu().eager());
+    // The forward and both gradients.
+    if (cpu::dnnl_available()) EXPECT_GE(cpu::dnnl_stats().served, served + 3);
+    auto gl = grads(Device::cpu());
+    auto gf = grads(Device::flex());
+    for (size_t i = 0; i < gf.size(); ++i) {
+      EXPECT_EQ(mismatch(gc[i], gf[i], 1e-4, 1e-3), "") << i;
+      EXPECT_EQ(mismatch(gl[i], gf[i], 1e-4, 1e-3), "") << i;
+    }
+  }
+}
+
 // --- pooling ---
 
 TEST(CpuPool, MaxAndAverage) {

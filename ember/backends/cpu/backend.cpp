@@ -46,6 +46,7 @@ std::unique_ptr<BackendImpl> make_cpu_backend() {
 #ifdef EMBER_DNNL
   register_dnnl_matmul(*b);
   register_dnnl_conv(*b);
+  register_dnnl_conv_grad(*b);
   register_dnnl_pool(*b);
 #endif
 #ifdef EMBER_LAPACK

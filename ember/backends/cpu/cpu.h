@@ -22,6 +22,7 @@ void override_kernel(BackendImpl& b, OpId op, Kernel fn);
 /// The oneDNN kernels (dnnl_*.cpp, built when EMBER_DNNL is on).
 void register_dnnl_matmul(BackendImpl& b);
 void register_dnnl_conv(BackendImpl& b);
+void register_dnnl_conv_grad(BackendImpl& b);
 void register_dnnl_pool(BackendImpl& b);
 /// The LAPACK kernels of the linalg ops (lapack_linalg.cpp, built when EMBER_LAPACK is on).
 void register_lapack_linalg(BackendImpl& b);
