@@ -34,6 +34,10 @@ Route route_of(OpId op) {
     case OpId::linalg_eigh: case OpId::linalg_svdvals: case OpId::linalg_eigvalsh:
     case OpId::linalg_solve_triangular: case OpId::linalg_inv: case OpId::linalg_solve:
     case OpId::fft_c2c: case OpId::fft_r2c: case OpId::fft_c2r:
+    // composites: their decompositions run ops that take complex
+    case OpId::trace: case OpId::diag: case OpId::diag_embed: case OpId::linalg_cross:
+    case OpId::linalg_vector_norm: case OpId::linalg_matrix_norm: case OpId::matrix_power:
+    case OpId::linalg_lstsq: case OpId::linalg_pinv: case OpId::linalg_matrix_rank:
       return Route::Kernel;
     case OpId::cast: case OpId::copy:  // same dtype: a kernel copy; else through the parts
     case OpId::full: case OpId::zeros: case OpId::ones: case OpId::zeros_like:

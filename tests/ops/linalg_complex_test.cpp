@@ -82,6 +82,33 @@ const std::map<std::string, Loss>& losses() {
       {"solve_triangular_B_right",
        [](const Tensor& b) { return f(linalg::solve_triangular(lower3(b), b, false, false)); }},
       {"eigvalsh_of_x", [](const Tensor& x) { return g(linalg::eigvalsh(h_of(x))); }},
+      {"trace", [](const Tensor& a) { return f(trace(a)); }},
+      {"diag_vector", [](const Tensor& x) { return f(diag(x, 1)); }},
+      {"diag_embed", [](const Tensor& x) { return f(diag_embed(x, -1, 0, 2)); }},
+      {"cross", [](const Tensor& a) { return f(linalg::cross(a, ones_c({4, 3}, a) + a.flip({0}))); }},
+      {"vector_norm_2", [](const Tensor& x) { return g(linalg::vector_norm(x, 2, {1})); }},
+      {"vector_norm_3.5", [](const Tensor& x) { return g(linalg::vector_norm(x, 3.5)); }},
+      {"vector_norm_inf", [](const Tensor& x) { return g(linalg::vector_norm(x, INFINITY, {-1})); }},
+      {"matrix_norm_fro", [](const Tensor& a) { return g(linalg::matrix_norm(a, "fro")); }},
+      {"matrix_norm_nuc", [](const Tensor& a) { return g(linalg::matrix_norm(a, "nuc")); }},
+      {"matrix_norm_1", [](const Tensor& a) { return g(linalg::matrix_norm(a, 1.0)); }},
+      {"matrix_norm_-inf", [](const Tensor& a) { return g(linalg::matrix_norm(a, -double(INFINITY))); }},
+      {"matrix_norm_2", [](const Tensor& a) { return g(linalg::matrix_norm(a, 2.0)); }},
+      {"matrix_norm_-2", [](const Tensor& a) { return g(linalg::matrix_norm(a, -2.0)); }},
+      {"matrix_power_3", [](const Tensor& a) { return f(linalg::matrix_power(a, 3)); }},
+      {"matrix_power_-2", [](const Tensor& a) { return f(linalg::matrix_power(a, -2)); }},
+      {"lstsq_A",
+       [](const Tensor& a) {
+         return f(std::get<0>(linalg::lstsq(a, ones_c({5, 2}, a), std::nullopt, "gelsd")));
+       }},
+      {"lstsq_B", [](const Tensor& b) { return f(std::get<0>(linalg::lstsq(lower3(b), b))); }},
+      {"pinv_tall", [](const Tensor& a) { return f(linalg::pinv(a)); }},
+      {"pinv_wide_batched", [](const Tensor& a) { return f(linalg::pinv(a)); }},
+      {"pinv_hermitian_of_x",
+       [](const Tensor& x) {
+         Tensor h = h_of(x) + eye(3, {}, real(x).options()) * 3.0;
+         return f(linalg::pinv(h, std::nullopt, std::nullopt, true));
+       }},
   };
   return m;
 }
