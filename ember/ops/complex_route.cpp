@@ -33,6 +33,7 @@ Route route_of(OpId op) {
     case OpId::linalg_cholesky: case OpId::linalg_qr: case OpId::linalg_svd:
     case OpId::linalg_eigh: case OpId::linalg_svdvals: case OpId::linalg_eigvalsh:
     case OpId::linalg_solve_triangular: case OpId::linalg_inv: case OpId::linalg_solve:
+    case OpId::linalg_lu_factor: case OpId::linalg_lu_solve: case OpId::matrix_exp:
     case OpId::fft_c2c: case OpId::fft_r2c: case OpId::fft_c2r:
     // composites: their decompositions run ops that take complex
     case OpId::trace: case OpId::diag: case OpId::diag_embed: case OpId::linalg_cross:

@@ -1,6 +1,7 @@
 """Golden cases for the complex (complex64 / complex128) matrix decompositions: det, slogdet,
-cholesky, qr, svd, svdvals, eigh, eigvalsh, inv, solve, solve_triangular, and the composites
-trace, diag, diag_embed, cross, vector_norm, matrix_norm, matrix_power, lstsq, pinv, matrix_rank.
+cholesky, qr, svd, svdvals, eigh, eigvalsh, inv, solve, solve_triangular,
+lu_factor, lu_solve, matrix_exp, and the composites trace, diag, diag_embed, cross, vector_norm,
+matrix_norm, matrix_power, lstsq, pinv, matrix_rank.
 Run with /usr/bin/python3 (torch 1.13); writes
   tests/data/linalg_complex.json        forward cases and errors (the conformance suite runs them
                                         on every golden device with the runners of
@@ -275,6 +276,28 @@ add("linalg_matrix_rank", lambda a: torch.linalg.matrix_rank(a, hermitian=True),
     attrs={"hermitian": True}, name="cmatrix_rank_hermitian")
 cases.append(error("linalg_lstsq", [crnd((4, 3)), crnd((4, 2)).to(C64)], "DTypeError", name="clstsq_dtype_mismatch"))
 
+# lu_factor / lu_solve / matrix_exp
+for dt in [C64, C128]:
+    add("linalg_lu_factor", torch.linalg.lu_factor, [crnd((4, 4)).to(dt)], dt, name="clu_factor_" + tname(dt))
+    add("matrix_exp", torch.linalg.matrix_exp, [crnd((4, 4)).to(dt)], dt, name="cmatrix_exp_" + tname(dt))
+add("linalg_lu_factor", torch.linalg.lu_factor, [crnd((2, 3, 3))], name="clu_factor_batched")
+add("linalg_lu_factor", torch.linalg.lu_factor, [crnd((5, 3))], name="clu_factor_tall")
+add("linalg_lu_factor", torch.linalg.lu_factor, [crnd((3, 5))], name="clu_factor_wide")
+add("linalg_lu_factor", torch.linalg.lu_factor, [In(crnd((4, 4)), [["transpose", 0, 1]])], name="clu_factor_transposed")
+cases.append(error("linalg_lu_factor", [singular], "ValueError", name="clu_factor_singular"))
+for adjoint in [False, True]:
+    for left in [True, False]:
+        lu, piv = torch.linalg.lu_factor(well((2, 3, 3)))
+        b = crnd((2, 3, 2) if left else (2, 2, 3))
+        add("linalg_lu_solve", lambda l, p, bb, left=left, adjoint=adjoint: torch.linalg.lu_solve(
+            l, p, bb, left=left, adjoint=adjoint).resolve_conj(), [lu, piv, b], attrs={"left": left, "adjoint": adjoint},
+            name="clu_solve_%s%s" % ("left" if left else "right", "_adjoint" if adjoint else ""))
+lu, piv = torch.linalg.lu_factor(well((3, 3), C64))
+add("linalg_lu_solve", torch.linalg.lu_solve, [lu, piv, crnd((3, 2)).to(C64)], C64, name="clu_solve_c64")
+add("matrix_exp", torch.linalg.matrix_exp, [crnd((2, 3, 3), scale=4.0)], name="cmatrix_exp_large_norm")
+add("matrix_exp", torch.linalg.matrix_exp, [crnd((0, 2, 2))], name="cmatrix_exp_empty_batch")
+cases.append(error("matrix_exp", [crnd((2, 3))], "ShapeError", name="cmatrix_exp_not_square"))
+
 write("linalg_complex", cases)
 
 
@@ -314,6 +337,10 @@ def eigh_loss(a, uplo="L"):
     w, v = torch.linalg.eigh(a, UPLO=uplo)
     return g(w) + g(v.abs()) + f(v @ torch.diag_embed(w.to(v.dtype)) @ mH(v) * 0.5)
 
+
+# lu_solve's gradients: a packed LU (any matrix with a nonzero diagonal is one) with the identity
+# pivots (they carry no gradient; tests/ops/linalg_complex_test.cpp builds them too).
+LU3, LU_PIV = well((3, 3)), torch.tensor([1, 2, 3], dtype=torch.int32)
 
 grads = [
     grad_case("inv", lambda a: f(torch.linalg.inv(a)), [well((2, 3, 3))]),
@@ -362,6 +389,11 @@ grads = [
     grad_case("lstsq_B", lambda b: f(torch.linalg.lstsq(lower3(), b)[0]), [crnd((3, 2))]),
     grad_case("pinv_tall", lambda a: f(torch.linalg.pinv(a)), [crnd((4, 3))]),
     grad_case("pinv_wide_batched", lambda a: f(torch.linalg.pinv(a)), [crnd((2, 3, 4))]),
+    grad_case("lu_solve_LU", lambda l: f(torch.linalg.lu_solve(l, LU_PIV, ones_c((3, 2)))), [LU3]),
+    grad_case("lu_solve_LU_adjoint_right", lambda l: f(torch.linalg.lu_solve(l, LU_PIV, ones_c((2, 3)), left=False,
+                                                                            adjoint=True)), [LU3]),
+    grad_case("lu_solve_B", lambda b: f(torch.linalg.lu_solve(LU3, LU_PIV, b, adjoint=True)), [crnd((2, 3, 2))]),
+    grad_case("matrix_exp", lambda a: f(torch.linalg.matrix_exp(a)), [crnd((2, 3, 3))]),
     grad_case("pinv_hermitian_of_x", lambda x: f(torch.linalg.pinv(h_of(x) + 3 * torch.eye(3), hermitian=True)),
               [crnd((3, 3))]),
 ]

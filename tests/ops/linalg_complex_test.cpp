@@ -48,6 +48,15 @@ Tensor lower3(const Tensor& like) {
   Tensor f = full({3, 3}, 1.0, o);
   return complex(tril(f * 0.5, -1) + eye(3, {}, o) * 3.0, tril(f * 0.25, -1));
 }
+// The generator's LU3 (its well((3, 3))) is read from the lu_solve_LU case; pivots 1, 2, 3.
+Tensor identity_pivots(const Tensor& like) {
+  return tensor(std::vector<int32_t>{1, 2, 3}, {3}).to(like.device());
+}
+Tensor lu3(const Tensor& like) {
+  for (const json& c : grads()["grads"])
+    if (c["grad"] == "lu_solve_LU") return make_tensor(c["inputs"][0], like.device());
+  return Tensor();
+}
 Tensor qr_loss(const Tensor& a) {
   auto [q, r] = linalg::qr(a);
   return f(q) + f(r);
@@ -102,6 +111,13 @@ const std::map<std::string, Loss>& losses() {
          return f(std::get<0>(linalg::lstsq(a, ones_c({5, 2}, a), std::nullopt, "gelsd")));
        }},
       {"lstsq_B", [](const Tensor& b) { return f(std::get<0>(linalg::lstsq(lower3(b), b))); }},
+      {"lu_solve_LU", [](const Tensor& l) { return f(linalg::lu_solve(l, identity_pivots(l), ones_c({3, 2}, l))); }},
+      {"lu_solve_LU_adjoint_right",
+       [](const Tensor& l) {
+         return f(linalg::lu_solve(l, identity_pivots(l), ones_c({2, 3}, l), false, true));
+       }},
+      {"lu_solve_B", [](const Tensor& b) { return f(linalg::lu_solve(lu3(b), identity_pivots(b), b, true, true)); }},
+      {"matrix_exp", [](const Tensor& a) { return f(linalg::matrix_exp(a)); }},
       {"pinv_tall", [](const Tensor& a) { return f(linalg::pinv(a)); }},
       {"pinv_wide_batched", [](const Tensor& a) { return f(linalg::pinv(a)); }},
       {"pinv_hermitian_of_x",
@@ -221,9 +237,16 @@ TEST(LinalgComplex, ErrorsNameTheOpTheBatchElementAndTheMinor) {
     Tensor x = linalg::solve(good, ones({3, 1}, {.dtype = DType::F32}).to(dev));
     EXPECT_EQ(x.dtype(), DType::C128);
     EXPECT_NEAR(std::abs(x.to_vector<cd>()[0] - cd(0.5, 0)), 0.0, 1e-12);
-    // lu_factor, lu_solve and matrix_exp stay real: refused by name
-    const std::string lu = message_of([&] { linalg::lu_factor(good); });
+    // lu_factor names the batch element and the zero pivot; lu_solve's operands share a dtype
+    const std::string lu = message_of([&] { linalg::lu_factor(stack({eye2, sing})); });
     EXPECT_NE(lu.find("linalg_lu_factor"), std::string::npos) << lu;
+    EXPECT_NE(lu.find("batch element 1"), std::string::npos) << lu;
+    auto [LU, piv] = linalg::lu_factor(good);
+    EXPECT_THROW(linalg::lu_solve(LU, piv, ones({3, 1}, {.dtype = DType::C64}).to(dev)), DTypeError);
+    EXPECT_THROW(linalg::matrix_exp(ones({2, 3}, {.dtype = DType::C64}).to(dev)), ShapeError);
+    // complex norms are real; a real dtype for a complex input is refused
+    EXPECT_EQ(linalg::matrix_norm(good, "nuc").dtype(), DType::F64);
+    EXPECT_THROW(linalg::vector_norm(good, 2, {}, false, DType::F64), DTypeError);
   }
 }
 
