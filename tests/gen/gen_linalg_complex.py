@@ -298,6 +298,27 @@ add("matrix_exp", torch.linalg.matrix_exp, [crnd((2, 3, 3), scale=4.0)], name="c
 add("matrix_exp", torch.linalg.matrix_exp, [crnd((0, 2, 2))], name="cmatrix_exp_empty_batch")
 cases.append(error("matrix_exp", [crnd((2, 3))], "ShapeError", name="cmatrix_exp_not_square"))
 
+# edges: empty batches and matrices, a dtype for a complex norm, keepdim, transposed views
+add("linalg_vector_norm", lambda x: torch.linalg.vector_norm(x, dim=(1,), dtype=C128), [crnd((3, 4)).to(C64)],
+    attrs={"ord": 2, "dim": [1], "dtype": "complex128"}, name="cvector_norm_dtype")
+add("linalg_matrix_norm", lambda a: torch.linalg.matrix_norm(a, ord="nuc", keepdim=True), [crnd((3, 4)).to(C64)], C64,
+    attrs={"ord": "nuc", "keepdim": True}, name="cmatrix_norm_nuc_keepdim_c64")
+add("linalg_matrix_norm", lambda a: torch.linalg.matrix_norm(a, ord=2), [In(crnd((4, 3)), [["transpose", 0, 1]])],
+    attrs={"ord": 2}, name="cmatrix_norm_2_transposed")
+add("linalg_pinv", torch.linalg.pinv, [crnd((0, 3, 2))], name="cpinv_empty_batch")
+add("linalg_pinv", torch.linalg.pinv, [crnd((3, 0))], name="cpinv_3x0")
+add("linalg_matrix_rank", torch.linalg.matrix_rank, [crnd((0, 3, 3))], name="cmatrix_rank_empty_batch")
+add("linalg_lstsq", lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd"), [crnd((0, 4, 3)), crnd((0, 4, 2))],
+    attrs={"driver": "gelsd"}, name="clstsq_empty_batch")
+add("matrix_power", lambda a: torch.linalg.matrix_power(a, 2), [crnd((0, 3, 3))], attrs={"n": 2},
+    name="cmatrix_power_empty_batch")
+add("linalg_lu_factor", torch.linalg.lu_factor, [crnd((0, 3, 3))], name="clu_factor_empty_batch")
+add("linalg_cross", torch.linalg.cross, [In(crnd((3, 4)), [["transpose", 0, 1]]), crnd((4, 3))],
+    name="ccross_transposed")
+cases.append(error("trace", [crnd((2, 2, 2))], "ShapeError", name="ctrace_3d"))
+cases.append(error("linalg_cross", [crnd((2, 4)), crnd((2, 4))], "ShapeError", name="ccross_not_3"))
+cases.append(error("linalg_pinv", [crnd((3,))], "ShapeError", name="cpinv_vector"))
+
 write("linalg_complex", cases)
 
 

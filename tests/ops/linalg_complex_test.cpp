@@ -2,7 +2,8 @@
 // gauge-invariant losses against torch 1.13 (tests/data/linalg_complex/grads.json, from
 // tests/gen/gen_linalg_complex.py) on every golden device and against central differences in
 // each real coordinate (PyTorch's convention: dL/dx + i dL/dy), result dtypes, and errors that
-// name the op, the batch element and the failing minor.
+// name the op, the batch element and the failing minor. The complex composites (trace, diag,
+// cross, norms, matrix_power, lstsq, pinv) and lu_solve, matrix_exp are in the same files.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -194,6 +195,23 @@ TEST(LinalgComplex, ResultDtypes) {
       EXPECT_EQ(std::get<1>(linalg::qr(a)).dtype(), d);
       // logdet of a complex matrix is complex: log|det| + i arg(det)
       EXPECT_EQ(logdet(a).dtype(), d);
+      // the norms, lstsq's residuals and singular values, and matrix_rank are real
+      EXPECT_EQ(linalg::vector_norm(a).dtype(), part);
+      EXPECT_EQ(linalg::matrix_norm(a, -2.0).dtype(), part);
+      auto [x, res, rank, sv] = linalg::lstsq(cat({a, a}, 0), cat({a, a}, 0), std::nullopt, "gelsd");
+      EXPECT_EQ(x.dtype(), d);
+      EXPECT_EQ(res.dtype(), part);
+      EXPECT_EQ(rank.dtype(), DType::I64);
+      EXPECT_EQ(sv.dtype(), part);
+      EXPECT_EQ(linalg::matrix_rank(a).item<int64_t>(), 3);
+      EXPECT_EQ(linalg::pinv(a).dtype(), d);
+      EXPECT_EQ(trace(a).dtype(), d);
+      EXPECT_NEAR(std::abs(trace(a).item<std::complex<double>>() - 6.0), 0.0, 1e-6);
+      EXPECT_EQ(linalg::matrix_power(a, -1).dtype(), d);
+      EXPECT_EQ(linalg::matrix_exp(a).dtype(), d);
+      auto [lu, piv] = linalg::lu_factor(a);
+      EXPECT_EQ(lu.dtype(), d);
+      EXPECT_EQ(piv.dtype(), DType::I32);
     }
 }
 
