@@ -52,7 +52,7 @@ Route route_of(OpId op) {
     case OpId::atanh:
     case OpId::add: case OpId::sub: case OpId::mul: case OpId::div: case OpId::eq: case OpId::ne:
     case OpId::where:
-    case OpId::sum: case OpId::mean:
+    case OpId::sum: case OpId::mean: case OpId::norm: case OpId::var: case OpId::std:
     case OpId::mm: case OpId::bmm: case OpId::matmul: case OpId::outer: case OpId::dot:
     case OpId::pad: case OpId::index_add:  // the adjoints of slicing and indexing
       return Route::Parts;
@@ -357,6 +357,15 @@ bool route_complex(OpId op, const Attrs& a, std::span<const Tensor> in, const Me
     case OpId::sum: case OpId::mean: case OpId::prod:
       out = {reduce(op, a, in[0])};
       return true;
+    case OpId::norm:  // the p-norm of |x|
+      out = {dispatch1(op, a, {abs(in[0])})};
+      return true;
+    case OpId::var: case OpId::std: {  // E|x - mean|^2 = var(re) + var(im)
+      auto [re, im] = parts(in[0], complex_part_dtype(in[0].dtype()));
+      Tensor v = add(dispatch1(OpId::var, a, {re}), dispatch1(OpId::var, a, {im}));
+      out = {op == OpId::std ? sqrt(v) : v};
+      return true;
+    }
     case OpId::cumsum: case OpId::cumprod:
       out = {cumulate(a, in[0], op == OpId::cumprod)};
       return true;

@@ -1,7 +1,7 @@
 """Golden cases for the complex (complex64 / complex128) matrix decompositions: det, slogdet,
 cholesky, qr, svd, svdvals, eigh, eigvalsh, inv, solve, solve_triangular,
 lu_factor, lu_solve, matrix_exp, and the composites trace, diag, diag_embed, cross, vector_norm,
-matrix_norm, matrix_power, lstsq, pinv, matrix_rank.
+matrix_norm, matrix_power, lstsq, pinv, matrix_rank, and the reductions norm, var, std.
 Run with /usr/bin/python3 (torch 1.13); writes
   tests/data/linalg_complex.json        forward cases and errors (the conformance suite runs them
                                         on every golden device with the runners of
@@ -319,6 +319,16 @@ cases.append(error("trace", [crnd((2, 2, 2))], "ShapeError", name="ctrace_3d"))
 cases.append(error("linalg_cross", [crnd((2, 4)), crnd((2, 4))], "ShapeError", name="ccross_not_3"))
 cases.append(error("linalg_pinv", [crnd((3,))], "ShapeError", name="cpinv_vector"))
 
+# norm, var, std: the reductions under the complex norms (real results, as torch's)
+for p_, dims in [(2, [1]), (1, [0, 1]), (3.0, [0])]:
+    add("norm", lambda x, p_=p_, dims=dims: torch.norm(x, p=p_, dim=dims), [crnd((3, 4))],
+        attrs={"p": float(p_), "dims": dims}, name="cnorm_%s_%s" % (p_, "_".join(map(str, dims))))
+for op, tfn in (("var", torch.var), ("std", torch.std)):
+    add(op, lambda x, tfn=tfn: tfn(x, dim=[1], correction=1), [crnd((3, 4))], attrs={"dims": [1], "correction": 1},
+        name="c%s_dim1" % op)
+    add(op, lambda x, tfn=tfn: tfn(x, dim=[0, 1], correction=0, keepdim=True), [crnd((2, 5)).to(C64)], C64,
+        attrs={"dims": [0, 1], "correction": 0, "keepdim": True}, name="c%s_all_keepdim_c64" % op)
+
 write("linalg_complex", cases)
 
 
@@ -415,6 +425,9 @@ grads = [
                                                                             adjoint=True)), [LU3]),
     grad_case("lu_solve_B", lambda b: f(torch.linalg.lu_solve(LU3, LU_PIV, b, adjoint=True)), [crnd((2, 3, 2))]),
     grad_case("matrix_exp", lambda a: f(torch.linalg.matrix_exp(a)), [crnd((2, 3, 3))]),
+    grad_case("norm_3", lambda x: g(torch.norm(x, p=3, dim=[1])), [crnd((3, 4))]),
+    grad_case("var", lambda x: g(torch.var(x, dim=[1])), [crnd((3, 4))]),
+    grad_case("std", lambda x: g(torch.std(x, dim=[0])), [crnd((3, 4))]),
     grad_case("pinv_hermitian_of_x", lambda x: f(torch.linalg.pinv(h_of(x) + 3 * torch.eye(3), hermitian=True)),
               [crnd((3, 3))]),
 ]

@@ -121,6 +121,9 @@ const std::map<std::string, Loss>& losses() {
       {"matrix_exp", [](const Tensor& a) { return f(linalg::matrix_exp(a)); }},
       {"pinv_tall", [](const Tensor& a) { return f(linalg::pinv(a)); }},
       {"pinv_wide_batched", [](const Tensor& a) { return f(linalg::pinv(a)); }},
+      {"norm_3", [](const Tensor& x) { return g(norm(x, 3, {1})); }},
+      {"var", [](const Tensor& x) { return g(var(x, {1})); }},
+      {"std", [](const Tensor& x) { return g(ember::std(x, {0})); }},
       {"pinv_hermitian_of_x",
        [](const Tensor& x) {
          Tensor h = h_of(x) + eye(3, {}, real(x).options()) * 3.0;
