@@ -116,9 +116,10 @@ void infer_composite(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
       ops::require_defined(A, name, "x");
       const DType d = a.has_dtype ? a.dtype : A.dtype();
       ops::require_dtype(name, d, kFloatDTypes | kComplexDTypes, "a floating or complex input (or dtype)");
-      if (is_complex(A.dtype()) && !is_complex(d))
-        detail::throw_dtype(name, "expected a complex dtype for a complex input, found " +
-                                      std::string(dtype_name(d)));
+      if (is_complex(A.dtype()) != is_complex(d))  // as torch: complex stays complex, real real
+        detail::throw_dtype(name, std::string("expected a ") + (is_complex(A.dtype()) ? "complex" : "real") +
+                                      " dtype for a " + std::string(dtype_name(A.dtype())) +
+                                      " input, found " + std::string(dtype_name(d)));
       out.add(ops::reduced_shape(A.shape(), ops::reduce_dims(a.ints, A.dim(), name), a.b[0]),
               ops::real_dtype_of(d));
       return;

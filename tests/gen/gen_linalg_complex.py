@@ -318,6 +318,8 @@ add("linalg_cross", torch.linalg.cross, [In(crnd((3, 4)), [["transpose", 0, 1]])
 cases.append(error("trace", [crnd((2, 2, 2))], "ShapeError", name="ctrace_3d"))
 cases.append(error("linalg_cross", [crnd((2, 4)), crnd((2, 4))], "ShapeError", name="ccross_not_3"))
 cases.append(error("linalg_pinv", [crnd((3,))], "ShapeError", name="cpinv_vector"))
+cases.append(error("linalg_vector_norm", [torch.rand(3, dtype=F64)], "DTypeError",
+                   attrs={"ord": 2, "dtype": "complex128"}, name="cvector_norm_real_input_complex_dtype"))
 
 # norm, var, std: the reductions under the complex norms (real results, as torch's)
 for p_, dims in [(2, [1]), (1, [0, 1]), (3.0, [0])]:
