@@ -39,6 +39,7 @@ Route route_of(OpId op) {
     case OpId::trace: case OpId::diag: case OpId::diag_embed: case OpId::linalg_cross:
     case OpId::linalg_vector_norm: case OpId::linalg_matrix_norm: case OpId::matrix_power:
     case OpId::linalg_lstsq: case OpId::linalg_pinv: case OpId::linalg_matrix_rank:
+    case OpId::tril: case OpId::triu: case OpId::einsum:
       return Route::Kernel;
     case OpId::cast: case OpId::copy:  // same dtype: a kernel copy; else through the parts
     case OpId::full: case OpId::zeros: case OpId::ones: case OpId::zeros_like:

@@ -1,7 +1,8 @@
 """Golden cases for the complex (complex64 / complex128) matrix decompositions: det, slogdet,
 cholesky, qr, svd, svdvals, eigh, eigvalsh, inv, solve, solve_triangular,
 lu_factor, lu_solve, matrix_exp, and the composites trace, diag, diag_embed, cross, vector_norm,
-matrix_norm, matrix_power, lstsq, pinv, matrix_rank, and the reductions norm, var, std.
+matrix_norm, matrix_power, lstsq, pinv, matrix_rank, the reductions norm, var, std, and tril,
+triu, einsum.
 Run with /usr/bin/python3 (torch 1.13); writes
   tests/data/linalg_complex.json        forward cases and errors (the conformance suite runs them
                                         on every golden device with the runners of
@@ -318,6 +319,18 @@ add("linalg_cross", torch.linalg.cross, [In(crnd((3, 4)), [["transpose", 0, 1]])
 cases.append(error("trace", [crnd((2, 2, 2))], "ShapeError", name="ctrace_3d"))
 cases.append(error("linalg_cross", [crnd((2, 4)), crnd((2, 4))], "ShapeError", name="ccross_not_3"))
 cases.append(error("linalg_pinv", [crnd((3,))], "ShapeError", name="cpinv_vector"))
+# tril, triu, einsum: the building blocks of complex linalg code
+for eq, shapes in [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("ii->", [(3, 3)]),
+                   ("ij,ij->i", [(2, 3), (2, 3)]), ("i,j->ij", [(3,), (2,)]), ("...ij->...ji", [(2, 3, 4)])]:
+    add("einsum", lambda *xs, eq=eq: torch.einsum(eq, *xs), [crnd(sh) for sh in shapes], attrs={"equation": eq},
+        name="ceinsum_" + eq.replace(",", "_").replace("->", "_to_").replace("...", "e"))
+add("einsum", lambda a, b: torch.einsum("ij,jk->ik", a, b), [crnd((2, 3)).to(C64), crnd((3, 2)).to(C64)], C64,
+    attrs={"equation": "ij,jk->ik"}, name="ceinsum_mm_c64")
+for k in [0, 1, -1]:
+    add("tril", lambda x, k=k: torch.tril(x, k), [crnd((2, 3, 4))], attrs={"diagonal": k}, name="ctril_%d" % k)
+    add("triu", lambda x, k=k: torch.triu(x, k), [crnd((4, 3))], attrs={"diagonal": k}, name="ctriu_%d" % k)
+cases.append(error("einsum", [crnd((2, 3)), crnd((3, 2)).to(C64)], "DTypeError", attrs={"equation": "ij,jk->ik"},
+                   name="ceinsum_dtype_mismatch"))
 cases.append(error("linalg_vector_norm", [torch.rand(3, dtype=F64)], "DTypeError",
                    attrs={"ord": 2, "dtype": "complex128"}, name="cvector_norm_real_input_complex_dtype"))
 
@@ -430,6 +443,9 @@ grads = [
     grad_case("norm_3", lambda x: g(torch.norm(x, p=3, dim=[1])), [crnd((3, 4))]),
     grad_case("var", lambda x: g(torch.var(x, dim=[1])), [crnd((3, 4))]),
     grad_case("std", lambda x: g(torch.std(x, dim=[0])), [crnd((3, 4))]),
+    grad_case("einsum", lambda a: f(torch.einsum("bij,jk->bik", a, ones_c((3, 2))) + torch.einsum("bii->b", a[:, :, :3])
+                                   .unsqueeze(-1).unsqueeze(-1)), [crnd((2, 3, 3))]),
+    grad_case("tril_triu", lambda a: f(torch.tril(a, -1) * 2 + torch.triu(a, 1) * (1 + 1j)), [crnd((3, 4))]),
     grad_case("pinv_hermitian_of_x", lambda x: f(torch.linalg.pinv(h_of(x) + 3 * torch.eye(3), hermitian=True)),
               [crnd((3, 3))]),
 ]

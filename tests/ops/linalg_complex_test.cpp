@@ -124,6 +124,13 @@ const std::map<std::string, Loss>& losses() {
       {"norm_3", [](const Tensor& x) { return g(norm(x, 3, {1})); }},
       {"var", [](const Tensor& x) { return g(var(x, {1})); }},
       {"std", [](const Tensor& x) { return g(ember::std(x, {0})); }},
+      {"einsum",
+       [](const Tensor& a) {
+         Tensor d = einsum("bii->b", {a.narrow(-1, 0, 3)}).unsqueeze(-1).unsqueeze(-1);
+         return f(einsum("bij,jk->bik", {a, ones_c({3, 2}, a)}) + d);
+       }},
+      {"tril_triu",
+       [](const Tensor& a) { return f(tril(a, -1) * 2.0 + triu(a, 1) * std::complex<double>(1, 1)); }},
       {"pinv_hermitian_of_x",
        [](const Tensor& x) {
          Tensor h = h_of(x) + eye(3, {}, real(x).options()) * 3.0;
