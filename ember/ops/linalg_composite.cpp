@@ -40,7 +40,7 @@ constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 bool given(double v) { return !std::isnan(v); }
 double eps_of(DType d) {
   return ops::real_dtype_of(d) == DType::F64 ? std::numeric_limits<double>::epsilon()
-                         : double(std::numeric_limits<float>::epsilon());
+                                             : double(std::numeric_limits<float>::epsilon());
 }
 // The conjugate transpose (the transpose of a real matrix).
 Tensor mH(const Tensor& t) { return (is_complex(t.dtype()) ? conj(t) : t).transpose(-2, -1); }
@@ -102,7 +102,8 @@ void infer_composite(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
       return;
     case OpId::linalg_matrix_norm: {
       ops::require_defined(A, name, "A");
-      ops::require_dtype(name, A.dtype(), mask_of(DType::F32) | mask_of(DType::F64) | kComplexDTypes,
+      ops::require_dtype(name, A.dtype(),
+                         mask_of(DType::F32) | mask_of(DType::F64) | kComplexDTypes,
                          "a float32, float64, complex64 or complex128 input");
       if (A.dim() < 2)
         detail::throw_shape(name, "expected a matrix or a batch of matrices, found shape " +
@@ -115,9 +116,11 @@ void infer_composite(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
     case OpId::linalg_vector_norm: {
       ops::require_defined(A, name, "x");
       const DType d = a.has_dtype ? a.dtype : A.dtype();
-      ops::require_dtype(name, d, kFloatDTypes | kComplexDTypes, "a floating or complex input (or dtype)");
+      ops::require_dtype(name, d, kFloatDTypes | kComplexDTypes,
+                         "a floating or complex input (or dtype)");
       if (is_complex(A.dtype()) != is_complex(d))  // as torch: complex stays complex, real real
-        detail::throw_dtype(name, std::string("expected a ") + (is_complex(A.dtype()) ? "complex" : "real") +
+        detail::throw_dtype(name, std::string("expected a ") +
+                                      (is_complex(A.dtype()) ? "complex" : "real") +
                                       " dtype for a " + std::string(dtype_name(A.dtype())) +
                                       " input, found " + std::string(dtype_name(d)));
       out.add(ops::reduced_shape(A.shape(), ops::reduce_dims(a.ints, A.dim(), name), a.b[0]),
@@ -231,8 +234,8 @@ TensorList d_lstsq(const Attrs& a, std::span<const Tensor> in) {
     keep = sv > cut;
   }
   const TensorOptions part{ops::real_dtype_of(A.dtype()), A.device()};
-  Tensor residuals = m > n && driver != 0 ? sum(square(magnitude(matmul(A, x) - B)), {-2})
-                                          : zeros({0}, part);
+  Tensor residuals =
+      m > n && driver != 0 ? sum(square(magnitude(matmul(A, x) - B)), {-2}) : zeros({0}, part);
   Tensor rank = driver == 1 ? zeros({0}, {DType::I64, A.device()}) : sum(keep, {-1}, false, DType::I64);
   Tensor svals = driver >= 2 ? s : zeros({0}, part);
   return {x, residuals, rank, svals};
@@ -341,7 +344,8 @@ TensorList d_matrix_power(const Attrs& a, std::span<const Tensor> in) {
   int64_t n = a.i[0];
   if (n == 0) {
     const int64_t k = base.size(-1);
-    return {eye(k, {}, {ops::real_dtype_of(base.dtype()), base.device()}).to(base.dtype()).expand(base.shape()).contiguous()};
+    Tensor id = eye(k, {}, {ops::real_dtype_of(base.dtype()), base.device()}).to(base.dtype());
+    return {id.expand(base.shape()).contiguous()};
   }
   if (n < 0) {
     base = linalg::inv(base);

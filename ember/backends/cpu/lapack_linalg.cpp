@@ -317,8 +317,8 @@ TensorList k_lu_solve(const OpCall& c) {
     for (int64_t b = 0; b < nb && n > 0 && k > 0; ++b) {
       for (int64_t i = 0; i < n; ++i) ipiv[size_t(i)] = data<int32_t>(piv)[b * n + i];
       lapack_failed(op_name(c.op), "getrs",
-                    getrs<T>(trans, lapack_int(n), lapack_int(k),
-                             data<T>(lu) + b * n * n, ipiv.data(), data<T>(x) + b * n * k));
+                    getrs<T>(trans, lapack_int(n), lapack_int(k), data<T>(lu) + b * n * n,
+                             ipiv.data(), data<T>(x) + b * n * k));
     }
   });
   return {x};
