@@ -224,20 +224,20 @@ TensorList vjp_eig(const VjpCtx& c) {
   return {ga};
 }
 
-// lu_solve: gB = A^-T g (A^-1 g when adjoint); gA = -gB X^T (-X gB^T), and gLU from gA through
-// A = P L U: gL = tril(P^T gA U^T, -1), gU = triu(L^T P^T gA), with P^T gA = L U A^-1 gA.
+// lu_solve: gB = A^-H g (A^-1 g when adjoint); gA = -gB X^H (-X gB^H), and gLU from gA through
+// A = P L U: gL = tril(P^T gA U^H, -1), gU = triu(L^H P^T gA), with P^T gA = L U A^-1 gA.
 TensorList vjp_lu_solve(const VjpCtx& c) {
   const Tensor &lu = c.input(0), &piv = c.input(1), &x = c.output(0), &g = c.grad(0);
   const bool adjoint = c.attrs.b[0];
   Tensor gb = linalg::lu_solve(lu, piv, g, true, !adjoint);
   Tensor glu;
   if (c.needs_grad(0)) {
-    Tensor ga = adjoint ? -matmul(x, mT(gb)) : -matmul(gb, mT(x));
+    Tensor ga = adjoint ? -matmul(x, mH(gb)) : -matmul(gb, mH(x));
     const int64_t n = lu.size(-1);
-    Tensor l = tril(lu, -1) + eye(n, {}, lu.options());
-    Tensor u = triu(lu);
+    Tensor l = ctril(lu, -1) + eye(n, {}, real(lu).options());
+    Tensor u = ctriu(lu);
     Tensor pga = matmul(l, matmul(u, linalg::lu_solve(lu, piv, ga)));
-    glu = tril(matmul(pga, mT(u)), -1) + triu(matmul(mT(l), pga));
+    glu = ctril(matmul(pga, mH(u)), -1) + ctriu(matmul(mH(l), pga));
   }
   return {glu, Tensor(), c.needs_grad(2) ? gb : Tensor()};
 }
@@ -255,9 +255,9 @@ TensorList vjp_solve_triangular(const VjpCtx& c) {
   return {ga, c.needs_grad(1) ? gb : Tensor()};
 }
 
-// matrix_exp: the upper-right block of exp([[A^T, g], [0, A^T]]).
+// matrix_exp: the upper-right block of exp([[A^H, g], [0, A^H]]).
 TensorList vjp_matrix_exp(const VjpCtx& c) {
-  const Tensor at = mT(c.input(0));
+  const Tensor at = mH(c.input(0));
   const int64_t n = at.size(-1);
   Tensor top = cat({at, c.grad(0)}, -1);
   Tensor bottom = cat({zeros_like(at), at}, -1);

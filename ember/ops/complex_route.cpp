@@ -33,7 +33,13 @@ Route route_of(OpId op) {
     case OpId::linalg_cholesky: case OpId::linalg_qr: case OpId::linalg_svd:
     case OpId::linalg_eigh: case OpId::linalg_svdvals: case OpId::linalg_eigvalsh:
     case OpId::linalg_solve_triangular: case OpId::linalg_inv: case OpId::linalg_solve:
+    case OpId::linalg_lu_factor: case OpId::linalg_lu_solve: case OpId::matrix_exp:
     case OpId::fft_c2c: case OpId::fft_r2c: case OpId::fft_c2r:
+    // composites: their decompositions run ops that take complex
+    case OpId::trace: case OpId::diag: case OpId::diag_embed: case OpId::linalg_cross:
+    case OpId::linalg_vector_norm: case OpId::linalg_matrix_norm: case OpId::matrix_power:
+    case OpId::linalg_lstsq: case OpId::linalg_pinv: case OpId::linalg_matrix_rank:
+    case OpId::tril: case OpId::triu: case OpId::einsum:
       return Route::Kernel;
     case OpId::cast: case OpId::copy:  // same dtype: a kernel copy; else through the parts
     case OpId::full: case OpId::zeros: case OpId::ones: case OpId::zeros_like:
@@ -47,7 +53,7 @@ Route route_of(OpId op) {
     case OpId::atanh:
     case OpId::add: case OpId::sub: case OpId::mul: case OpId::div: case OpId::eq: case OpId::ne:
     case OpId::where:
-    case OpId::sum: case OpId::mean:
+    case OpId::sum: case OpId::mean: case OpId::norm: case OpId::var: case OpId::std:
     case OpId::mm: case OpId::bmm: case OpId::matmul: case OpId::outer: case OpId::dot:
     case OpId::pad: case OpId::index_add:  // the adjoints of slicing and indexing
       return Route::Parts;
@@ -352,6 +358,15 @@ bool route_complex(OpId op, const Attrs& a, std::span<const Tensor> in, const Me
     case OpId::sum: case OpId::mean: case OpId::prod:
       out = {reduce(op, a, in[0])};
       return true;
+    case OpId::norm:  // the p-norm of |x|
+      out = {dispatch1(op, a, {abs(in[0])})};
+      return true;
+    case OpId::var: case OpId::std: {  // E|x - mean|^2 = var(re) + var(im)
+      auto [re, im] = parts(in[0], complex_part_dtype(in[0].dtype()));
+      Tensor v = add(dispatch1(OpId::var, a, {re}), dispatch1(OpId::var, a, {im}));
+      out = {op == OpId::std ? sqrt(v) : v};
+      return true;
+    }
     case OpId::cumsum: case OpId::cumprod:
       out = {cumulate(a, in[0], op == OpId::cumprod)};
       return true;

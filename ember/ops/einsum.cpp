@@ -175,7 +175,8 @@ void infer_einsum(OpId, const Attrs& a, std::span<const Tensor> in, MetaList& ou
       detail::throw_dtype(kOp, "expected operands of one dtype, found " +
                                    std::string(dtype_name(in[0].dtype())) + " and " +
                                    std::string(dtype_name(t.dtype())));
-  ops::require_dtype(kOp, in[0].dtype(), kNumericDTypes, "a numeric dtype (bool is not supported)");
+  ops::require_dtype(kOp, in[0].dtype(), kNumericDTypes | kComplexDTypes,
+                     "a numeric or complex dtype (bool is not supported)");
   Parsed p = parse(a.ints, in);
   Shape s;
   for (int l : p.out) s.push_back(p.size[size_t(l)]);

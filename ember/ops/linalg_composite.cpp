@@ -15,6 +15,7 @@
 #include "ember/linalg.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/common.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/index.h"
 #include "ember/ops/layout.h"
@@ -38,10 +39,14 @@ using ops::with;
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 bool given(double v) { return !std::isnan(v); }
 double eps_of(DType d) {
-  return d == DType::F64 ? std::numeric_limits<double>::epsilon()
-                         : double(std::numeric_limits<float>::epsilon());
+  return ops::real_dtype_of(d) == DType::F64 ? std::numeric_limits<double>::epsilon()
+                                             : double(std::numeric_limits<float>::epsilon());
 }
-Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
+// The conjugate transpose (the transpose of a real matrix).
+Tensor mH(const Tensor& t) { return (is_complex(t.dtype()) ? conj(t) : t).transpose(-2, -1); }
+// |x| of a complex tensor (real), x itself otherwise.
+Tensor magnitude(const Tensor& x) { return is_complex(x.dtype()) ? abs(x) : x; }
+DType integral_to_i64(DType d) { return is_floating(d) || is_complex(d) ? d : DType::I64; }
 
 enum MatrixOrd : uint8_t { kFro, kNuc, kInf, kNegInf, kOne, kNegOne, kTwo, kNegTwo };
 
@@ -66,9 +71,9 @@ void infer_composite(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
       out.add(with(batch_of(A, 2), {A.size(-1)}), ops::real_dtype_of(A.dtype()));
       return;
     case OpId::linalg_lstsq: {
-      ops::require_real_matrix(name, A, "A");
+      ops::require_real_matrix(name, A, "A", true);
       const Tensor& B = in[1];
-      ops::require_real_matrix(name, B, "B");
+      ops::require_real_matrix(name, B, "B", true);
       if (A.dtype() != B.dtype())
         detail::throw_dtype(name, "expected A and B to have the same dtype, found " +
                                       std::string(dtype_name(A.dtype())) + " and " +
@@ -78,39 +83,48 @@ void infer_composite(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
                                       shape_str(A.shape()) + " and " + shape_str(B.shape()));
       const int64_t m = A.size(-2), n = A.size(-1), k = B.size(-1);
       const int driver = a.mode;
+      const DType part = ops::real_dtype_of(A.dtype());
       out.add(with(batch_of(A, 2), {n, k}), A.dtype());
-      out.add(m > n && driver != 0 ? with(batch_of(A, 2), {k}) : Shape{0}, A.dtype());
+      out.add(m > n && driver != 0 ? with(batch_of(A, 2), {k}) : Shape{0}, part);
       out.add(driver == 1 ? Shape{0} : batch_of(A, 2), DType::I64);
-      out.add(driver >= 2 ? with(batch_of(A, 2), {std::min(m, n)}) : Shape{0}, A.dtype());
+      out.add(driver >= 2 ? with(batch_of(A, 2), {std::min(m, n)}) : Shape{0}, part);
       return;
     }
     case OpId::linalg_pinv:
-      ops::require_real_matrix(name, A, "A");
-      if (a.b[0]) ops::require_square(name, A, "A");
+      ops::require_real_matrix(name, A, "A", true);
+      if (a.b[0]) ops::require_square(name, A, "A", true);
       out.add(with(batch_of(A, 2), {A.size(-1), A.size(-2)}), A.dtype());
       return;
     case OpId::linalg_matrix_rank:
-      ops::require_real_matrix(name, A, "A");
-      if (a.b[0]) ops::require_square(name, A, "A");
+      ops::require_real_matrix(name, A, "A", true);
+      if (a.b[0]) ops::require_square(name, A, "A", true);
       out.add(batch_of(A, 2), DType::I64);
       return;
     case OpId::linalg_matrix_norm: {
       ops::require_defined(A, name, "A");
-      ops::require_dtype(name, A.dtype(), mask_of(DType::F32) | mask_of(DType::F64),
-                         "a float32 or float64 input");
+      ops::require_dtype(name, A.dtype(),
+                         mask_of(DType::F32) | mask_of(DType::F64) | kComplexDTypes,
+                         "a float32, float64, complex64 or complex128 input");
       if (A.dim() < 2)
         detail::throw_shape(name, "expected a matrix or a batch of matrices, found shape " +
                                       shape_str(A.shape()));
       const Shape d = two_dims(a, A, name);
       out.add(ops::reduced_shape(A.shape(), {std::min(d[0], d[1]), std::max(d[0], d[1])}, a.b[0]),
-              A.dtype());
+              ops::real_dtype_of(A.dtype()));
       return;
     }
     case OpId::linalg_vector_norm: {
       ops::require_defined(A, name, "x");
       const DType d = a.has_dtype ? a.dtype : A.dtype();
-      ops::require_dtype(name, d, kFloatDTypes, "a floating input (or dtype)");
-      out.add(ops::reduced_shape(A.shape(), ops::reduce_dims(a.ints, A.dim(), name), a.b[0]), d);
+      ops::require_dtype(name, d, kFloatDTypes | kComplexDTypes,
+                         "a floating or complex input (or dtype)");
+      if (is_complex(A.dtype()) != is_complex(d))  // as torch: complex stays complex, real real
+        detail::throw_dtype(name, std::string("expected a ") +
+                                      (is_complex(A.dtype()) ? "complex" : "real") +
+                                      " dtype for a " + std::string(dtype_name(A.dtype())) +
+                                      " input, found " + std::string(dtype_name(d)));
+      out.add(ops::reduced_shape(A.shape(), ops::reduce_dims(a.ints, A.dim(), name), a.b[0]),
+              ops::real_dtype_of(d));
       return;
     }
     case OpId::linalg_cross: {
@@ -132,7 +146,7 @@ void infer_composite(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
       ops::require_defined(A, name);
       if (A.dim() != 2)
         detail::throw_shape(name, "expected a 2-D tensor, found shape " + shape_str(A.shape()));
-      out.add({}, is_floating(A.dtype()) ? A.dtype() : DType::I64);
+      out.add({}, integral_to_i64(A.dtype()));
       return;
     case OpId::diag: {
       ops::require_defined(A, name);
@@ -164,7 +178,7 @@ void infer_composite(OpId op, const Attrs& a, std::span<const Tensor> in, MetaLi
       ops::require_defined(A, name, "A");
       if (A.dim() < 2 || A.size(-1) != A.size(-2))
         detail::throw_shape(name, "expected a batch of square matrices, found shape " + shape_str(A.shape()));
-      if (a.i[0] < 0) ops::require_square(name, A, "A (a negative power inverts it)");
+      if (a.i[0] < 0) ops::require_square(name, A, "A (a negative power inverts it)", true);
       out.add(A.shape(), A.dtype());
       return;
     default:
@@ -209,20 +223,21 @@ TensorList d_lstsq(const Attrs& a, std::span<const Tensor> in) {
   Tensor s, keep;
   if (k == 0) {
     x = zeros(with(batch_of(A, 2), {n, B.size(-1)}), A.options());
-    s = zeros(with(batch_of(A, 2), {0}), A.options());
+    s = zeros(with(batch_of(A, 2), {0}), {ops::real_dtype_of(A.dtype()), A.device()});
     keep = s > 0.0;
   } else {
     auto [u, sv, vh] = linalg::svd(A, false);
     const double rcond = given(a.f[0]) ? a.f[0] : eps_of(A.dtype()) * double(std::max(m, n));
     Tensor cut = amax(sv, {-1}, true) * rcond;
-    x = matmul(mT(vh), inv_above(sv, cut).unsqueeze(-1) * matmul(mT(u), B));
+    x = matmul(mH(vh), inv_above(sv, cut).unsqueeze(-1) * matmul(mH(u), B));
     s = sv;
     keep = sv > cut;
   }
-  Tensor residuals = m > n && driver != 0 ? sum(square(matmul(A, x) - B), {-2})
-                                          : zeros({0}, A.options());
+  const TensorOptions part{ops::real_dtype_of(A.dtype()), A.device()};
+  Tensor residuals =
+      m > n && driver != 0 ? sum(square(magnitude(matmul(A, x) - B)), {-2}) : zeros({0}, part);
   Tensor rank = driver == 1 ? zeros({0}, {DType::I64, A.device()}) : sum(keep, {-1}, false, DType::I64);
-  Tensor svals = driver >= 2 ? s : zeros({0}, A.options());
+  Tensor svals = driver >= 2 ? s : zeros({0}, part);
   return {x, residuals, rank, svals};
 }
 
@@ -233,11 +248,11 @@ TensorList d_pinv(const Attrs& a, std::span<const Tensor> in) {
   if (a.b[0]) {
     auto [w, q] = linalg::eigh(A);
     Tensor winv = inv_above(abs(w), cutoff_of(w, a.f[0], a.f[1], m, n, A.dtype()));
-    return {matmul(q * where(w < 0.0, -winv, winv).unsqueeze(-2), mT(q))};
+    return {matmul(q * where(w < 0.0, -winv, winv).unsqueeze(-2), mH(q))};
   }
   auto [u, s, vh] = linalg::svd(A, false);
   Tensor sinv = inv_above(s, cutoff_of(s, a.f[0], a.f[1], m, n, A.dtype()));
-  return {matmul(mT(vh) * sinv.unsqueeze(-2), mT(u))};
+  return {matmul(mH(vh) * sinv.unsqueeze(-2), mH(u))};
 }
 
 TensorList d_matrix_rank(const Attrs& a, std::span<const Tensor> in) {
@@ -254,7 +269,7 @@ TensorList d_matrix_norm(const Attrs& a, std::span<const Tensor> in) {
   const bool keep = a.b[0];
   const int64_t r0 = d[0], r1 = d[1];
   switch (MatrixOrd(a.mode)) {
-    case kFro: return {norm(A, 2, {r0, r1}, keep)};
+    case kFro: return {norm(magnitude(A), 2, {r0, r1}, keep)};
     case kOne: case kNegOne: {  // over columns: the sum down dim r0, then the extreme over r1
       Tensor cs = sum(abs(A), {r0}, true);
       Tensor e = a.mode == kOne ? amax(cs, {r1}, true) : amin(cs, {r1}, true);
@@ -279,7 +294,7 @@ TensorList d_matrix_norm(const Attrs& a, std::span<const Tensor> in) {
 
 TensorList d_vector_norm(const Attrs& a, std::span<const Tensor> in) {
   Tensor x = a.has_dtype ? in[0].to(a.dtype) : in[0];
-  return {norm(x, a.f[0], a.ints, a.b[0])};
+  return {norm(magnitude(x), a.f[0], a.ints, a.b[0])};
 }
 
 TensorList d_cross(const Attrs& a, std::span<const Tensor> in) {
@@ -295,7 +310,7 @@ TensorList d_cross(const Attrs& a, std::span<const Tensor> in) {
 
 TensorList d_trace(const Attrs&, std::span<const Tensor> in) {
   const Tensor& x = in[0];
-  return {sum(diagonal(x, 0, 0, 1), {}, false, is_floating(x.dtype()) ? x.dtype() : DType::I64)};
+  return {sum(diagonal(x, 0, 0, 1), {}, false, integral_to_i64(x.dtype()))};
 }
 
 // Matrices [..., N, N] with x [..., n] on diagonal `offset` (N = n + |offset|), at the last two
@@ -303,7 +318,8 @@ TensorList d_trace(const Attrs&, std::span<const Tensor> in) {
 Tensor embed_last(const Tensor& x, int64_t offset) {
   const int64_t n = x.size(-1), N = n + std::abs(offset);
   Tensor v = offset ? pad(x, {0, std::abs(offset)}) : x;
-  Tensor ones_nn = ones({N, N}, x.options());
+  // a real mask for a complex x (complex times real runs on the parts)
+  Tensor ones_nn = ones({N, N}, {ops::real_dtype_of(x.dtype()), x.device()});
   Tensor mask = triu(ones_nn, offset) - triu(ones_nn, offset + 1);
   return offset >= 0 ? v.unsqueeze(-1) * mask : v.unsqueeze(-2) * mask;
 }
@@ -328,7 +344,8 @@ TensorList d_matrix_power(const Attrs& a, std::span<const Tensor> in) {
   int64_t n = a.i[0];
   if (n == 0) {
     const int64_t k = base.size(-1);
-    return {eye(k, {}, base.options()).expand(base.shape()).contiguous()};
+    Tensor id = eye(k, {}, {ops::real_dtype_of(base.dtype()), base.device()}).to(base.dtype());
+    return {id.expand(base.shape()).contiguous()};
   }
   if (n < 0) {
     base = linalg::inv(base);
@@ -363,12 +380,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor& A, const Tensor& 
   else if (d == "gelss") a.mode = 3;
   else
     detail::throw_value(op, "expected driver \"gels\", \"gelsy\", \"gelsd\" or \"gelss\", found \"" + d + "\"");
-  ops::require_real_matrix(op, A, "A");
+  ops::require_real_matrix(op, A, "A", true);
   ops::require_defined(B, op, "B");
   // B of A's shape without its last dim: a (batch of) vector(s), as in torch.
   const bool vec = B.dim() == A.dim() - 1;
   const Tensor b = vec ? B.unsqueeze(-1) : B;
-  ops::require_real_matrix(op, b, "B");
+  ops::require_real_matrix(op, b, "B", true);
   const Shape batch = broadcast_shapes(batch_of(A, 2), batch_of(b, 2), op);
   TensorList r = dispatch(OpId::linalg_lstsq, a,
                           {A.expand(with(batch, {A.size(-2), A.size(-1)})),

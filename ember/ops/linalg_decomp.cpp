@@ -8,8 +8,8 @@
 //   linalg_lu_factor: none (inputs {A}; outputs LU, int32 pivots).
 //   linalg_lu_solve: b[0] adjoint (inputs {LU, pivots, B}).
 //   linalg_solve_triangular: b[0] upper, b[2] unitriangular (inputs {A, B}).
-// inv, solve, det, slogdet, cholesky, qr, svd, eigh, solve_triangular (and svdvals, eigvalsh)
-// also take complex64/complex128:
+// inv, solve, det, slogdet, cholesky, qr, svd, eigh, solve_triangular, lu_factor, lu_solve,
+// matrix_exp (and svdvals, eigvalsh) also take complex64/complex128:
 // S, eigh's eigenvalues and slogdet's logabsdet are then real, slogdet's sign complex.
 // The composite ops and their decompositions are in linalg_composite.cpp.
 #include "ember/linalg.h"
@@ -91,7 +91,7 @@ void infer_linalg(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
   const Tensor& A = in[0];
   switch (op) {
     case OpId::linalg_inv: case OpId::matrix_exp:
-      ops::require_square(name, A, "A", op == OpId::linalg_inv);
+      ops::require_square(name, A, "A", true);
       out.add(A.shape(), A.dtype());
       return;
     case OpId::linalg_solve: case OpId::linalg_solve_triangular: {
@@ -136,13 +136,13 @@ void infer_linalg(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
       if (a.b[1]) out.add(A.shape(), A.dtype());
       return;
     case OpId::linalg_lu_factor: {
-      ops::require_real_matrix(name, A, "A");
+      ops::require_real_matrix(name, A, "A", true);
       out.add(A.shape(), A.dtype());
       out.add(with(batch_of(A), {std::min(A.size(-2), A.size(-1))}), DType::I32);
       return;
     }
     case OpId::linalg_lu_solve: {
-      ops::require_square(name, A, "LU");
+      ops::require_square(name, A, "LU", true);
       const Tensor& piv = in[1];
       ops::require_defined(piv, name, "pivots");
       if (piv.dtype() != DType::I32)
@@ -151,7 +151,7 @@ void infer_linalg(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
         detail::throw_shape(name, "expected pivots of shape " +
                                       shape_str(with(batch_of(A), {A.size(-1)})) + " for LU of shape " +
                                       shape_str(A.shape()) + ", found " + shape_str(piv.shape()));
-      ops::require_rhs(name, A, in[2]);
+      ops::require_rhs(name, A, in[2], true);
       out.add(in[2].shape(), A.dtype());
       return;
     }
@@ -180,6 +180,7 @@ std::pair<Tensor, Tensor> broadcast_batch(const Tensor& A, const Tensor& B, cons
 }
 
 Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
+Tensor mH(const Tensor& t) { return (is_complex(t.dtype()) ? conj(t) : t).transpose(-2, -1); }
 
 bool either_complex(const Tensor& a, const Tensor& b) {
   return (a.defined() && is_complex(a.dtype())) || (b.defined() && is_complex(b.dtype()));
@@ -278,15 +279,19 @@ std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot) {
 
 Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
   const char* op = "linalg_lu_solve";
-  ops::require_square(op, LU, "LU");
-  ops::require_real_matrix(op, B, "B");
-  // X A = B is A^T X^T = B^T: the adjoint solve of B^T.
-  Tensor b = left ? B : mT(B);
+  ops::require_square(op, LU, "LU", true);
+  ops::require_real_matrix(op, B, "B", true);
+  if (LU.dtype() != B.dtype())
+    detail::throw_dtype(op, "expected LU and B to have the same dtype, found " +
+                                std::string(dtype_name(LU.dtype())) + " and " +
+                                std::string(dtype_name(B.dtype())));
+  // X A = B is A^H X^H = B^H: the adjoint solve of B^H (the adjoint is A^T for real A).
+  Tensor b = left ? B : mH(B);
   auto [lu, b2] = broadcast_batch(LU, b, op);
   Tensor piv = pivots;
   if (pivots.defined() && pivots.dim() >= 1) piv = pivots.expand(with(batch_of(lu), {pivots.size(-1)}));
   Tensor x = dispatch1(OpId::linalg_lu_solve, flags(left ? adjoint : !adjoint), {lu, piv, b2});
-  return left ? x : mT(x);
+  return left ? x : mH(x);
 }
 
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left,

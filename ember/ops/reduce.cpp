@@ -77,9 +77,9 @@ void infer_reduce(OpId op, const Attrs& a, std::span<const Tensor> in, MetaList&
       return;
     // torch keeps uint8 for any/all (a legacy of uint8 masks); everything else gives bool.
     case OpId::any: case OpId::all: out.add(shape, d == DType::U8 ? d : DType::Bool); return;
-    case OpId::var: case OpId::std: case OpId::norm:
-      ops::require_dtype(name, d, kFloatDTypes, "a floating dtype");
-      out.add(shape, d);
+    case OpId::var: case OpId::std: case OpId::norm:  // real for complex x, as torch's
+      ops::require_dtype(name, d, kFloatDTypes | kComplexDTypes, "a floating or complex dtype");
+      out.add(shape, is_complex(d) ? complex_part_dtype(d) : d);
       return;
     case OpId::logsumexp: out.add(shape, ops::float_result(d)); return;
     case OpId::count_nonzero: out.add(shape, DType::I64); return;

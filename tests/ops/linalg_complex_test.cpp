@@ -2,7 +2,8 @@
 // gauge-invariant losses against torch 1.13 (tests/data/linalg_complex/grads.json, from
 // tests/gen/gen_linalg_complex.py) on every golden device and against central differences in
 // each real coordinate (PyTorch's convention: dL/dx + i dL/dy), result dtypes, and errors that
-// name the op, the batch element and the failing minor.
+// name the op, the batch element and the failing minor. The complex composites (trace, diag,
+// cross, norms, matrix_power, lstsq, pinv) and lu_solve, matrix_exp are in the same files.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -48,6 +49,15 @@ Tensor lower3(const Tensor& like) {
   Tensor f = full({3, 3}, 1.0, o);
   return complex(tril(f * 0.5, -1) + eye(3, {}, o) * 3.0, tril(f * 0.25, -1));
 }
+// The generator's LU3 (its well((3, 3))) is read from the lu_solve_LU case; pivots 1, 2, 3.
+Tensor identity_pivots(const Tensor& like) {
+  return tensor(std::vector<int32_t>{1, 2, 3}, {3}).to(like.device());
+}
+Tensor lu3(const Tensor& like) {
+  for (const json& c : grads()["grads"])
+    if (c["grad"] == "lu_solve_LU") return make_tensor(c["inputs"][0], like.device());
+  return Tensor();
+}
 Tensor qr_loss(const Tensor& a) {
   auto [q, r] = linalg::qr(a);
   return f(q) + f(r);
@@ -82,6 +92,61 @@ const std::map<std::string, Loss>& losses() {
       {"solve_triangular_B_right",
        [](const Tensor& b) { return f(linalg::solve_triangular(lower3(b), b, false, false)); }},
       {"eigvalsh_of_x", [](const Tensor& x) { return g(linalg::eigvalsh(h_of(x))); }},
+      {"trace", [](const Tensor& a) { return f(trace(a)); }},
+      {"diag_vector", [](const Tensor& x) { return f(diag(x, 1)); }},
+      {"diag_embed", [](const Tensor& x) { return f(diag_embed(x, -1, 0, 2)); }},
+      {"cross",
+       [](const Tensor& a) { return f(linalg::cross(a, ones_c({4, 3}, a) + a.flip({0}))); }},
+      {"vector_norm_2", [](const Tensor& x) { return g(linalg::vector_norm(x, 2, {1})); }},
+      {"vector_norm_3.5", [](const Tensor& x) { return g(linalg::vector_norm(x, 3.5)); }},
+      {"vector_norm_inf",
+       [](const Tensor& x) { return g(linalg::vector_norm(x, INFINITY, {-1})); }},
+      {"matrix_norm_fro", [](const Tensor& a) { return g(linalg::matrix_norm(a, "fro")); }},
+      {"matrix_norm_nuc", [](const Tensor& a) { return g(linalg::matrix_norm(a, "nuc")); }},
+      {"matrix_norm_1", [](const Tensor& a) { return g(linalg::matrix_norm(a, 1.0)); }},
+      {"matrix_norm_-inf",
+       [](const Tensor& a) { return g(linalg::matrix_norm(a, -double(INFINITY))); }},
+      {"matrix_norm_2", [](const Tensor& a) { return g(linalg::matrix_norm(a, 2.0)); }},
+      {"matrix_norm_-2", [](const Tensor& a) { return g(linalg::matrix_norm(a, -2.0)); }},
+      {"matrix_power_3", [](const Tensor& a) { return f(linalg::matrix_power(a, 3)); }},
+      {"matrix_power_-2", [](const Tensor& a) { return f(linalg::matrix_power(a, -2)); }},
+      {"lstsq_A",
+       [](const Tensor& a) {
+         return f(std::get<0>(linalg::lstsq(a, ones_c({5, 2}, a), std::nullopt, "gelsd")));
+       }},
+      {"lstsq_B", [](const Tensor& b) { return f(std::get<0>(linalg::lstsq(lower3(b), b))); }},
+      {"lu_solve_LU",
+       [](const Tensor& l) {
+         return f(linalg::lu_solve(l, identity_pivots(l), ones_c({3, 2}, l)));
+       }},
+      {"lu_solve_LU_adjoint_right",
+       [](const Tensor& l) {
+         return f(linalg::lu_solve(l, identity_pivots(l), ones_c({2, 3}, l), false, true));
+       }},
+      {"lu_solve_B",
+       [](const Tensor& b) {
+         return f(linalg::lu_solve(lu3(b), identity_pivots(b), b, true, true));
+       }},
+      {"matrix_exp", [](const Tensor& a) { return f(linalg::matrix_exp(a)); }},
+      {"pinv_tall", [](const Tensor& a) { return f(linalg::pinv(a)); }},
+      {"pinv_wide_batched", [](const Tensor& a) { return f(linalg::pinv(a)); }},
+      {"norm_3", [](const Tensor& x) { return g(norm(x, 3, {1})); }},
+      {"var", [](const Tensor& x) { return g(var(x, {1})); }},
+      {"std", [](const Tensor& x) { return g(ember::std(x, {0})); }},
+      {"einsum",
+       [](const Tensor& a) {
+         Tensor d = einsum("bii->b", {a.narrow(-1, 0, 3)}).unsqueeze(-1).unsqueeze(-1);
+         return f(einsum("bij,jk->bik", {a, ones_c({3, 2}, a)}) + d);
+       }},
+      {"tril_triu",
+       [](const Tensor& a) {
+         return f(tril(a, -1) * 2.0 + triu(a, 1) * std::complex<double>(1, 1));
+       }},
+      {"pinv_hermitian_of_x",
+       [](const Tensor& x) {
+         Tensor h = h_of(x) + eye(3, {}, real(x).options()) * 3.0;
+         return f(linalg::pinv(h, std::nullopt, std::nullopt, true));
+       }},
   };
   return m;
 }
@@ -151,6 +216,24 @@ TEST(LinalgComplex, ResultDtypes) {
       EXPECT_EQ(std::get<1>(linalg::qr(a)).dtype(), d);
       // logdet of a complex matrix is complex: log|det| + i arg(det)
       EXPECT_EQ(logdet(a).dtype(), d);
+      // the norms, lstsq's residuals and singular values, and matrix_rank are real
+      EXPECT_EQ(linalg::vector_norm(a).dtype(), part);
+      EXPECT_EQ(linalg::matrix_norm(a, -2.0).dtype(), part);
+      Tensor tall = cat({a, a}, 0);
+      auto [x, res, rank, sv] = linalg::lstsq(tall, tall, std::nullopt, "gelsd");
+      EXPECT_EQ(x.dtype(), d);
+      EXPECT_EQ(res.dtype(), part);
+      EXPECT_EQ(rank.dtype(), DType::I64);
+      EXPECT_EQ(sv.dtype(), part);
+      EXPECT_EQ(linalg::matrix_rank(a).item<int64_t>(), 3);
+      EXPECT_EQ(linalg::pinv(a).dtype(), d);
+      EXPECT_EQ(trace(a).dtype(), d);
+      EXPECT_NEAR(std::abs(trace(a).item<std::complex<double>>() - 6.0), 0.0, 1e-6);
+      EXPECT_EQ(linalg::matrix_power(a, -1).dtype(), d);
+      EXPECT_EQ(linalg::matrix_exp(a).dtype(), d);
+      auto [lu, piv] = linalg::lu_factor(a);
+      EXPECT_EQ(lu.dtype(), d);
+      EXPECT_EQ(piv.dtype(), DType::I32);
     }
 }
 
@@ -194,9 +277,17 @@ TEST(LinalgComplex, ErrorsNameTheOpTheBatchElementAndTheMinor) {
     Tensor x = linalg::solve(good, ones({3, 1}, {.dtype = DType::F32}).to(dev));
     EXPECT_EQ(x.dtype(), DType::C128);
     EXPECT_NEAR(std::abs(x.to_vector<cd>()[0] - cd(0.5, 0)), 0.0, 1e-12);
-    // lu_factor, lu_solve and matrix_exp stay real: refused by name
-    const std::string lu = message_of([&] { linalg::lu_factor(good); });
+    // lu_factor names the batch element and the zero pivot; lu_solve's operands share a dtype
+    const std::string lu = message_of([&] { linalg::lu_factor(stack({eye2, sing})); });
     EXPECT_NE(lu.find("linalg_lu_factor"), std::string::npos) << lu;
+    EXPECT_NE(lu.find("batch element 1"), std::string::npos) << lu;
+    auto [LU, piv] = linalg::lu_factor(good);
+    Tensor b64 = ones({3, 1}, {.dtype = DType::C64}).to(dev);
+    EXPECT_THROW(linalg::lu_solve(LU, piv, b64), DTypeError);
+    EXPECT_THROW(linalg::matrix_exp(ones({2, 3}, {.dtype = DType::C64}).to(dev)), ShapeError);
+    // complex norms are real; a real dtype for a complex input is refused
+    EXPECT_EQ(linalg::matrix_norm(good, "nuc").dtype(), DType::F64);
+    EXPECT_THROW(linalg::vector_norm(good, 2, {}, false, DType::F64), DTypeError);
   }
 }
 

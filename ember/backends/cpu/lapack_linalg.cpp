@@ -3,8 +3,9 @@
 // (matrix_exp) and every build without LAPACK. A row-major matrix is its transpose in LAPACK's
 // column-major order, so the hot paths factor A^T in place instead of transposing copies: solve
 // factors A^T = P L U and solves for X^T on the right with trsm, svd runs gesdd on A^T and reads
-// U and Vh off its V^T and U. det, slogdet, cholesky, qr, svd and eigh also take c64/c128 through
-// the c/z routines (getrf, potrf, geqrf + ungqr, gesdd, heevd); the same buffer tricks hold, since
+// U and Vh off its V^T and U. det, slogdet, cholesky, qr, svd, eigh, lu_factor and lu_solve also
+// take c64/c128 through the c/z routines (getrf, getrs, potrf, geqrf + ungqr, gesdd, heevd); the
+// same buffer tricks hold, since
 // a Hermitian A^T is conj(A) (see each kernel).
 #include <cblas.h>
 #include <lapacke.h>
@@ -57,6 +58,10 @@ template <class T> lapack_int getri(lapack_int n, T* a, const lapack_int* ipiv) 
 }
 template <class T> lapack_int getrs(char trans, lapack_int n, lapack_int k, const T* a, const lapack_int* ipiv, T* b) {
   if constexpr (std::is_same_v<T, double>) return LAPACKE_dgetrs(LAPACK_ROW_MAJOR, trans, n, k, a, n, ipiv, b, k);
+  else if constexpr (std::is_same_v<T, C64>)
+    return LAPACKE_cgetrs(LAPACK_ROW_MAJOR, trans, n, k, lp(a), n, ipiv, lp(b), k);
+  else if constexpr (std::is_same_v<T, C128>)
+    return LAPACKE_zgetrs(LAPACK_ROW_MAJOR, trans, n, k, lp(a), n, ipiv, lp(b), k);
   else return LAPACKE_sgetrs(LAPACK_ROW_MAJOR, trans, n, k, a, n, ipiv, b, k);
 }
 template <class T> void trsm(CBLAS_ORDER o, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_DIAG diag, int m,
@@ -286,7 +291,7 @@ TensorList k_lu_factor(const OpCall& c) {
   const int64_t m = lu.size(-2), n = lu.size(-1), k = std::min(m, n), nb = batch_count(lu);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
   set_threads();
-  dispatch_real(lu.dtype(), [&](auto tag) {
+  dispatch_scalar(lu.dtype(), [&](auto tag) {
     using T = decltype(tag);
     std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(k, 1)));
     for (int64_t b = 0; b < nb && k > 0; ++b) {
@@ -304,14 +309,16 @@ TensorList k_lu_solve(const OpCall& c) {
   Tensor x = output_copy(c, 0, c.inputs[2]);
   const int64_t n = lu.size(-1), k = x.size(-1), nb = batch_count(x);
   set_threads();
-  dispatch_real(lu.dtype(), [&](auto tag) {
+  // the adjoint solve is A^H X = B for complex LU ('C'), A^T X = B for real
+  const char trans = !c.attrs.b[0] ? 'N' : is_complex(lu.dtype()) ? 'C' : 'T';
+  dispatch_scalar(lu.dtype(), [&](auto tag) {
     using T = decltype(tag);
     std::vector<lapack_int> ipiv(static_cast<size_t>(std::max<int64_t>(n, 1)));
     for (int64_t b = 0; b < nb && n > 0 && k > 0; ++b) {
       for (int64_t i = 0; i < n; ++i) ipiv[size_t(i)] = data<int32_t>(piv)[b * n + i];
       lapack_failed(op_name(c.op), "getrs",
-                    getrs<T>(c.attrs.b[0] ? 'T' : 'N', lapack_int(n), lapack_int(k),
-                             data<T>(lu) + b * n * n, ipiv.data(), data<T>(x) + b * n * k));
+                    getrs<T>(trans, lapack_int(n), lapack_int(k), data<T>(lu) + b * n * n,
+                             ipiv.data(), data<T>(x) + b * n * k));
     }
   });
   return {x};
@@ -382,8 +389,8 @@ void register_lapack_linalg(BackendImpl& b) {
   b.set_kernel(OpId::linalg_cholesky, k_cholesky, kRealComplex);
   b.set_kernel(OpId::linalg_svd, k_svd, kRealComplex);
   b.set_kernel(OpId::linalg_eigh, k_eigh, kRealComplex);
-  b.set_kernel(OpId::linalg_lu_factor, k_lu_factor, kReal);
-  b.set_kernel(OpId::linalg_lu_solve, k_lu_solve, kReal);
+  b.set_kernel(OpId::linalg_lu_factor, k_lu_factor, kRealComplex);
+  b.set_kernel(OpId::linalg_lu_solve, k_lu_solve, kRealComplex);
   b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kRealComplex);
   b.set_kernel(OpId::linalg_qr, k_qr, kRealComplex);
 }

@@ -99,19 +99,19 @@ void lu_solve(const T* lu, int64_t n, const int32_t* piv, T* b, int64_t k, bool 
     }
     return;
   }
-  // A^T = U^T L^T P^T: solve U^T y = b, then L^T z = y, then x = P z.
+  // A^H = U^H L^H P^T: solve U^H y = b, then L^H z = y, then x = P z (A^T for real A).
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < i; ++j) {
-      const T u = lu[j * n + i];
+      const T u = cj(lu[j * n + i]);
       if (u != T(0))
         for (int64_t c = 0; c < k; ++c) row(i)[c] -= u * row(j)[c];
     }
-    const T inv = T(1) / lu[i * n + i];
+    const T inv = T(1) / cj(lu[i * n + i]);
     for (int64_t c = 0; c < k; ++c) row(i)[c] *= inv;
   }
   for (int64_t i = n - 1; i >= 0; --i)
     for (int64_t j = i + 1; j < n; ++j) {
-      const T l = lu[j * n + i];
+      const T l = cj(lu[j * n + i]);
       if (l != T(0))
         for (int64_t c = 0; c < k; ++c) row(i)[c] -= l * row(j)[c];
     }
@@ -390,23 +390,24 @@ template <class T> void matmul_square(const T* a, const T* b, T* c, int64_t n) {
 /// exp(a) for an n x n matrix: scaling and squaring around a degree-18 Taylor polynomial (the
 /// scaled matrix has 1-norm <= 1/2, where the truncation error is below f64's rounding).
 template <class T> void matrix_exp(const T* a, int64_t n, T* out) {
-  T norm1 = 0;
+  using R = real_t<T>;
+  R norm1 = 0;
   for (int64_t j = 0; j < n; ++j) {
-    T col = 0;
+    R col = 0;
     for (int64_t i = 0; i < n; ++i) col += std::abs(a[i * n + j]);
     norm1 = std::max(norm1, col);
   }
   int squarings = 0;
-  if (norm1 > T(0.5)) squarings = int(std::ceil(std::log2(double(norm1) / 0.5)));
+  if (norm1 > R(0.5)) squarings = int(std::ceil(std::log2(double(norm1) / 0.5)));
   if (!std::isfinite(double(norm1))) squarings = 0;
-  const T scale = T(std::ldexp(1.0, -squarings));
+  const T scale = T(R(std::ldexp(1.0, -squarings)));
   std::vector<T> b(static_cast<size_t>(n * n)), e(size_t(n * n)), tmp(size_t(n * n));
   for (int64_t i = 0; i < n * n; ++i) b[size_t(i)] = a[i] * scale;
   std::fill(e.begin(), e.end(), T(0));
   for (int64_t i = 0; i < n; ++i) e[size_t(i * n + i)] = T(1);
   for (int k = 18; k >= 1; --k) {  // e = I + b e / k (Horner)
     matmul_square(b.data(), e.data(), tmp.data(), n);
-    for (int64_t i = 0; i < n * n; ++i) e[size_t(i)] = tmp[size_t(i)] / T(k);
+    for (int64_t i = 0; i < n * n; ++i) e[size_t(i)] = tmp[size_t(i)] / T(R(k));
     for (int64_t i = 0; i < n; ++i) e[size_t(i * n + i)] += T(1);
   }
   for (int s = 0; s < squarings; ++s) {

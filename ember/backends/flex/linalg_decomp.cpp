@@ -38,7 +38,7 @@ TensorList k_lu_factor(const OpCall& c) {
   Tensor lu = output_copy(c, 0, a), piv = new_output(c, 1);
   const int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n), nb = batch_count(a);
   std::vector<int64_t> infos(static_cast<size_t>(nb));
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, m * n * k, [&](int64_t b) {
       infos[size_t(b)] = dense::lu(data<T>(lu) + b * m * n, m, n, data<int32_t>(piv) + b * k);
@@ -52,7 +52,7 @@ TensorList k_lu_solve(const OpCall& c) {
   const Tensor &lu = c.inputs[0].contiguous(), &piv = c.inputs[1].contiguous();
   Tensor x = output_copy(c, 0, c.inputs[2]);
   const int64_t n = lu.size(-1), k = x.size(-1), nb = batch_count(x);
-  dispatch_real(lu.dtype(), [&](auto tag) {
+  dispatch_scalar(lu.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, n * n * k, [&](int64_t b) {
       dense::lu_solve(data<T>(lu) + b * n * n, n, data<int32_t>(piv) + b * n,
@@ -269,7 +269,7 @@ TensorList k_matrix_exp(const OpCall& c) {
   const Tensor a = c.inputs[0].contiguous();
   const int64_t n = a.size(-1), nb = batch_count(a);
   Tensor out = new_output(c, 0);
-  dispatch_real(a.dtype(), [&](auto tag) {
+  dispatch_scalar(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     over_batch(nb, cube(n) * 20, [&](int64_t b) {
       dense::matrix_exp(data<T>(a) + b * n * n, n, data<T>(out) + b * n * n);
@@ -286,8 +286,8 @@ void register_flex_fft_ops(BackendImpl& b);  // fft_ops.cpp
 void register_flex_linalg_decomp(BackendImpl& b) {
   register_flex_eig(b);
   register_flex_fft_ops(b);
-  b.set_kernel(OpId::linalg_lu_factor, k_lu_factor, kReal);
-  b.set_kernel(OpId::linalg_lu_solve, k_lu_solve, kReal);
+  b.set_kernel(OpId::linalg_lu_factor, k_lu_factor, kRealComplex);
+  b.set_kernel(OpId::linalg_lu_solve, k_lu_solve, kRealComplex);
   b.set_kernel(OpId::linalg_solve, k_solve_inv, kRealComplex);
   b.set_kernel(OpId::linalg_inv, k_solve_inv, kRealComplex);
   b.set_kernel(OpId::linalg_det, k_det, kRealComplex);
@@ -297,7 +297,7 @@ void register_flex_linalg_decomp(BackendImpl& b) {
   b.set_kernel(OpId::linalg_svd, k_svd, kRealComplex);
   b.set_kernel(OpId::linalg_eigh, k_eigh, kRealComplex);
   b.set_kernel(OpId::linalg_solve_triangular, k_solve_triangular, kRealComplex);
-  b.set_kernel(OpId::matrix_exp, k_matrix_exp, kReal);
+  b.set_kernel(OpId::matrix_exp, k_matrix_exp, kRealComplex);
 }
 
 }  // namespace ember::flex
