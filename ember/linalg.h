@@ -2,9 +2,10 @@
 // Linear algebra with torch.linalg's names, argument order and defaults: ember::linalg::solve,
 // svd, eigh, ... plus the top-level forms libtorch has (ember::inverse, det, trace, diag, ...).
 // Every function takes a batch: matrices are the last two dims, leading dims are the batch
-// (broadcast where torch broadcasts them). Inputs are float32 or float64. Singular input to
-// inv/solve/lu_factor and non-positive-definite input to cholesky throw ValueError naming the op
-// and the batch element. eig/eigvals take real or complex input and return complex results.
+// (broadcast where torch broadcasts them). Inputs are float32, float64, complex64 or complex128
+// (complex on the host devices, flex and cpu; docs/linalg.md lists the result dtypes). Singular
+// input to inv/solve/lu_factor and non-positive-definite input to cholesky throw ValueError naming
+// the op and the batch element. eig/eigvals take real or complex input and return complex results.
 #include <optional>
 #include <string>
 #include <tuple>
