@@ -133,8 +133,9 @@ Tensor lstm_steps(const Tensor& xw, const Tensor& w_hh, const Tensor& h0, const 
     h = o * tc;
     out[t] = h;
     if (keep) {
+      // c is detached: the last one is c_out, whose autograd node will own `keep` (a cycle).
       keep->i[t] = i, keep->f[t] = f, keep->g[t] = g, keep->o[t] = o;
-      keep->c[t] = c, keep->tc[t] = tc;
+      keep->c[t] = c.detach(), keep->tc[t] = tc;
     }
   }
   h_out = h;
