@@ -18,15 +18,24 @@ set(EMBER_WASM_LINK_OPT -Oz CACHE STRING "Link-time optimisation level of the wa
 # ember's DTypeError naming the op, the dtype and this list (casts to and from any dtype stay).
 set(EMBER_WASM_DTYPES "bool;u8;i64;f32" CACHE STRING
     "dtypes of flex's kernels in the wasm build: a subset of bool;u8;i8;i16;i32;i64;f16;bf16;f32;f64")
-set(_bits bool u8 i8 i16 i32 i64 f16 bf16 f32 f64)
-set(_dtype_mask 0)
-foreach(d ${EMBER_WASM_DTYPES})
-  list(FIND _bits ${d} _i)
-  if(_i LESS 0)
-    message(FATAL_ERROR "EMBER_WASM_DTYPES: unknown dtype '${d}' (expected one of ${_bits})")
-  endif()
-  math(EXPR _dtype_mask "${_dtype_mask} | (1 << ${_i})")
-endforeach()
+# The inference module's: a page hands images over as Float32Array (a uint8 tensor can still be
+# made and cast).
+set(EMBER_WASM_INFER_DTYPES "bool;i64;f32" CACHE STRING
+    "dtypes of flex's kernels in ember-infer (a subset like EMBER_WASM_DTYPES)")
+function(ember_dtype_mask list out)
+  set(bits bool u8 i8 i16 i32 i64 f16 bf16 f32 f64)
+  set(mask 0)
+  foreach(d ${list})
+    list(FIND bits ${d} i)
+    if(i LESS 0)
+      message(FATAL_ERROR "wasm dtypes: unknown dtype '${d}' (expected one of ${bits})")
+    endif()
+    math(EXPR mask "${mask} | (1 << ${i})")
+  endforeach()
+  set(${out} ${mask} PARENT_SCOPE)
+endfunction()
+ember_dtype_mask("${EMBER_WASM_DTYPES}" _dtype_mask)
+ember_dtype_mask("${EMBER_WASM_INFER_DTYPES}" _infer_dtype_mask)
 
 set(_dirs ember ember/detail ember/ops ember/autodiff ember/backends ember/backends/flex ember/nn
           ember/optim)
@@ -79,6 +88,18 @@ set(EMBER_WASM_CODE_OPT -Os CACHE STRING "Optimisation level of the wasm build's
 set(_size_sources ${EMBER_WASM_SOURCES} ${EMBER_WASM_C_SOURCES})
 list(FILTER _size_sources EXCLUDE REGEX "/ember/backends/flex/")
 set_property(SOURCE ${_size_sources} APPEND PROPERTY COMPILE_OPTIONS ${EMBER_WASM_CODE_OPT})
+# flex's kernels: the ones a model's inference time is spent in (EMBER_WASM_HOT_KERNELS: the
+# GEMM, convolution, pooling, elementwise maps, softmax and norms) keep -O3; the rest
+# (reductions, sort, index, scan, interpolation, ...) get EMBER_WASM_KERNEL_OPT.
+set(EMBER_WASM_KERNEL_OPT -Os CACHE STRING "Optimisation level of flex's kernels outside the hot list")
+set(EMBER_WASM_HOT_KERNELS "gemm;gemm_kernel;conv;pool" CACHE STRING
+    "flex source files (ember/backends/flex/NAME.cpp) compiled at -O3 in the wasm build")
+set(_kernel_sources ${EMBER_WASM_SOURCES})
+list(FILTER _kernel_sources INCLUDE REGEX "/ember/backends/flex/")
+foreach(h ${EMBER_WASM_HOT_KERNELS})
+  list(FILTER _kernel_sources EXCLUDE REGEX "/ember/backends/flex/${h}\\.cpp$")
+endforeach()
+set_property(SOURCE ${_kernel_sources} APPEND PROPERTY COMPILE_OPTIONS ${EMBER_WASM_KERNEL_OPT})
 
 # Exceptions: WebAssembly's own (-fwasm-exceptions: throw and catch inside the module, no
 # JavaScript trampoline around every call that may throw; Chrome 95, Firefox 100, Safari 15.2,
@@ -104,10 +125,25 @@ set(_variants st)
 if(EMBER_WASM_THREADS)
   list(APPEND _variants mt)
 endif()
+# ember-infer: the inference module, single-threaded like ember-st but without training: no VJP
+# rules (backward refuses every op by name), no optimizers, no safetensors writer. The C ABI's
+# training and saving calls return EMBER_ERR_UNSUPPORTED there.
+option(EMBER_WASM_INFER "Also build the inference-only module (ember-infer)" ON)
+if(EMBER_WASM_INFER)
+  list(APPEND _variants infer)
+endif()
+set(EMBER_WASM_INFER_SOURCES ${EMBER_WASM_SOURCES})
+list(FILTER EMBER_WASM_INFER_SOURCES EXCLUDE REGEX
+     "/ember/(autodiff/rules_[a-z_]*|optim/[a-z_]*|store/(save|atomic_file))\\.cpp$")
 foreach(v ${_variants})
-  add_library(ember_wasm_${v} STATIC ${EMBER_WASM_SOURCES})
+  if(v STREQUAL "infer")
+    add_library(ember_wasm_${v} STATIC ${EMBER_WASM_INFER_SOURCES})
+    target_compile_definitions(ember_wasm_${v} PRIVATE EMBER_NO_TRAINING=1)
+  else()
+    add_library(ember_wasm_${v} STATIC ${EMBER_WASM_SOURCES})
+  endif()
   target_include_directories(ember_wasm_${v} PUBLIC ${PROJECT_SOURCE_DIR})
-  if(v STREQUAL "st" AND EMBER_WASM_NATIVE_EH)
+  if(NOT v STREQUAL "mt" AND EMBER_WASM_NATIVE_EH)
     set(_eh -fwasm-exceptions)
     set(_eh_link -fwasm-exceptions)
   else()
@@ -115,7 +151,11 @@ foreach(v ${_variants})
     set(_eh_link ${_js_eh_link})
   endif()
   target_compile_options(ember_wasm_${v} PRIVATE ${_eh} ${_cflags})
-  target_compile_definitions(ember_wasm_${v} PRIVATE EMBER_FLEX_DTYPES=${_dtype_mask})
+  if(v STREQUAL "infer")
+    target_compile_definitions(ember_wasm_${v} PRIVATE EMBER_FLEX_DTYPES=${_infer_dtype_mask})
+  else()
+    target_compile_definitions(ember_wasm_${v} PRIVATE EMBER_FLEX_DTYPES=${_dtype_mask})
+  endif()
   set(_l ${_eh_link} ${_link})
   if(v STREQUAL "mt")
     target_compile_options(ember_wasm_${v} PRIVATE -pthread)
@@ -128,6 +168,9 @@ foreach(v ${_variants})
   add_executable(ember_${v} ${EMBER_WASM_C_SOURCES})
   target_link_libraries(ember_${v} PRIVATE ember_wasm_${v})
   target_compile_options(ember_${v} PRIVATE ${_eh} ${_cflags} $<$<STREQUAL:${v},mt>:-pthread>)
+  if(v STREQUAL "infer")
+    target_compile_definitions(ember_${v} PRIVATE EMBER_NO_TRAINING=1)
+  endif()
   target_link_options(ember_${v} PRIVATE ${_l} "$<$<CONFIG:Release>:${EMBER_WASM_LINK_OPT}>")
   set_target_properties(ember_${v} PROPERTIES OUTPUT_NAME ember-${v} SUFFIX .js
     RUNTIME_OUTPUT_DIRECTORY ${EMBER_WASM_OUT})

@@ -53,10 +53,12 @@ void init() {
     ops::register_vision_ops();
 #endif
     ops::register_complex_ops();
+#ifndef EMBER_NO_TRAINING  // the WebAssembly inference module (cmake/wasm.cmake) has no VJPs
     autodiff::register_rules_elementwise();
     autodiff::register_rules_shape();
     autodiff::register_rules_reduce();
     autodiff::register_rules_nn();
+#endif
     register_backend(Backend::Flex, flex::make_flex_backend(Backend::Flex));
 #ifndef EMBER_FLEX_ONLY
     register_backend(Backend::Cpu, cpu::make_cpu_backend());

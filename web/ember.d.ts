@@ -72,6 +72,9 @@ export class Module implements Disposable {
 export class Ember {
   /** True for the pthreads build (SharedArrayBuffer). */
   readonly threaded: boolean;
+  /** False for ember-infer, the inference-only module: Module.trainStepSgd and saving throw
+   *  EmberError EMBER_ERR_NOT_IMPLEMENTED there. */
+  readonly training: boolean;
   readonly version: string;
   numThreads: number;
   tensor(data: TypedArray, shape?: number[], dtype?: DType): Tensor;
@@ -88,7 +91,10 @@ export class Ember {
 export interface LoadOptions {
   /** "auto" (default): the pthreads build when the page is cross-origin isolated. */
   threads?: "auto" | boolean;
-  /** Where ember-st.js / ember-mt.js and their .wasm files are (default "./"). */
+  /** Where ember-st.js / ember-mt.js / ember-infer.js and their .wasm files are (default "./"). */
   baseUrl?: string;
+  /** false: the smallest module that runs models (single-threaded: ember-infer, without
+   *  gradients, optimizers or writer; the pthreads build keeps them). Default true. */
+  training?: boolean;
 }
 export function loadEmber(options?: LoadOptions): Promise<Ember>;

@@ -213,9 +213,10 @@ export class Module extends Handle {
 
 /** One loaded WebAssembly instance of ember. */
 export class Ember {
-  constructor(module, threaded) {
+  constructor(module, threaded, training = true) {
     this._m = module;
     this.threaded = threaded;
+    this.training = training;
   }
   get version() { return this._m.UTF8ToString(this._m._ember_version()); }
   get numThreads() { return this._m._ember_num_threads(); }
@@ -311,17 +312,20 @@ export class Ember {
 }
 
 /** Loads ember's WebAssembly module. `threads`: "auto" (the pthreads build when the page is
- *  cross-origin isolated, so SharedArrayBuffer exists), true or false. `baseUrl`: where
- *  ember-st.js / ember-mt.js and their .wasm files are. */
-export async function loadEmber({ threads = "auto", baseUrl = "./" } = {}) {
+ *  cross-origin isolated, so SharedArrayBuffer exists), true or false. `training`: false asks
+ *  for the smallest module that runs models (single-threaded, that is ember-infer: no
+ *  gradients, optimizers or writer; the pthreads build has them all). `baseUrl`: where
+ *  ember-st.js / ember-mt.js / ember-infer.js and their .wasm files are. */
+export async function loadEmber({ threads = "auto", baseUrl = "./", training = true } = {}) {
   const isolated = typeof crossOriginIsolated !== "undefined" ? crossOriginIsolated
                                                               : typeof SharedArrayBuffer !== "undefined";
   const mt = threads === "auto" ? isolated : Boolean(threads);
-  const url = new URL(`ember-${mt ? "mt" : "st"}.js`, new URL(baseUrl, globalThis.location?.href ?? import.meta.url)).href;
+  const name = mt ? "mt" : training ? "st" : "infer";
+  const url = new URL(`ember-${name}.js`, new URL(baseUrl, globalThis.location?.href ?? import.meta.url)).href;
   const factory = await loadFactory(url);
   // Node 20's fetch cannot read file: URLs, so under node the .wasm comes as bytes.
   const wasmBinary = typeof document === "undefined" && url.startsWith("file:")
-      ? (await import("node:fs")).readFileSync(new URL(`ember-${mt ? "mt" : "st"}.wasm`, url)) : undefined;
+      ? (await import("node:fs")).readFileSync(new URL(`ember-${name}.wasm`, url)) : undefined;
   // The pthreads build starts POOL workers with the module; ember's thread pool is sized to
   // them (a thread beyond the pool would only start once the page yields).
   const POOL = 4;
@@ -330,7 +334,7 @@ export async function loadEmber({ threads = "auto", baseUrl = "./" } = {}) {
     locateFile: (f) => new URL(f, url).href, mainScriptUrlOrBlob: url, wasmBinary,
     preRun: [(m) => { m.ENV.EMBER_NUM_THREADS = String(mt ? Math.max(1, Math.min(hw, POOL)) : 1); }],
   });
-  return new Ember(module, mt);
+  return new Ember(module, mt, name !== "infer");
 }
 
 // emscripten's MODULARIZE output is a classic script defining createEmberModule.

@@ -13,6 +13,12 @@ using c_api::need;
 using c_api::put;
 
 namespace {
+#ifdef EMBER_NO_TRAINING
+constexpr const char* kInferenceOnly =
+    "not in this build: ember-infer is the inference-only module (no gradients, optimizers or "
+    "writer); ember-st and ember-mt have them";
+#endif
+
 ember_state_dict* from_file(const store::SafetensorsFile& f) {
   // Materialised (no mapping kept): the handle owns its tensors, whatever happens to the file.
   auto sd = std::make_unique<ember_state_dict>();
@@ -99,7 +105,12 @@ ember_status ember_state_dict_save_file(const ember_state_dict* sd, const char* 
   return guarded("ember_state_dict_save_file", [&] {
     const ember_state_dict& s = need(sd, "state_dict");
     need(path, "path");
+#ifdef EMBER_NO_TRAINING
+    (void)s;
+    throw NotImplementedError(std::string("[ember_state_dict_save_file] ") + kInferenceOnly);
+#else
     store::save_safetensors(path, s.items);
+#endif
   });
 }
 
@@ -194,6 +205,9 @@ ember_status ember_module_train_step_sgd(ember_module* m, const ember_tensor* x,
     const Tensor& target = need(labels, "labels").t;
     need(loss, "loss");
     if (!(lr > 0)) throw ValueError("[train_step_sgd] lr must be > 0, found " + std::to_string(lr));
+#ifdef EMBER_NO_TRAINING
+    throw NotImplementedError(std::string("[ember_module_train_step_sgd] ") + kInferenceOnly);
+#else
     const Device d = device_of(*mod.m).autodiff();
     if (!mod.opt || mod.opt_lr != lr) {
       mod.opt = std::make_unique<optim::SGD>(mod.m->parameters(),
@@ -205,6 +219,7 @@ ember_status ember_module_train_step_sgd(ember_module* m, const ember_tensor* x,
     Gradients g = l.backward();
     mod.opt->step(g);
     *loss = l.item<float>();
+#endif
   });
 }
 

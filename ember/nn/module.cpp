@@ -1,10 +1,13 @@
 // Module registry: names, recursion over children, state_dict loading and the printed summary.
 #include "ember/nn/module.h"
 
+#ifndef __EMSCRIPTEN__
 #include <cxxabi.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -19,12 +22,42 @@ Tensor Module::forward(const Tensor&) {
   throw NotImplementedError("[" + type_name() + "] forward(Tensor) is not defined for this module");
 }
 
+#ifdef __EMSCRIPTEN__
+namespace {
+// The last identifier of an Itanium-mangled class name ("N5ember2nn6LinearE" -> "Linear",
+// "6CharLM" -> "CharLM", a local class "Z4mainE3Net" -> "Net"; a template's arguments are
+// dropped): the WebAssembly build leaves out libc++abi's demangler (about 43 KB of code) for this
+// one use.
+std::string last_identifier(const char* raw) {
+  const size_t n = std::strlen(raw);
+  std::string last;
+  for (size_t i = 0; i < n;) {
+    if (raw[i] < '0' || raw[i] > '9') {
+      if (raw[i] == 'I' && !last.empty()) break;  // template arguments follow the name
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    while (i < n && raw[i] >= '0' && raw[i] <= '9') len = len * 10 + size_t(raw[i++] - '0');
+    if (len > n - i) break;
+    last.assign(raw + i, len);
+    i += len;
+  }
+  return last.empty() ? std::string(raw) : last;
+}
+}  // namespace
+#endif
+
 std::string Module::type_name() const {
   const char* raw = typeid(*this).name();
+#ifdef __EMSCRIPTEN__
+  std::string name = last_identifier(raw);
+#else
   int status = 0;
   char* dem = abi::__cxa_demangle(raw, nullptr, nullptr, &status);
   std::string name = status == 0 && dem ? dem : raw;
   std::free(dem);
+#endif
   // Drop namespaces ("ember::nn::Linear" -> "Linear") but keep template arguments whole.
   size_t cut = name.find('<');
   size_t colon = name.rfind("::", cut == std::string::npos ? name.size() : cut);

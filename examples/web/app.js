@@ -39,7 +39,11 @@ function drawImage(ctx, pixels /* 784 floats in 0..1 */) {
 
 async function main() {
   const threads = params.has("threads") ? params.get("threads") === "1" : "auto";
-  const em = await loadEmber({ threads, baseUrl: "./wasm/" });
+  // The classifier needs no gradients: on a page that is not isolated that is ember-infer, the
+  // smallest module; the Train tab loads a module with training when it first runs.
+  const em = await loadEmber({ threads, baseUrl: "./wasm/", training: false });
+  let trainer = em.training ? Promise.resolve(em) : null;
+  const trainingEmber = () => (trainer ??= loadEmber({ threads, baseUrl: "./wasm/" }));
   const [weights, images, labels, expected] = await Promise.all([
     em.loadSafetensors(fetch("./data/model.safetensors")),
     fetchBytes("./data/images.u8"), fetchBytes("./data/labels.u8"),
@@ -49,7 +53,7 @@ async function main() {
   weights.dispose();
   const count = labels.length;
   const image = (i) => Float32Array.from(images.subarray(i * 784, (i + 1) * 784), (v) => v / 255);
-  $("status").textContent = `ember ${em.version} · ${em.threaded ? `pthreads build, ${em.numThreads} threads` : "single-threaded build"}` +
+  $("status").textContent = `ember ${em.version} · ${em.threaded ? `pthreads build, ${em.numThreads} threads` : em.training ? "single-threaded build" : "single-threaded inference build"}` +
       ` · ${count} test images · ${crossOriginIsolated ? "cross-origin isolated" : "not isolated"}`;
 
   const pad = $("pad"), ctx = pad.getContext("2d", { willReadFrequently: true });
@@ -110,10 +114,11 @@ async function main() {
 
   // Train tab: an MLP on the demo's images, in the page.
   $("train-start").onclick = () => trainMlp(200, (line) => ($("train-log").textContent += line + "\n"));
-  function trainMlp(steps, log = () => {}) {
-    const mlp = em.mlp([784, 64, 10]);
-    const x = em.tensor(Float32Array.from(images.subarray(0, count * 784), (v) => v / 255), [count, 784]);
-    const y = em.tensor(BigInt64Array.from(labels, (v) => BigInt(v)), [count]);
+  async function trainMlp(steps, log = () => {}) {
+    const tem = await trainingEmber();
+    const mlp = tem.mlp([784, 64, 10]);
+    const x = tem.tensor(Float32Array.from(images.subarray(0, count * 784), (v) => v / 255), [count, 784]);
+    const y = tem.tensor(BigInt64Array.from(labels, (v) => BigInt(v)), [count]);
     const losses = [];
     const t0 = performance.now();
     try {

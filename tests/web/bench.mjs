@@ -40,7 +40,7 @@ async function measure(base, mode, label, ort) {
 try {
   const simd = await serve("build-wasm/web");
   const ort = existsSync(path.join(data, "model.onnx"));
-  await measure(simd.url, "plain", "ember st (SIMD)", ort);
+  await measure(simd.url, "plain", "ember infer (SIMD)", ort);
   if (existsSync("build-wasm/web/ember-mt.js")) await measure(simd.url, "iso", "ember mt (SIMD)", ort);
   simd.stop();
   if (existsSync("build-wasm-nosimd/web/ember-st.js")) {

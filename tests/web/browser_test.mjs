@@ -20,7 +20,7 @@ if (!existsSync(path.join(modules, "playwright-core")))
   skip(`no playwright-core in ${modules} (scripts/node-deps.sh installs it)`);
 // EMBER_WEB_MODES=plain (or iso) runs one of the two (default: both).
 const modes = (process.env.EMBER_WEB_MODES ?? "iso,plain").split(",");
-const needed = [...(modes.includes("plain") ? ["ember-st.js", "ember-st.wasm"] : []),
+const needed = [...(modes.includes("plain") ? ["ember-infer.js", "ember-infer.wasm", "ember-st.js", "ember-st.wasm"] : []),
                 ...(modes.includes("iso") ? ["ember-mt.js", "ember-mt.wasm"] : [])];
 for (const f of needed)
   if (!existsSync(path.join(wasmDir, f)))
@@ -55,11 +55,14 @@ try {
     const state = await page.evaluate(() => ({
       ready: document.body.dataset.ready, status: document.getElementById("status").textContent,
       threaded: window.emberDemo?.em.threaded, isolated: crossOriginIsolated,
+      training: window.emberDemo?.em.training,
       threads: window.emberDemo?.em.numThreads }));
     console.log(`[${mode}] loaded in ${Date.now() - t0} ms: ${state.status}`);
     check(state.ready === "1", `[${mode}] the page is ready`);
     check(state.threaded === (mode === "iso") && state.isolated === (mode === "iso"),
           `[${mode}] ${mode === "iso" ? "isolated: the pthreads build" : "not isolated: the single-threaded build"}`);
+    check(state.training === (mode === "iso"),
+          `[${mode}] the classifier runs on ${mode === "iso" ? "the pthreads build (training built in)" : "ember-infer, the inference-only module"}`);
 
     // Predictions vs the native build's, image by image (batch 1).
     const cmp = await page.evaluate(() => {
@@ -97,6 +100,13 @@ try {
       const f = d.to("float32"), r = f.relu();
       out.f64cast = Array.from(r.toFloat32Array());
       d.dispose(); f.dispose(); r.dispose();
+      // The inference-only module refuses training by name.
+      if (!em.training) {
+        const m = em.mlp([4, 2]), x = em.tensor(new Float32Array(4), [1, 4]);
+        const y = em.tensor(new BigInt64Array(1), [1]);
+        try { m.trainStepSgd(x, y, 0.1); } catch (e) { out.train = `${e.statusName}|${e.message}`; }
+        m.dispose(); x.dispose(); y.dispose();
+      }
       return out;
     });
     check(/^EmberError\|EMBER_ERR_SHAPE\|ember_matmul: \[matmul\]/.test(api.matmul ?? ""),
@@ -108,8 +118,12 @@ try {
     check(/^EMBER_ERR_DTYPE\|.*\[relu\] not supported for dtype float64 \(this build's flex kernels take only /.test(api.f64 ?? ""),
           `[${mode}] a dtype left out of the build is refused by name (${api.f64})`);
     check(JSON.stringify(api.f64cast) === "[1,0]", `[${mode}] f64 casts to f32 and runs`);
+    if (mode === "plain")
+      check(/^EMBER_ERR_NOT_IMPLEMENTED\|ember_module_train_step_sgd: .*ember-infer is the inference-only module/.test(api.train ?? ""),
+            `[${mode}] ember-infer refuses a training step by name (${api.train})`);
 
-    // Training an MLP in the page lowers the loss.
+    // Training an MLP in the page lowers the loss (on the plain page the Train tab loads
+    // ember-st for it).
     const tr = await page.evaluate(() => window.emberDemo.trainMlp(30));
     check(tr.losses[29] < tr.losses[0] * 0.7,
           `[${mode}] MLP training in the page: loss ${tr.losses[0].toFixed(3)} -> ${tr.losses[29].toFixed(3)}`);
