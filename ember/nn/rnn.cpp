@@ -133,9 +133,8 @@ Tensor lstm_steps(const Tensor& xw, const Tensor& w_hh, const Tensor& h0, const 
     h = o * tc;
     out[t] = h;
     if (keep) {
-      // c is detached: the last one is c_out, whose autograd node will own `keep` (a cycle).
       keep->i[t] = i, keep->f[t] = f, keep->g[t] = g, keep->o[t] = o;
-      keep->c[t] = c.detach(), keep->tc[t] = tc;
+      keep->c[t] = c, keep->tc[t] = tc;
     }
   }
   h_out = h;
@@ -205,6 +204,9 @@ Tensor LSTM::run_direction(const Tensor& x, size_t cell, Tensor& h, Tensor& c, b
     NoGradGuard no_grad;
     outs[0] = lstm_steps(xw, p.w_hh, in[2], in[3], reverse, kept.get(), outs[1], outs[2]);
   }
+  // The final c is also kept->c's last entry: the node (which owns `kept`) goes on a fresh handle
+  // of it, else that entry would hold the node that holds it (a reference cycle, a leak).
+  outs[2] = outs[2].detach();
   autodiff::record_function("LSTM", in, outs, [kept, reverse](const VjpCtx& ctx) {
     return lstm_vjp(ctx, *kept, reverse);
   });
