@@ -129,19 +129,22 @@ class RowEmitter {
   // Reduces the row(s) at `base` over [j0, j1) into `states` (Vars of `lanes` lanes).
   void reduce_range(const std::vector<Expr>& base, std::vector<std::vector<Var>>& states, const Expr& j0,
                     const Expr& j1, int lanes, int64_t step, bool across) {
-    for_range(j0, j1, [&](Expr j) {
-      Expr idx = j;
-      if (lanes > 1 && !across) idx = broadcast(j, lanes) + iota(DType::I64, lanes);
-      // Across rows every lane is at the same position.
-      const Expr pos = lanes > 1 && across ? broadcast(j, lanes) : idx;
-      std::vector<Expr> v = prologue(loads(base, j, size_t(key_.prologue_inputs), lanes, across), pos);
-      for (size_t r = 0; r < states.size(); ++r) {
-        State s;
-        for (const Var& x : states[r]) s.push_back(x.get());
-        State n = combine_update(key_.reductions[r], s, broadcast(v[r], lanes), idx);
-        for (size_t i = 0; i < n.size(); ++i) states[r][i].set(n[i]);
-      }
-    }, step);
+    for_range(j0, j1, [&](Expr j) { reduce_at(base, states, j, lanes, across); }, step);
+  }
+  // One update of `states` with the row's `lanes` values at j (along the row, or across rows).
+  void reduce_at(const std::vector<Expr>& base, std::vector<std::vector<Var>>& states, const Expr& j,
+                 int lanes, bool across) {
+    Expr idx = j;
+    if (lanes > 1 && !across) idx = broadcast(j, lanes) + iota(DType::I64, lanes);
+    // Across rows every lane is at the same position.
+    const Expr pos = lanes > 1 && across ? broadcast(j, lanes) : idx;
+    std::vector<Expr> v = prologue(loads(base, j, size_t(key_.prologue_inputs), lanes, across), pos);
+    for (size_t r = 0; r < states.size(); ++r) {
+      State s;
+      for (const Var& x : states[r]) s.push_back(x.get());
+      State n = combine_update(key_.reductions[r], s, broadcast(v[r], lanes), idx);
+      for (size_t i = 0; i < n.size(); ++i) states[r][i].set(n[i]);
+    }
   }
   std::vector<std::vector<Var>> fresh(int lanes) {
     std::vector<std::vector<Var>> s;
@@ -167,12 +170,25 @@ class RowEmitter {
     std::vector<State> done;
     if (key_.lanes > 1) {  // Row mode vectors along the row, then lanes and tail merged
       const int L = key_.lanes;
-      auto vec = fresh(L), tail = fresh(1);
+      // kAcc states, each taking every kAcc-th vector, so that no update waits on the one
+      // before it (an online softmax's exp or a sum's add chained through one state would bound
+      // the loop by its latency); merged in order, then the vectors left over.
+      constexpr int kAcc = 4;
+      std::vector<std::vector<std::vector<Var>>> acc;
+      for (int k = 0; k < kAcc; ++k) acc.push_back(fresh(L));
+      auto tail = fresh(1);
+      const Expr nblk = row_ / Expr(int64_t(kAcc) * L) * Expr(int64_t(kAcc) * L);
       const Expr nvec = row_ / Expr(L) * Expr(L);
-      // j walks the vector part in steps of L.
-      reduce_range(base, vec, Expr(0), nvec, L, L, false);
+      for_range(Expr(0), nblk, [&](Expr j) {
+        for (int k = 0; k < kAcc; ++k) reduce_at(base, acc[size_t(k)], j + Expr(int64_t(k) * L), L, false);
+      }, int64_t(kAcc) * L);
+      reduce_range(base, acc[0], nblk, nvec, L, L, false);
       reduce_range(base, tail, nvec, row_, 1, 1, false);
-      std::vector<State> v = read(vec), t = read(tail);
+      std::vector<State> v = read(acc[0]), t = read(tail);
+      for (int k = 1; k < kAcc; ++k) {
+        std::vector<State> w = read(acc[size_t(k)]);
+        for (size_t r = 0; r < v.size(); ++r) v[r] = combine_merge(key_.reductions[r], v[r], w[r]);
+      }
       for (size_t r = 0; r < v.size(); ++r)
         done.push_back(combine_merge(key_.reductions[r], combine_lanes(key_.reductions[r], v[r]), t[r]));
     } else {
