@@ -409,6 +409,29 @@ void merge_siblings(Plan& plan, const std::vector<Node>& nodes, const std::vecto
   drop_steps(plan, absorbed);
 }
 
+// A softmax or log_softmax row group with nothing fused into it (no prologue, epilogue, loss,
+// sibling or side values) runs as the op itself: the backend's kernel takes one exp an element
+// (it keeps the exponentials it sums), where the row kernel's online combiner and its
+// broadcast-back epilogue take two. On devices that want a kernel even for one op (cuda) it
+// stays.
+void lone_softmax_rows_run_eagerly(Plan& plan, const std::vector<Node>& nodes, bool single) {
+  if (single) return;
+  std::vector<std::unique_ptr<RowGroup>> rows;
+  for (Step& st : plan.steps) {
+    if (st.row < 0) continue;
+    std::unique_ptr<RowGroup>& r = plan.rows[size_t(st.row)];
+    const OpId op = nodes[size_t(r->tail)].op;
+    if ((op == OpId::softmax || op == OpId::log_softmax) && r->chain.nodes.empty() &&
+        r->epilogue.empty() && !r->loss && r->sibling < 0 && r->side.empty() && r->split <= 1) {
+      st = Step{r->tail, -1, -1};
+      continue;
+    }
+    rows.push_back(std::move(r));
+    st.row = int32_t(rows.size() - 1);
+  }
+  plan.rows = std::move(rows);
+}
+
 // Runs of live pointwise groups (dead steps between them do not count) whose bodies are one
 // multi-tensor kernel and which touch each other's memory nowhere become one step: the groups
 // of an optimizer step, one per parameter, run as one kernel. The groups after the first of a
@@ -844,6 +867,7 @@ std::unique_ptr<Plan> make_plan(const std::vector<Node>& nodes, const std::vecto
   merge_epilogues(*plan, built, readers, nodes, values, target);
   merge_losses(*plan, readers, nodes, values, target);
   merge_siblings(*plan, nodes, values, target);
+  lone_softmax_rows_run_eagerly(*plan, nodes, single);
   merge_multi(*plan, built, nodes, values, target);
   mark_channels_last(*plan, nodes, values, readers);
   std::vector<Compiled*> todo;
