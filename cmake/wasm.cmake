@@ -100,6 +100,14 @@ foreach(h ${EMBER_WASM_HOT_KERNELS})
   list(FILTER _kernel_sources EXCLUDE REGEX "/ember/backends/flex/${h}\\.cpp$")
 endforeach()
 set_property(SOURCE ${_kernel_sources} APPEND PROPERTY COMPILE_OPTIONS ${EMBER_WASM_KERNEL_OPT})
+# The elementwise maps (EMBER_WASM_MAP_KERNELS) also inline their functors and kl's scalar
+# functions (emcc's -Os passes -fno-inline-functions, which leaves a call per element).
+set(EMBER_WASM_MAP_KERNELS "unary" CACHE STRING
+    "flex source files compiled with -finline-functions on top of EMBER_WASM_KERNEL_OPT")
+foreach(h ${EMBER_WASM_MAP_KERNELS})
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/ember/backends/flex/${h}.cpp APPEND PROPERTY
+               COMPILE_OPTIONS -finline-functions)
+endforeach()
 
 # Exceptions: WebAssembly's own (-fwasm-exceptions: throw and catch inside the module, no
 # JavaScript trampoline around every call that may throw; Chrome 95, Firefox 100, Safari 15.2,
