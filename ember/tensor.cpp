@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstring>
 #include <cstdio>
+#include <deque>
+#include <mutex>
 #include <string>
 
 #include "ember/autodiff.h"
@@ -289,18 +291,51 @@ Device resolve_device(std::optional<Device> d) { return d ? *d : default_device(
 
 namespace detail {
 namespace {
-std::atomic<int64_t> g_live_tensors{0}, g_live_bytes{0}, g_peak_bytes{0};
+// Live TensorImpls are counted per thread, each count on a cache line of its own: one global
+// counter, bumped by every thread that makes or drops a tensor (a remote client and its server
+// session, loader workers), bounced between cores on every op. live_tensors() adds them up; a
+// thread's count outlives the thread (a tensor made there may die elsewhere), so the counts are
+// never freed.
+struct alignas(64) ThreadCount {
+  std::atomic<int64_t> n{0};
+};
+struct CountRegistry {
+  std::mutex m;
+  std::deque<ThreadCount> counts;  // stable addresses
+};
+CountRegistry& count_registry() {
+  static CountRegistry* r = new CountRegistry;  // outlives every thread's last tensor
+  return *r;
 }
-LiveCount::LiveCount() { g_live_tensors.fetch_add(1, std::memory_order_relaxed); }
-LiveCount::LiveCount(const LiveCount&) { g_live_tensors.fetch_add(1, std::memory_order_relaxed); }
-LiveCount::~LiveCount() { g_live_tensors.fetch_sub(1, std::memory_order_relaxed); }
+thread_local ThreadCount* t_count = nullptr;  // trivially destructible: valid during thread exit
+ThreadCount& my_count() {
+  ThreadCount* c = t_count;
+  if (!c) [[unlikely]] {
+    CountRegistry& r = count_registry();
+    std::lock_guard<std::mutex> lock(r.m);
+    c = t_count = &r.counts.emplace_back();
+  }
+  return *c;
+}
+alignas(64) std::atomic<int64_t> g_live_bytes{0};
+alignas(64) std::atomic<int64_t> g_peak_bytes{0};
+}  // namespace
+LiveCount::LiveCount() { my_count().n.fetch_add(1, std::memory_order_relaxed); }
+LiveCount::LiveCount(const LiveCount&) { my_count().n.fetch_add(1, std::memory_order_relaxed); }
+LiveCount::~LiveCount() { my_count().n.fetch_sub(1, std::memory_order_relaxed); }
 void track_storage_bytes(int64_t delta) {
   int64_t now = g_live_bytes.fetch_add(delta, std::memory_order_relaxed) + delta;
   int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
   while (now > peak && !g_peak_bytes.compare_exchange_weak(peak, now)) {
   }
 }
-int64_t live_tensors() { return g_live_tensors.load(); }
+int64_t live_tensors() {
+  CountRegistry& r = count_registry();
+  std::lock_guard<std::mutex> lock(r.m);
+  int64_t n = 0;
+  for (const ThreadCount& c : r.counts) n += c.n.load(std::memory_order_relaxed);
+  return n;
+}
 int64_t live_storage_bytes() { return g_live_bytes.load(); }
 int64_t peak_storage_bytes() { return g_peak_bytes.load(); }
 void reset_peak_storage_bytes() { g_peak_bytes.store(g_live_bytes.load()); }
