@@ -89,8 +89,8 @@ set(_size_sources ${EMBER_WASM_SOURCES} ${EMBER_WASM_C_SOURCES})
 list(FILTER _size_sources EXCLUDE REGEX "/ember/backends/flex/")
 set_property(SOURCE ${_size_sources} APPEND PROPERTY COMPILE_OPTIONS ${EMBER_WASM_CODE_OPT})
 # flex's kernels: the ones a model's inference time is spent in (EMBER_WASM_HOT_KERNELS: the
-# GEMM, convolution, pooling, elementwise maps, softmax and norms) keep -O3; the rest
-# (reductions, sort, index, scan, interpolation, ...) get EMBER_WASM_KERNEL_OPT.
+# GEMM, convolution and pooling files) keep -O3; the rest (elementwise maps, reductions, sort,
+# index, scan, interpolation, ...) get EMBER_WASM_KERNEL_OPT.
 set(EMBER_WASM_KERNEL_OPT -Os CACHE STRING "Optimisation level of flex's kernels outside the hot list")
 set(EMBER_WASM_HOT_KERNELS "gemm;gemm_kernel;conv;pool" CACHE STRING
     "flex source files (ember/backends/flex/NAME.cpp) compiled at -O3 in the wasm build")
@@ -135,7 +135,7 @@ if(EMBER_WASM_THREADS)
 endif()
 # ember-infer: the inference module, single-threaded like ember-st but without training: no VJP
 # rules (backward refuses every op by name), no optimizers, no safetensors writer. The C ABI's
-# training and saving calls return EMBER_ERR_UNSUPPORTED there.
+# training and saving calls return EMBER_ERR_NOT_IMPLEMENTED there.
 option(EMBER_WASM_INFER "Also build the inference-only module (ember-infer)" ON)
 if(EMBER_WASM_INFER)
   list(APPEND _variants infer)
@@ -144,12 +144,18 @@ set(EMBER_WASM_INFER_SOURCES ${EMBER_WASM_SOURCES})
 list(FILTER EMBER_WASM_INFER_SOURCES EXCLUDE REGEX
      "/ember/(autodiff/rules_[a-z_]*|optim/[a-z_]*|store/(save|atomic_file))\\.cpp$")
 foreach(v ${_variants})
+  # What the inference module changes: its sources, its dtypes and EMBER_NO_TRAINING (for the
+  # library and the C ABI's objects alike).
   if(v STREQUAL "infer")
-    add_library(ember_wasm_${v} STATIC ${EMBER_WASM_INFER_SOURCES})
-    target_compile_definitions(ember_wasm_${v} PRIVATE EMBER_NO_TRAINING=1)
+    set(_sources ${EMBER_WASM_INFER_SOURCES})
+    set(_defs EMBER_FLEX_DTYPES=${_infer_dtype_mask} EMBER_NO_TRAINING=1)
+    set(_cdefs EMBER_NO_TRAINING=1)
   else()
-    add_library(ember_wasm_${v} STATIC ${EMBER_WASM_SOURCES})
+    set(_sources ${EMBER_WASM_SOURCES})
+    set(_defs EMBER_FLEX_DTYPES=${_dtype_mask})
+    set(_cdefs)
   endif()
+  add_library(ember_wasm_${v} STATIC ${_sources})
   target_include_directories(ember_wasm_${v} PUBLIC ${PROJECT_SOURCE_DIR})
   if(NOT v STREQUAL "mt" AND EMBER_WASM_NATIVE_EH)
     set(_eh -fwasm-exceptions)
@@ -159,11 +165,7 @@ foreach(v ${_variants})
     set(_eh_link ${_js_eh_link})
   endif()
   target_compile_options(ember_wasm_${v} PRIVATE ${_eh} ${_cflags})
-  if(v STREQUAL "infer")
-    target_compile_definitions(ember_wasm_${v} PRIVATE EMBER_FLEX_DTYPES=${_infer_dtype_mask})
-  else()
-    target_compile_definitions(ember_wasm_${v} PRIVATE EMBER_FLEX_DTYPES=${_dtype_mask})
-  endif()
+  target_compile_definitions(ember_wasm_${v} PRIVATE ${_defs})
   set(_l ${_eh_link} ${_link})
   if(v STREQUAL "mt")
     target_compile_options(ember_wasm_${v} PRIVATE -pthread)
@@ -176,9 +178,7 @@ foreach(v ${_variants})
   add_executable(ember_${v} ${EMBER_WASM_C_SOURCES})
   target_link_libraries(ember_${v} PRIVATE ember_wasm_${v})
   target_compile_options(ember_${v} PRIVATE ${_eh} ${_cflags} $<$<STREQUAL:${v},mt>:-pthread>)
-  if(v STREQUAL "infer")
-    target_compile_definitions(ember_${v} PRIVATE EMBER_NO_TRAINING=1)
-  endif()
+  target_compile_definitions(ember_${v} PRIVATE ${_cdefs})
   target_link_options(ember_${v} PRIVATE ${_l} "$<$<CONFIG:Release>:${EMBER_WASM_LINK_OPT}>")
   set_target_properties(ember_${v} PROPERTIES OUTPUT_NAME ember-${v} SUFFIX .js
     RUNTIME_OUTPUT_DIRECTORY ${EMBER_WASM_OUT})

@@ -107,7 +107,7 @@ ember_status ember_state_dict_save_file(const ember_state_dict* sd, const char* 
     need(path, "path");
 #ifdef EMBER_NO_TRAINING
     (void)s;
-    throw NotImplementedError(std::string("[ember_state_dict_save_file] ") + kInferenceOnly);
+    throw NotImplementedError(std::string("[save_file] ") + kInferenceOnly);
 #else
     store::save_safetensors(path, s.items);
 #endif
@@ -206,7 +206,7 @@ ember_status ember_module_train_step_sgd(ember_module* m, const ember_tensor* x,
     need(loss, "loss");
     if (!(lr > 0)) throw ValueError("[train_step_sgd] lr must be > 0, found " + std::to_string(lr));
 #ifdef EMBER_NO_TRAINING
-    throw NotImplementedError(std::string("[ember_module_train_step_sgd] ") + kInferenceOnly);
+    throw NotImplementedError(std::string("[train_step_sgd] ") + kInferenceOnly);
 #else
     const Device d = device_of(*mod.m).autodiff();
     if (!mod.opt || mod.opt_lr != lr) {
